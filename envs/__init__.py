@@ -1,0 +1,1 @@
+"""WebArena tasks as Gymnasium environments (see docs/design.md)."""

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One idempotent set-up for both README commands: a virtualenv with pinned dependencies and a Chromium.
+# A second run with nothing changed returns in about a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${WEBARENA_GYM_VENV:-.venv}"
+PY="${PYTHON:-python3}"
+
+have_browser() {
+    [ -n "${WEBARENA_GYM_CHROMIUM:-}" ] && [ -x "${WEBARENA_GYM_CHROMIUM}" ] && return 0
+    for b in chromium chromium-browser google-chrome google-chrome-stable; do
+        command -v "$b" >/dev/null 2>&1 && return 0
+    done
+    return 1
+}
+
+if ! have_browser; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing Debian's chromium" >&2
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "setup: no system Chromium found; will try Playwright's own download after the venv exists" >&2
+        NEED_PW_BROWSER=1
+    fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PY" -m venv "$VENV"
+fi
+
+# Reinstall only when the dependency pins or the package metadata changed.
+stamp="$VENV/.webarena-gym-stamp"
+want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "setup: installing pinned dependencies into $VENV" >&2
+    "$VENV/bin/pip" install -q --upgrade pip >/dev/null
+    # CPU torch first, or stable-baselines3 pulls the CUDA build (gigabytes).
+    "$VENV/bin/pip" install -q "torch==2.13.0"
+    "$VENV/bin/pip" install -q -c constraints.txt -e ".[all]"
+    echo "$want" > "$stamp"
+fi
+
+if [ "${NEED_PW_BROWSER:-0}" = "1" ]; then
+    "$VENV/bin/python" -m playwright install chromium || {
+        echo "setup: no Chromium available. Install one and/or set WEBARENA_GYM_CHROMIUM=/path/to/chrome" >&2
+        exit 1
+    }
+fi
