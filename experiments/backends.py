@@ -1,0 +1,228 @@
+"""Where episodes run: a pool of local processes, or Ray actors on a cluster.
+
+Both backends keep one long-lived worker per slot; the worker owns its browser and its local site
+instance, so workers never share state. A backend only starts jobs, reports finished ones and kills a
+slot on demand; scheduling, deadlines and the store belong to the study loop (experiments.compare).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+import traceback
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable
+
+from experiments.store import EpisodeResult
+
+JobRunner = Callable[[Any], EpisodeResult]
+
+
+@dataclass
+class Finished:
+    """A job that left a slot: with a result, or with the reason its worker died."""
+
+    job: Any
+    result: EpisodeResult | None
+    error: str | None = None
+
+
+class Backend(ABC):
+    n_slots: int
+
+    @abstractmethod
+    def submit(self, slot: int, job: Any) -> None: ...
+
+    @abstractmethod
+    def poll(self, timeout: float) -> list[tuple[int, Finished]]:
+        """Jobs that finished (or whose worker died) since the last poll, by slot."""
+
+    @abstractmethod
+    def kill(self, slot: int) -> None:
+        """Stop the slot's worker and everything it started, then give the slot a fresh worker."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+# -- local processes -------------------------------------------------------------------------------
+
+def _worker_main(conn: Connection, runner: JobRunner) -> None:
+    # Own session: a timeout kills the worker's whole process group (browser, driver, site server),
+    # and Ctrl-C in the terminal reaches only the study loop, which then stops the workers itself.
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        try:
+            conn.send(Finished(job, runner(job)))
+        except BaseException:  # noqa: BLE001 - a job must never take its worker down silently
+            conn.send(Finished(job, None, traceback.format_exc(limit=20)))
+
+
+class _Slot:
+    def __init__(self, ctx: mp.context.BaseContext, runner: JobRunner):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, runner), daemon=True)
+        self.proc.start()
+        child.close()
+        self.job: Any = None
+
+    def stop(self, hard: bool) -> None:
+        if self.proc.is_alive():
+            if hard:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    self.proc.kill()
+            else:
+                try:
+                    self.conn.send(None)
+                except (BrokenPipeError, OSError):
+                    pass
+        self.proc.join(timeout=10)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(timeout=5)
+        self.conn.close()
+
+
+class ProcessBackend(Backend):
+    def __init__(self, n_workers: int, runner: JobRunner):
+        self.n_slots = n_workers
+        self._runner = runner
+        self._ctx = mp.get_context("spawn")  # no Playwright state or threads leak into workers
+        self._slots = [_Slot(self._ctx, runner) for _ in range(n_workers)]
+
+    def submit(self, slot: int, job: Any) -> None:
+        self._slots[slot].job = job
+        self._slots[slot].conn.send(job)
+
+    def poll(self, timeout: float) -> list[tuple[int, Finished]]:
+        busy = {s.conn: i for i, s in enumerate(self._slots) if s.job is not None}
+        sentinels = {self._slots[i].proc.sentinel: i for i in busy.values()}
+        if not busy:
+            time.sleep(min(timeout, 0.05))
+            return []
+        out: list[tuple[int, Finished]] = []
+        for ready in wait([*busy, *sentinels], timeout=timeout):
+            i = busy.get(ready, sentinels.get(ready))  # type: ignore[arg-type]
+            slot = self._slots[i]
+            if slot.job is None:
+                continue
+            try:
+                finished = slot.conn.recv() if slot.conn.poll() else None
+            except (EOFError, OSError):
+                finished = None
+            if finished is None and slot.proc.is_alive():
+                continue
+            if finished is None:
+                finished = Finished(slot.job, None, f"worker process died (exit code {slot.proc.exitcode})")
+                self._replace(i)
+            slot = self._slots[i]
+            slot.job = None
+            out.append((i, finished))
+        return out
+
+    def _replace(self, i: int) -> None:
+        self._slots[i].stop(hard=True)
+        self._slots[i] = _Slot(self._ctx, self._runner)
+
+    def kill(self, slot: int) -> None:
+        self._replace(slot)
+
+    def close(self) -> None:
+        for s in self._slots:
+            s.stop(hard=s.job is not None)
+
+
+# -- Ray ---------------------------------------------------------------------------------------------
+
+class RayBackend(Backend):
+    """Workers are Ray actors; each owns its environments for the whole study.
+
+    ``address`` connects to a running cluster ("auto" or "ray://host:10001"); ``None`` starts a local
+    Ray instance. Every node needs this package installed (the actors import it).
+    """
+
+    def __init__(self, n_workers: int, runner: JobRunner, address: str | None = None, cpus_per_worker: float = 1.0):
+        import ray
+
+        self._ray = ray
+        if not ray.is_initialized():
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+                runtime_env={"env_vars": {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}},
+            )
+        self._owns_ray = address is None
+        self._actor_cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(_RayWorker)
+        self._runner = runner
+        self.n_slots = n_workers
+        self._actors = [self._actor_cls.remote(runner) for _ in range(n_workers)]
+        self._pending: dict[Any, tuple[int, Any]] = {}  # object ref -> (slot, job)
+
+    def submit(self, slot: int, job: Any) -> None:
+        ref = self._actors[slot].run.remote(job)
+        self._pending[ref] = (slot, job)
+
+    def poll(self, timeout: float) -> list[tuple[int, Finished]]:
+        if not self._pending:
+            time.sleep(min(timeout, 0.05))
+            return []
+        ready, _ = self._ray.wait(list(self._pending), num_returns=1, timeout=timeout)
+        out = []
+        for ref in ready:
+            slot, job = self._pending.pop(ref)
+            try:
+                out.append((slot, self._ray.get(ref)))
+            except Exception as exc:  # noqa: BLE001 - an actor that died is a recorded error
+                out.append((slot, Finished(job, None, f"Ray worker failed: {exc!r}")))
+                self._restart(slot)
+        return out
+
+    def _restart(self, slot: int) -> None:
+        self._ray.kill(self._actors[slot], no_restart=True)
+        self._actors[slot] = self._actor_cls.remote(self._runner)
+
+    def kill(self, slot: int) -> None:
+        for ref, (s, _) in list(self._pending.items()):
+            if s == slot:
+                del self._pending[ref]
+        self._restart(slot)
+
+    def close(self) -> None:
+        for actor in self._actors:
+            self._ray.kill(actor, no_restart=True)
+        if self._owns_ray:
+            self._ray.shutdown()
+
+
+class _RayWorker:
+    def __init__(self, runner: JobRunner):
+        self._runner = runner
+
+    def run(self, job: Any) -> Finished:
+        try:
+            return Finished(job, self._runner(job))
+        except BaseException:  # noqa: BLE001
+            return Finished(job, None, traceback.format_exc(limit=20))
+
+
+def make_backend(name: str, n_workers: int, runner: JobRunner, ray_address: str | None = None) -> Backend:
+    if name == "process":
+        return ProcessBackend(n_workers, runner)
+    if name == "ray":
+        return RayBackend(n_workers, runner, address=ray_address)
+    raise ValueError(f"unknown backend {name!r}: use 'process' or 'ray'")

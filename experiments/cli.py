@@ -1,0 +1,187 @@
+"""The `webarena-gym` command: compare policies, rebuild reports, serve the local sites, run the demo."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+MODEL_ENV_VAR = "WEBARENA_GYM_MODEL"
+BASELINE_LABELS = {
+    "reference": "reference solutions (non-LLM upper bound)",
+    "random": "random actions (non-LLM floor)",
+}
+DEMO_LLM_POLICIES = ("react", "agentoccam")
+
+
+def _policy_spec(text: str, model: str | None):
+    """`name` or `name:key=value,key=value` -> PolicySpec; LLM policies get the study's model."""
+    from experiments.compare import PolicySpec
+
+    name, _, rest = text.partition(":")
+    config: dict = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            config[key] = json.loads(value)
+        except json.JSONDecodeError:
+            config[key] = value
+    if name in BASELINE_LABELS:
+        return PolicySpec(name, config, BASELINE_LABELS[name])
+    model = config.setdefault("model", model)
+    if not model:
+        raise SystemExit(f"policy {name!r} needs a model: pass --model or set {MODEL_ENV_VAR}")
+    return PolicySpec(name, config, f"{name} [{model}]")
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict:
+    kwargs = {}
+    if getattr(args, "judge_model", None):
+        kwargs["judge_model"] = args.judge_model
+    return kwargs
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from experiments.compare import compare
+    from experiments.report import build_report
+
+    policies = [_policy_spec(p, args.model) for p in args.policy]
+    study = compare(
+        policies,
+        args.tasks,
+        args.out,
+        seeds=args.seeds,
+        model=args.model,
+        backend=args.backend,
+        n_workers=args.workers,
+        ray_address=args.ray_address,
+        max_steps=args.max_steps,
+        episode_timeout_s=args.episode_timeout,
+        env_kwargs=_env_kwargs(args),
+        resume=args.resume,
+        max_attempts=args.max_attempts,
+        progress=not args.no_progress,
+    )
+    report = build_report(study)
+    print((report / "summary.md").read_text())
+    print(f"report: {report / 'index.html'}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from experiments.report import build_report
+
+    report = build_report(args.study)
+    print((report / "summary.md").read_text())
+    print(f"report: {report / 'index.html'}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The README's main command: a comparison on the local suite, with or without a model."""
+    model = args.model or os.environ.get(MODEL_ENV_VAR)
+    names = [*(DEMO_LLM_POLICIES if model else ()), "reference", "random"]
+    if not model:
+        print(
+            "No model configured: running the non-LLM reference baselines only (reference solutions = upper\n"
+            "bound, random actions = floor). To compare LLM policies, set a litellm model string and its key,\n"
+            f"e.g.  {MODEL_ENV_VAR}=gpt-4o OPENAI_API_KEY=...  make demo\n"
+            f"  or  {MODEL_ENV_VAR}=ollama/llama3.1  (a local server)  make demo\n"
+        )
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    args.out = args.out or str(Path("studies") / f"demo-{stamp}")
+    args.policy = names
+    args.model = model
+    args.seeds = [0]
+    args.backend, args.ray_address, args.resume, args.max_attempts = "process", None, False, 2
+    args.episode_timeout = None
+    return cmd_compare(args)
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from experiments.tasksets import resolve
+
+    for t in resolve(args.tasks):
+        print(f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\t{'+'.join(t.eval_types)}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from envs.local.serve import main as serve_main
+
+    return serve_main(args.rest)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from experiments.bench import main as bench_main
+
+    return bench_main(args.rest)
+
+
+def cmd_rl(args: argparse.Namespace) -> int:
+    from experiments.rl import main as rl_main
+
+    return rl_main(args.rest)
+
+
+def _add_study_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})")
+    p.add_argument("--judge-model", help="litellm model for fuzzy/N/A evaluation (default WebArena's)")
+    p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
+    p.add_argument("--max-steps", type=int, default=None, help="step budget per episode (default: the env's, 30)")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="webarena-gym", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
+    p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
+    p.add_argument("--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--out", required=True, help="study directory")
+    p.add_argument("--backend", choices=("process", "ray"), default="process")
+    p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
+    p.add_argument("--episode-timeout", type=float, default=None, help="seconds per episode (default 30 s per step of budget)")
+    p.add_argument("--resume", action="store_true", help="continue the study in --out")
+    p.add_argument("--max-attempts", type=int, default=2, help="attempts per episode when earlier ones errored")
+    _add_study_options(p)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("report", help="rebuild a study's reports from its store")
+    p.add_argument("study")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("demo", help="compare policies on the local suite (baselines only without a model)")
+    p.add_argument("--out", default=None)
+    _add_study_options(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("tasks", help="list the tasks of a task set")
+    p.add_argument("tasks", nargs="?", default="local")
+    p.set_defaults(func=cmd_tasks)
+
+    for name, func, text in (
+        ("serve", cmd_serve, "start local sites to click around (options: see `serve --help`)"),
+        ("bench", cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
+        ("rl", cmd_rl, "train an RL agent (stable-baselines3) on a local task"),
+    ):
+        p = sub.add_parser(name, help=text, add_help=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(func=func)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+"""Policy comparison studies: policies x tasks x seeds, one model, one store.
+
+Fairness is the point: every policy meets the same tasks, environment, alignment wrappers (its own
+preset), evaluator and model, and every episode goes through the one rollout loop. Results are appended
+as episodes end; ``resume=True`` runs only what is missing or errored (errored ones up to
+``max_attempts``), never an episode twice.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from experiments import tasksets
+from experiments.backends import make_backend
+from experiments.store import EpisodeResult, StudyStore, episode_key
+from experiments.tasksets import TaskInfo
+
+DEFAULT_STEP_TIMEOUT_S = 30.0  # per step of budget; an episode's deadline is max_steps times this
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A policy as a study names it: registry name, constructor config, and the label reports show."""
+
+    name: str
+    config: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+    def display(self) -> str:
+        return self.label or self.name
+
+
+@dataclass
+class EpisodeJob:
+    policy: PolicySpec
+    task: TaskInfo
+    seed: int
+    attempt: int
+    out_dir: str  # absolute path of this attempt's episode directory
+    study_dir: str
+    max_steps: int | None
+    env_kwargs: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return episode_key(self.policy.display(), self.task.env_id, self.seed)
+
+
+def _result_base(job: EpisodeJob, status: str, **kw: Any) -> EpisodeResult:
+    return EpisodeResult(
+        policy=job.policy.display(),
+        env_id=job.task.env_id,
+        task_id=job.task.task_id,
+        site_group=job.task.site_group,
+        template_id=job.task.template_id,
+        seed=job.seed,
+        status=status,
+        attempt=job.attempt,
+        **kw,
+    )
+
+
+def run_job(job: EpisodeJob) -> EpisodeResult:
+    """Run one episode in this process (the worker side of every backend)."""
+    from experiments.rollout import run_episode
+    from policies import make_policy
+
+    started = time.monotonic()
+    policy = make_policy(job.policy.name, **job.policy.config)
+    traj = run_episode(
+        job.task.env_id,
+        policy,
+        seed=job.seed,
+        max_steps=job.max_steps,
+        env_kwargs=job.env_kwargs,
+        out_dir=job.out_dir,
+    )
+    summary = traj.summary_info()
+    stats = summary.get("stats", {})
+    err = summary.get("err_msg")
+    return _result_base(
+        job,
+        # An episode that could not start (no sites, dead browser at reset) is an error; a policy that
+        # crashed mid-episode still produced a scored episode, which is the policy's failure.
+        status="error" if err and not summary.get("n_steps") else "done",
+        reward=float(summary.get("cum_reward") or 0.0),
+        n_steps=int(summary.get("n_steps") or 0),
+        llm_calls=int(stats.get("llm_calls", 0)),
+        prompt_tokens=int(stats.get("prompt_tokens", 0)),
+        completion_tokens=int(stats.get("completion_tokens", 0)),
+        cost=float(stats.get("cost", 0.0)),
+        cost_known=bool(stats.get("cost_known", True)),
+        wall_time_s=time.monotonic() - started,
+        terminated=bool(summary.get("terminated")),
+        truncated=bool(summary.get("truncated")),
+        err_msg=err,
+        trajectory=os.path.relpath(job.out_dir, job.study_dir),
+    )
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _ordering(tasks: Sequence[TaskInfo], n_groups: int) -> tuple[dict[str, set[str]], str]:
+    """Dependencies between tasks of one (policy, seed) group, and the note the study records."""
+    chosen = {t.env_id for t in tasks}
+    deps = {t.env_id: {d for d in t.depends_on if d in chosen} for t in tasks}
+    constrained = sum(1 for d in deps.values() if d)
+    if not constrained:
+        return deps, "no ordering constraints (local tasks run on their own site instance, reset per episode)"
+    note = (
+        f"real WebArena: {constrained} tasks wait for the tasks BrowserGym's metadata says they depend on "
+        "(state-changing tasks are ordered per site)"
+    )
+    if n_groups > 1:
+        note += (
+            "; policy/seed groups run one after another because the shared real sites are not reset between "
+            "them (reset the instance between studies, as WebArena requires)"
+        )
+    return deps, note
+
+
+def compare(
+    policies: Sequence[PolicySpec],
+    tasks: str | Sequence[TaskInfo],
+    out: str | os.PathLike,
+    *,
+    seeds: Iterable[int] = (0,),
+    model: str | None = None,
+    backend: str = "process",
+    n_workers: int = 1,
+    ray_address: str | None = None,
+    max_steps: int | None = None,
+    episode_timeout_s: float | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    resume: bool = False,
+    max_attempts: int = 2,
+    progress: bool = True,
+    runner: Callable[[EpisodeJob], EpisodeResult] | None = None,
+) -> Path:
+    """Run (or continue) a study and return its directory. Ctrl-C stops it cleanly; resume later.
+
+    ``runner`` replaces the per-episode function (default :func:`run_job`); it must be picklable.
+    """
+    task_list = tasksets.resolve(tasks) if isinstance(tasks, str) else list(tasks)
+    seeds = list(seeds)
+    store = StudyStore(out)
+    groups = [(p, s) for p in policies for s in seeds]
+    deps, ordering_note = _ordering(task_list, len(groups))
+    manifest = {
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "policies": [asdict(p) | {"label": p.display()} for p in policies],
+        "tasks": [t.env_id for t in task_list],
+        "task_set": tasks if isinstance(tasks, str) else None,
+        "seeds": seeds,
+        "model": model,
+        "backend": backend,
+        "n_workers": n_workers,
+        "max_steps": max_steps,
+        "ordering": ordering_note,
+        "code_revision": _git_revision(),
+    }
+    if resume:
+        previous = store.read_manifest()
+        manifest["created"] = previous.get("created", manifest["created"])
+        manifest["resumed"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    elif (Path(out) / "results.jsonl").exists():
+        raise FileExistsError(f"{out} already holds a study; pass resume=True (--resume) to continue it")
+    store.write_manifest(manifest)
+
+    latest = store.latest()
+    counts = store.attempt_counts()
+    jobs: list[EpisodeJob] = []
+    finished_keys: set[str] = set()
+    for g, (policy, seed) in enumerate(groups):
+        for task in task_list:
+            key = episode_key(policy.display(), task.env_id, seed)
+            prev = latest.get(key)
+            if prev and (prev.status == "done" or counts[key] >= max_attempts):
+                finished_keys.add(key)
+                continue
+            attempt = counts.get(key, 0) + 1
+            jobs.append(
+                EpisodeJob(
+                    policy=policy,
+                    task=task,
+                    seed=seed,
+                    attempt=attempt,
+                    out_dir=str(store.episode_dir(key, attempt).resolve()),
+                    study_dir=str(store.root.resolve()),
+                    max_steps=max_steps,
+                    env_kwargs=dict(env_kwargs or {}),
+                )
+            )
+
+    def ready(job: EpisodeJob, group_index: dict[tuple[str, int], int]) -> bool:
+        mine = group_index[(job.policy.display(), job.seed)]
+        if any(episode_key(job.policy.display(), d, job.seed) not in finished_keys for d in deps[job.task.env_id]):
+            return False
+        if ordering_note.startswith("real") and mine > 0:
+            p, s = groups[mine - 1]
+            return all(episode_key(p.display(), t.env_id, s) in finished_keys for t in task_list)
+        return True
+
+    group_index = {(p.display(), s): i for i, (p, s) in enumerate(groups)}
+    timeout = episode_timeout_s or (max_steps or 30) * DEFAULT_STEP_TIMEOUT_S
+    _run_jobs(store, jobs, lambda j: ready(j, group_index), finished_keys, backend, n_workers, ray_address,
+              timeout, progress, len(groups) * len(task_list), runner or run_job)
+    return store.root
+
+
+class _Progress:
+    """A progress bar that shows success, tokens and cost so far; silent when disabled."""
+
+    def __init__(self, enabled: bool, total: int, done: int):
+        self.ok = self.n = self.tokens = 0
+        self.cost = 0.0
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=done, unit="ep", dynamic_ncols=True)
+
+    def update(self, r: EpisodeResult) -> None:
+        self.n += 1
+        self.ok += int(r.success)
+        self.tokens += r.prompt_tokens + r.completion_tokens
+        self.cost += r.cost
+        if self.bar is not None:
+            self.bar.set_postfix_str(
+                f"success {self.ok}/{self.n} tokens {self.tokens:,} cost ${self.cost:.2f}", refresh=False
+            )
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _run_jobs(store, jobs, is_ready, finished_keys, backend_name, n_workers, ray_address, timeout,
+              progress, total, runner) -> None:
+    pending = list(jobs)
+    if not pending:
+        return
+    bar = _Progress(progress, total, total - len(pending))
+    n_workers = max(1, min(n_workers, len(pending)))
+    backend = make_backend(backend_name, n_workers, runner, ray_address)
+    running: dict[int, tuple[EpisodeJob, float]] = {}
+
+    def record(job: EpisodeJob, result: EpisodeResult) -> None:
+        store.append(result)
+        finished_keys.add(job.key)
+        bar.update(result)
+
+    try:
+        while pending or running:
+            for slot in range(backend.n_slots):
+                if slot in running:
+                    continue
+                job = next((j for j in pending if is_ready(j)), None)
+                if job is None:
+                    break
+                pending.remove(job)
+                Path(job.out_dir).mkdir(parents=True, exist_ok=True)
+                backend.submit(slot, job)
+                running[slot] = (job, time.monotonic() + timeout)
+            if not running and pending:
+                raise RuntimeError("study deadlock: remaining tasks wait on tasks that are not in the study")
+            for slot, fin in backend.poll(timeout=0.5):
+                job, _ = running.pop(slot)
+                record(job, fin.result or _result_base(job, "error", err_msg=fin.error))
+            now = time.monotonic()
+            for slot, (job, deadline) in list(running.items()):
+                if now > deadline:
+                    backend.kill(slot)
+                    running.pop(slot)
+                    record(job, _result_base(job, "error", err_msg=f"episode timed out after {timeout:.0f} s"))
+    except KeyboardInterrupt:
+        print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume")
+    finally:
+        backend.close()
+        bar.close()

@@ -1,0 +1,129 @@
+"""The study directory: a manifest plus an append-only log of finished episodes.
+
+Layout::
+
+    <study>/study.json          what was asked (policies, tasks, seeds, model, options) and when
+    <study>/results.jsonl       one JSON line per finished episode attempt, appended as it ends
+    <study>/episodes/<key>/     trajectory.json, summary_info.json, screenshots of one attempt
+    <study>/report/             tables, plots and the HTML report (rebuilt from the log at any time)
+
+Lines are appended under an exclusive file lock and fsync'ed, so a study killed at any moment loses at
+most the episodes in flight, and several processes (or Ray workers on one host) may append safely. A
+torn last line (power loss mid-write) is skipped on reading.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+RESULTS_FILE = "results.jsonl"
+MANIFEST_FILE = "study.json"
+
+
+def episode_key(policy_label: str, env_id: str, seed: int) -> str:
+    return f"{policy_label}|{env_id}|{seed}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+
+
+@dataclass
+class EpisodeResult:
+    """One finished episode attempt, as the reports need it (the full record is its trajectory)."""
+
+    policy: str  # the policy's label in reports
+    env_id: str
+    task_id: int
+    site_group: str
+    template_id: int
+    seed: int
+    status: str  # "done" (the episode ran to an end) or "error" (it could not be run or judged)
+    reward: float = 0.0
+    n_steps: int = 0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+    wall_time_s: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    err_msg: str | None = None
+    trajectory: str | None = None  # path relative to the study directory
+    attempt: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return episode_key(self.policy, self.env_id, self.seed)
+
+    @property
+    def success(self) -> bool:
+        return self.status == "done" and self.reward >= 1.0
+
+
+class StudyStore:
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    # -- manifest -------------------------------------------------------------------------------
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / (MANIFEST_FILE + ".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        os.replace(tmp, self.root / MANIFEST_FILE)
+
+    def read_manifest(self) -> dict[str, Any]:
+        path = self.root / MANIFEST_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{self.root} is not a study directory (no {MANIFEST_FILE})")
+        return json.loads(path.read_text())
+
+    # -- results --------------------------------------------------------------------------------
+    def episode_dir(self, key: str, attempt: int) -> Path:
+        return self.root / "episodes" / f"{_slug(key)}__a{attempt}"
+
+    def append(self, result: EpisodeResult) -> None:
+        line = json.dumps(asdict(result), sort_keys=True, default=str) + "\n"
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / RESULTS_FILE, "a+b") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                if fh.seek(0, os.SEEK_END) and (fh.seek(-1, os.SEEK_END), fh.read(1))[1] != b"\n":
+                    line = "\n" + line  # a killed writer left a torn line: never glue a record onto it
+                fh.write(line.encode())
+                fh.flush()
+                os.fsync(fh.fileno())
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def attempts(self) -> Iterator[EpisodeResult]:
+        path = self.root / RESULTS_FILE
+        if not path.exists():
+            return
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    yield EpisodeResult(**json.loads(line))
+                except (json.JSONDecodeError, TypeError):
+                    continue  # a torn line from a killed writer
+
+    def latest(self) -> dict[str, EpisodeResult]:
+        """The last attempt of every episode key: what the reports count."""
+        out: dict[str, EpisodeResult] = {}
+        for r in self.attempts():
+            out[r.key] = r
+        return out
+
+    def attempt_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for r in self.attempts():
+            counts[r.key] = counts.get(r.key, 0) + 1
+        return counts

@@ -1,0 +1,116 @@
+"""Task sets a study can run: the local suite, real WebArena, or any list of env ids.
+
+A task set is written as a short spec so it fits on a command line and in the study manifest:
+
+    local                      every local task
+    local:site=shopping        local tasks of one site (multi-site tasks count for each of their sites)
+    local:template=3           local tasks of one intent template
+    webarena                   the 812 real tasks
+    webarena:site=gitlab       real tasks of one site
+    webarena:template=323      real tasks of one intent template
+    webarena:dev               one random task per intent template, fixed seed (our stand-in for AgentOccam's
+                               unpublished 190-task dev set, card section 12 item 6)
+    webarena/310,webarena/local.3   an explicit list of env ids
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+DEV_SUBSET_SEED = 2024  # fixed so every study that asks for "webarena:dev" gets the same tasks
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """What a study needs to know about one task to schedule it and to group its results."""
+
+    env_id: str
+    task_id: int
+    sites: tuple[str, ...]
+    template_id: int
+    eval_types: tuple[str, ...]
+    depends_on: tuple[str, ...] = field(default=())  # env ids that must finish first (real WebArena only)
+
+    @property
+    def site_group(self) -> str:
+        """The column a task counts in for per-site tables: its site, or "multisite"."""
+        return self.sites[0] if len(self.sites) == 1 else "multisite"
+
+
+def _info(prefix: str, config: dict, depends_on: tuple[str, ...] = ()) -> TaskInfo:
+    return TaskInfo(
+        env_id=f"{prefix}{config['task_id']}",
+        task_id=int(config["task_id"]),
+        sites=tuple(config["sites"]),
+        template_id=int(config["intent_template_id"]),
+        eval_types=tuple(config["eval"]["eval_types"]),
+        depends_on=depends_on,
+    )
+
+
+@cache
+def real_tasks() -> tuple[TaskInfo, ...]:
+    """The 812 WebArena tasks with BrowserGym's `depends_on` ordering of state-changing tasks."""
+    data = resources.files("envs") / "data"
+    configs = json.loads((data / "test.raw.json").read_text())
+    deps: dict[int, tuple[str, ...]] = {}
+    with (data / "webarena_metadata.csv").open() as fh:
+        for row in csv.DictReader(fh):
+            names = [d for d in row["depends_on"].split() if d]
+            deps[int(row["task_id"])] = tuple("webarena/" + d.split(".", 1)[1] for d in names)
+    return tuple(_info("webarena/", c, deps.get(int(c["task_id"]), ())) for c in configs)
+
+
+@cache
+def local_tasks() -> tuple[TaskInfo, ...]:
+    from envs.local.registry import load_tasks
+
+    return tuple(_info("webarena/local.", c) for c in load_tasks())
+
+
+def _filter(tasks: tuple[TaskInfo, ...], key: str, value: str) -> list[TaskInfo]:
+    if key == "site":
+        return [t for t in tasks if value in t.sites or (value == "multisite" and len(t.sites) > 1)]
+    if key == "template":
+        return [t for t in tasks if t.template_id == int(value)]
+    raise ValueError(f"unknown task-set filter {key!r} (use site= or template=)")
+
+
+def dev_subset(tasks: tuple[TaskInfo, ...], seed: int = DEV_SUBSET_SEED) -> list[TaskInfo]:
+    """One task per intent template, drawn with a fixed seed, in task-id order."""
+    rng = random.Random(seed)
+    by_template: dict[int, list[TaskInfo]] = {}
+    for t in tasks:
+        by_template.setdefault(t.template_id, []).append(t)
+    picked = [rng.choice(group) for _, group in sorted(by_template.items())]
+    return sorted(picked, key=lambda t: t.task_id)
+
+
+def resolve(spec: str) -> list[TaskInfo]:
+    """Turn a task-set spec into the tasks it names (see the module docstring)."""
+    spec = spec.strip()
+    if "/" in spec:
+        wanted = [s.strip() for s in spec.split(",") if s.strip()]
+        known = {t.env_id: t for t in (*real_tasks(), *local_tasks())}
+        missing = [e for e in wanted if e not in known]
+        if missing:
+            raise ValueError(f"unknown env ids: {', '.join(missing)}")
+        return [known[e] for e in wanted]
+    suite, _, filt = spec.partition(":")
+    if suite == "local":
+        tasks = local_tasks()
+    elif suite == "webarena":
+        tasks = real_tasks()
+    else:
+        raise ValueError(f"unknown task set {spec!r}: use local[...], webarena[...] or a list of env ids")
+    if not filt:
+        return list(tasks)
+    if filt == "dev":
+        return dev_subset(tasks)
+    key, _, value = filt.partition("=")
+    return _filter(tasks, key.strip(), value.strip())

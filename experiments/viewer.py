@@ -1,0 +1,102 @@
+"""The study's HTML report: a summary page and one page per episode to step through its trajectory.
+
+Plain static files (no server, no JavaScript needed), so a report can be opened from disk, copied or
+attached to a paper's supplementary material.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from experiments.store import EpisodeResult, StudyStore
+
+_env = Environment(loader=PackageLoader("experiments", "templates"), autoescape=select_autoescape(["html"]))
+
+
+def _page_name(r: EpisodeResult) -> str:
+    return "ep_" + re.sub(r"[^A-Za-z0-9._-]+", "_", r.key) + ".html"
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content", "")
+    if isinstance(content, list):  # multimodal messages: show their text parts
+        return "\n".join(part.get("text", "[image]") for part in content if isinstance(part, dict))
+    return str(content)
+
+
+def _load_trajectory(study: Path, r: EpisodeResult) -> dict[str, Any]:
+    if not r.trajectory:
+        return {}
+    path = study / r.trajectory / "trajectory.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str, Any]]:
+    """The trajectory's steps in the shape the episode template shows."""
+    steps = []
+    for s in traj.get("steps", []):
+        shot = s.get("screenshot")
+        calls = [
+            {
+                "role": c.get("role", ""),
+                "model": c.get("model", ""),
+                "prompt_tokens": c.get("prompt_tokens", 0),
+                "completion_tokens": c.get("completion_tokens", 0),
+                "messages": [{"role": m.get("role", ""), "content": _content(m)} for m in c.get("messages", [])],
+                "response": "\n---\n".join(c.get("responses") or []),
+                "error": c.get("error"),
+            }
+            for c in s.get("llm_calls", [])
+        ]
+        steps.append(
+            {
+                "url": s.get("url", ""),
+                "action": s.get("action", ""),
+                "error": s.get("error") or s.get("last_action_error"),
+                "observation": s.get("observation", ""),
+                "screenshot": os.path.relpath(episode_dir / shot, out) if shot else None,
+                "llm_calls": calls,
+            }
+        )
+    return steps
+
+
+def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out: Path) -> Path:
+    from experiments.report import _cells, _header
+
+    latest = sorted(store.latest().values(), key=lambda r: (r.policy, r.task_id, r.seed))
+    pages = [_page_name(r) for r in latest]
+    for i, r in enumerate(latest):
+        traj = _load_trajectory(store.root, r)
+        episode_dir = store.root / (r.trajectory or "")
+        html = _env.get_template("episode.html").render(
+            r=r,
+            goal=traj.get("goal", ""),
+            evaluation=json.dumps(traj.get("evaluation"), indent=2) if traj.get("evaluation") else "",
+            steps=_steps(traj, episode_dir, out),
+            prev=pages[i - 1] if i > 0 else None,
+            next=pages[i + 1] if i + 1 < len(pages) else None,
+        )
+        (out / pages[i]).write_text(html)
+    by_policy: dict[str, list[dict[str, Any]]] = {}
+    for r, page in zip(latest, pages):
+        by_policy.setdefault(r.policy, []).append(r.__dict__ | {"page": page, "success": r.success})
+    index = _env.get_template("index.html").render(
+        summary=summary,
+        manifest=summary["manifest"],
+        header=_header(summary),
+        cells=[_cells(row, summary) for row in summary["rows"]],
+        plots=plots,
+        by_policy=list(by_policy.items()),
+    )
+    (out / "index.html").write_text(index)
+    return out / "index.html"
