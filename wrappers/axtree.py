@@ -1,0 +1,178 @@
+"""The accessibility tree the AgentOccam passes work on, built straight from BrowserGym's ``axtree_object``.
+
+``build_tree`` reads the CDP nodes (``nodeId``, ``childIds``, ``role``, ``name``, ``properties``,
+``ignored``, ``browsergym_id``) and applies only the normalisations every text view of the page
+needs (the card's §4.1 "source observation"); the optional AgentOccam passes live in
+``wrappers.obs_passes``. Build-time decisions, each adapting the card's 2023-era WebArena tree to
+the Chromium BrowserGym drives today:
+
+* ignored nodes are spliced out (their non-ignored children move up), ``InlineTextBox``,
+  ``ListMarker`` and ``LineBreak`` are dropped (they only repeat layout), and a ``<select>``'s
+  ``MenuListPopup`` is spliced so its options are the dropdown's own children as in the card;
+* WebArena's filter: an unnamed node without properties whose role is a layout role (generic,
+  paragraph, list, listitem, strong, banner, navigation, ...) is spliced out;
+* WebArena's ignored properties (focusable, editable, readonly, level, settable, multiline,
+  invalid) are dropped, and so are relation properties (no scalar value) and ``url``, which
+  today's Chromium attaches to every link and image but the card's tree never showed;
+* a text field's inner editor subtree (StaticText copies of what was typed) is replaced by a
+  ``value`` property, so typed text can never be mistaken for a label by the lifting pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+TEXT_ROLES = frozenset({"StaticText", "LabelText", "caption", "text"})
+IMAGE_ROLES = frozenset({"img", "image"})
+# Roles whose elements an agent acts on; only these show their id (card: "ids only on interactive").
+INTERACTIVE_ROLES = frozenset({
+    "link", "button", "textbox", "searchbox", "combobox", "listbox", "option", "menu", "menuitem",
+    "menuitemcheckbox", "menuitemradio", "checkbox", "radio", "switch", "slider", "spinbutton",
+    "tab", "treeitem", "DisclosureTriangle", "ColorWell", "Date", "DateTime", "InputTime",
+    "PopUpButton", "ToggleButton",
+})
+DROPDOWN_ROLES = frozenset({"menu", "combobox", "listbox"})
+
+_DROPPED_ROLES = frozenset({"InlineTextBox", "ListMarker", "LineBreak"})
+_SPLICED_ROLES = frozenset({"MenuListPopup", "none"})
+# WebArena drops these when they have neither a name nor properties (Chromium renamed img/Section).
+_LAYOUT_ROLES = frozenset({
+    "generic", "img", "image", "list", "strong", "paragraph", "banner", "navigation", "Section",
+    "section", "LabelText", "Legend", "listitem", "presentation",
+})
+_IGNORED_PROPS = frozenset({
+    "focusable", "editable", "readonly", "level", "settable", "multiline", "invalid", "url",
+})
+_TEXT_FIELDS = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    """One accessibility node; passes change ``visible``, names and structure in place.
+
+    ``plain`` is the id-free name when a pass embedded other elements' renderings (folded options,
+    table cells); ``embedded`` lists the ids shown inside the name.
+    """
+
+    role: str
+    name: str
+    bid: str | None
+    props: dict[str, Any]
+    children: list[Node] = field(default_factory=list)
+    parent: Node | None = None
+    visible: bool = True
+    plain: str | None = None
+    embedded: tuple[str, ...] = ()
+    hide_id: bool = False
+
+    @property
+    def interactive(self) -> bool:
+        return self.role in INTERACTIVE_ROLES
+
+    def visible_children(self) -> list[Node]:
+        return [c for c in self.children if c.visible]
+
+    def is_leaf(self) -> bool:
+        return not any(c.visible for c in self.children)
+
+    def label(self, ids: bool) -> str:
+        return self.name if ids or self.plain is None else self.plain
+
+    def line(self, ids: bool, show_id: bool = True) -> str:
+        """``role [id] 'name' [prop: value]`` (the card's concise format)."""
+        parts = [self.role]
+        if ids and show_id and self.bid is not None and not self.hide_id:
+            parts.append(f"[{self.bid}]")
+        name = self.label(ids)
+        if name:
+            parts.append(repr(name))
+        parts.extend(self.props_text())
+        return " ".join(parts)
+
+    def props_text(self) -> list[str]:
+        return [f"[{k}: {v}]" for k, v in self.props.items()]
+
+    def walk(self) -> Iterator[Node]:
+        """Pre-order over the whole subtree, hidden nodes included."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+
+def _scalar_props(raw: dict[str, Any]) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for prop in raw.get("properties", ()):
+        name = prop.get("name")
+        if name in _IGNORED_PROPS:
+            continue
+        value = prop.get("value", {}).get("value")
+        if value is None or isinstance(value, (list, dict)):
+            continue
+        props[name] = value
+    return props
+
+
+def build_tree(axtree_object: dict[str, Any]) -> Node:
+    """Build the normalised tree (module docstring) rooted at the page's ``RootWebArea``."""
+    raw_nodes = axtree_object.get("nodes") or []
+    if not raw_nodes:
+        return Node("RootWebArea", "", None, {})
+    by_id = {n["nodeId"]: n for n in raw_nodes}
+
+    def convert(raw: dict[str, Any], out: list[Node], seen: set[str]) -> None:
+        node_id = raw["nodeId"]
+        if node_id in seen:  # CDP trees are trees, but a corrupt merge must not loop forever
+            return
+        seen.add(node_id)
+        role = str(raw.get("role", {}).get("value", ""))
+        if role in _DROPPED_ROLES:
+            return
+        kids: list[Node] = []
+        props = _scalar_props(raw)
+        text_field = role in _TEXT_FIELDS
+        for child_id in raw.get("childIds", ()):
+            child = by_id.get(child_id)
+            if child is None or (text_field and _is_editor(child)):
+                continue
+            convert(child, kids, seen)
+        name = str(raw.get("name", {}).get("value", "") or "")
+        splice = raw.get("ignored") or role in _SPLICED_ROLES or (
+            not name and not props and role in _LAYOUT_ROLES
+        )
+        if splice:
+            out.extend(kids)
+            return
+        if text_field:
+            value = str(raw.get("value", {}).get("value", "") or "")
+            if value and value != name and value != str(props.get("valuetext", "")):
+                if role != "combobox" or "editable" in {p.get("name") for p in raw.get("properties", ())}:
+                    props = {"value": value, **props}
+        node = Node(role, name, raw.get("browsergym_id"), props, kids)
+        for kid in kids:
+            kid.parent = node
+        out.append(node)
+
+    roots: list[Node] = []
+    convert(raw_nodes[0], roots, set())
+    if len(roots) == 1 and roots[0].role == "RootWebArea":
+        return roots[0]
+    root = Node("RootWebArea", "", None, {}, roots)
+    for kid in roots:
+        kid.parent = root
+    return root
+
+
+def _is_editor(raw: dict[str, Any]) -> bool:
+    """The inner editor of a text field: an ignored wrapper or an editable generic/text node.
+
+    A real widget inside a field (ARIA 1.1 combobox wrapping a textbox) is kept.
+    """
+    if raw.get("ignored"):
+        return True
+    role = raw.get("role", {}).get("value")
+    return role in ("generic", "StaticText") and any(
+        p.get("name") == "editable" for p in raw.get("properties", ())
+    )

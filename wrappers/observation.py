@@ -1,0 +1,160 @@
+"""AgentOccam's observation alignment as a Gymnasium wrapper (card §4, §3.1).
+
+``AgentOccamObservation`` adds ``obs["text"]`` (the aligned full page with ids, never cut to the
+viewport) and ``obs["text_tree"]`` (a :class:`TextTree`: the processed tree, renderable with or
+without ids, and the pivotal-node sub-view the policy replays in history). Each pass of the card's
+pipeline is switchable through :class:`ObsConfig`, so the ablation rows can be re-run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Iterable
+
+import gymnasium as gym
+from browsergym.core.spaces import Anything, Unicode
+
+from wrappers.axtree import Node, build_tree
+from wrappers.obs_passes import PIPELINE, PassState
+
+PIVOTAL_MAX_NODES = 30  # card §3.1: a highlight with this many nodes or more is dropped
+
+
+@dataclass(frozen=True)
+class ObsConfig:
+    """One switch per pass of the card's pipeline (§4.3), plus the rendering's line cap."""
+
+    clean_names: bool = True
+    drop_noise_properties: bool = True
+    remove_redundant_text: bool = True
+    remove_images: bool = True
+    remove_duplicates: bool = True
+    lift_text: bool = True
+    rename_roles: bool = True
+    fold_options: bool = True
+    description_lists: bool = True
+    tables_to_markdown: bool = True
+    merge_headings: bool = True
+    ids_only_interactive: bool = True
+    max_lines: int = 1000
+
+    @classmethod
+    def none(cls, **overrides: Any) -> ObsConfig:
+        """Every pass off (the normalised source tree), with ``overrides`` switched back on."""
+        off = {f.name: False for f in fields(cls) if f.type in (bool, "bool")}
+        return cls(**{**off, **overrides})
+
+
+class TextTree:
+    """A processed page: renderings with/without ids, shown ids, and pivotal-node extraction.
+
+    ``ids`` are exactly the ids the id rendering shows (the line cap included), so an action
+    parser can accept an id iff the model could see it. ``option_parent`` maps a folded option's
+    id to its dropdown's id; ``duplicate_of`` maps an id hidden as an indistinguishable duplicate
+    to the id that stayed visible.
+    """
+
+    def __init__(self, state: PassState, max_lines: int = 1000) -> None:
+        self.root = state.root
+        self.option_parent: dict[str, str] = dict(state.option_parent)
+        self.duplicate_of: dict[str, str] = dict(state.duplicate_of)
+        self.max_lines = max_lines
+        self._state = state
+        self._kids: dict[Node, list[Node]] = {}
+        self._parent: dict[Node, Node | None] = {}
+        self._order: list[tuple[Node, int]] = []
+        self._layout(self.root, None, 0)
+        self._by_id: dict[str, Node] = {}
+        shown: set[str] = set()
+        for node, _ in self._order[: self.max_lines]:
+            if state.shows_id(node):
+                shown.add(node.bid)  # type: ignore[arg-type]
+            shown.update(node.embedded)
+        for node, _ in self._order:
+            for bid in (node.bid, *node.embedded):
+                if bid is not None:
+                    self._by_id.setdefault(bid, node)
+        self.ids: frozenset[str] = frozenset(shown)
+        self._cache: dict[bool, str] = {}
+
+    def _layout(self, node: Node, parent: Node | None, depth: int) -> None:
+        """Visible nodes in display order; a hidden node's visible descendants move up to it."""
+        stack: list[tuple[Node, Node | None, int]] = [(node, parent, depth)]
+        while stack:
+            n, p, d = stack.pop()
+            if n.visible:
+                self._order.append((n, d))
+                self._parent[n] = p
+                self._kids[n] = []
+                if p is not None:
+                    self._kids[p].append(n)
+                p, d = n, d + 1
+            stack.extend((c, p, d) for c in reversed(n.children))
+
+    def render(self, ids: bool = True) -> str:
+        """The page, one line per visible node, TAB-indented; ids only when ``ids``."""
+        if ids not in self._cache:
+            self._cache[ids] = self._render(self._order, ids)
+        return self._cache[ids]
+
+    def _render(self, order: list[tuple[Node, int]], ids: bool) -> str:
+        lines = [("\t" * d) + self._state.line(n, ids) for n, d in order[: self.max_lines]]
+        if len(order) > self.max_lines:
+            lines.append(f"[... {len(order) - self.max_lines} more lines not shown]")
+        return "\n".join(lines)
+
+    def node(self, bid: str) -> Node | None:
+        """The visible node that shows ``bid`` (itself, or the line it is folded into)."""
+        return self._by_id.get(bid)
+
+    def pivotal(self, ids: Iterable[str], max_nodes: int = PIVOTAL_MAX_NODES) -> str:
+        """Card §3.1: the nodes with their ancestors, descendants and named siblings, without ids.
+
+        Unknown ids are ignored; no known id, or ``max_nodes`` or more nodes, gives ``""``.
+        """
+        keep: set[Node] = set()
+        for bid in ids:
+            node = self._by_id.get(str(bid).strip())
+            if node is None:
+                continue
+            stack = [node]
+            while stack:
+                n = stack.pop()
+                keep.add(n)
+                stack.extend(self._kids[n])
+            parent = self._parent[node]
+            for sib in self._kids[parent] if parent is not None else ():
+                if sib.label(False):
+                    keep.add(sib)
+            while parent is not None:
+                keep.add(parent)
+                parent = self._parent[parent]
+        if not keep or len(keep) >= max_nodes:
+            return ""
+        return self._render([(n, d) for n, d in self._order if n in keep], ids=False)
+
+
+def process_axtree(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig()) -> TextTree:
+    """Run the enabled passes on BrowserGym's ``axtree_object`` and return the processed tree."""
+    state = PassState(build_tree(axtree_object), only_interactive_ids=config.ids_only_interactive)
+    for name, run in PIPELINE:
+        if getattr(config, name):
+            run(state)
+    return TextTree(state, max_lines=config.max_lines)
+
+
+class AgentOccamObservation(gym.ObservationWrapper):
+    """Adds ``obs["text"]`` (aligned page with ids) and ``obs["text_tree"]`` (:class:`TextTree`)."""
+
+    def __init__(self, env: gym.Env, config: ObsConfig = ObsConfig()) -> None:
+        super().__init__(env)
+        self.config = config
+        space = env.observation_space
+        if isinstance(space, gym.spaces.Dict):
+            self.observation_space = gym.spaces.Dict(
+                {**space.spaces, "text": Unicode(), "text_tree": Anything()}
+            )
+
+    def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
+        tree = process_axtree(observation.get("axtree_object") or {}, self.config)
+        return {**observation, "text": tree.render(ids=True), "text_tree": tree}
