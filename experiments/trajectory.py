@@ -1,0 +1,285 @@
+"""The trajectory record of one episode: a versioned JSON document, its schema and AgentLab's summary.
+
+One file per episode (``trajectory.json``, screenshots as ``step_<i>.png`` next to it) holds everything
+needed to audit a run: per step the URL, the text observation the policy saw, the action, the parsed
+model output, every LLM call (messages, responses, tokens, cost, latency), the environment-handle
+calls a policy made, errors and timings; at the end the reward, the evaluator's details and totals.
+Bump ``SCHEMA_VERSION`` whenever a field changes meaning or disappears.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = "1.0"
+
+# -- scrubbing: trajectories never carry credentials ------------------------------------------------
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth|credential)", re.I)
+_SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
+                           r"|hf_[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|Bearer\s+[A-Za-z0-9._\-]{16,})")
+REDACTED = "<redacted>"
+_TOKEN_COUNT_KEYS = {"prompt_tokens", "completion_tokens", "max_tokens", "total_tokens"}
+
+
+def scrub(value: Any) -> Any:
+    """Copy of ``value`` with credential-like keys and key-shaped strings replaced by ``<redacted>``.
+
+    Applied to recorded configuration (policy options, env kwargs): token *counts* are kept.
+    """
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            secret = isinstance(k, str) and _SECRET_KEY.search(k) and k not in _TOKEN_COUNT_KEYS
+            out[k] = REDACTED if secret and v not in (None, "") and not isinstance(v, (int, float, bool)) else scrub(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    if isinstance(value, str):
+        return _SECRET_VALUE.sub(REDACTED, value)
+    return value
+
+
+def jsonable(value: Any) -> Any:
+    """Best-effort conversion to JSON types (numpy scalars/arrays, sets, dataclasses, objects -> repr)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return jsonable(asdict(value))
+    if hasattr(value, "tolist"):
+        return jsonable(value.tolist())
+    if hasattr(value, "item"):
+        try:
+            return value.item()
+        except Exception:
+            pass
+    return repr(value)
+
+
+# -- records -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class HandleCall:
+    """One environment-handle operation a policy made during a decision."""
+
+    op: str  # snapshot | restore | goto | step
+    arg: str | None = None
+    url: str | None = None  # URL after the operation
+    info: dict[str, Any] = field(default_factory=dict)  # restore_method, action_error, reward ...
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class StepRecord:
+    index: int
+    url: str
+    observation: str  # obs["text"]: what the policy read
+    action: str | None
+    thought: str = ""
+    parsed: dict[str, Any] = field(default_factory=dict)
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)
+    handle_calls: list[dict[str, Any]] = field(default_factory=list)
+    policy_state: dict[str, Any] = field(default_factory=dict)
+    decision_error: str | None = None  # the policy's own error (unparseable output ...)
+    action_error: str | None = None  # the environment's verdict on the action (last_action_error)
+    browser_action: str | None = None  # what the wrappers actually ran
+    reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    timings: dict[str, float] = field(default_factory=dict)  # act_s, env_s, llm_s
+    screenshot: str | None = None  # file name next to the trajectory
+
+
+@dataclass
+class Trajectory:
+    env_id: str
+    policy: dict[str, Any]  # name, preset, config (scrubbed)
+    seed: int
+    max_steps: int
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
+    reset_info: dict[str, Any] = field(default_factory=dict)
+    steps: list[StepRecord] = field(default_factory=list)
+    reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    evaluation: dict[str, Any] | None = None
+    err_msg: str | None = None
+    stack_trace: str | None = None
+    error_source: str | None = None  # policy | llm | env
+    forced_stop: bool = False  # the decision budget ran out and the rollout answered "" to end it
+    final_policy_state: dict[str, Any] = field(default_factory=dict)
+    started_at: str = ""
+    finished_at: str = ""
+    timings: dict[str, float] = field(default_factory=dict)  # reset_s, total_s
+    schema_version: str = SCHEMA_VERSION
+
+    # -- derived ---------------------------------------------------------------------------------
+
+    @property
+    def success(self) -> bool:
+        return self.reward >= 1.0
+
+    def llm_calls(self) -> list[dict[str, Any]]:
+        return [c for s in self.steps for c in s.llm_calls]
+
+    def stats(self) -> dict[str, float]:
+        """Totals and maxima over the episode (AgentLab reports them as ``stats.*``)."""
+        calls = self.llm_calls()
+        fresh = [c for c in calls if not c.get("cached")]
+        costs = [c.get("cost") for c in fresh]
+        known = [c for c in costs if c is not None]
+        prompt = [c.get("prompt_tokens", 0) for c in calls]
+        return {
+            "cum_steps": float(len(self.steps)),
+            "cum_llm_calls": float(len(calls)),
+            "cum_cached_llm_calls": float(len(calls) - len(fresh)),
+            "cum_llm_errors": float(sum(1 for c in calls if c.get("error"))),
+            "cum_prompt_tokens": float(sum(prompt)),
+            "cum_completion_tokens": float(sum(c.get("completion_tokens", 0) for c in calls)),
+            "max_prompt_tokens": float(max(prompt, default=0)),
+            "cum_cost": float(sum(known)),
+            "cost_unknown_calls": float(len(costs) - len(known)),
+            "cum_llm_latency_s": float(sum(c.get("latency_s", 0.0) for c in calls)),
+            "cum_act_s": float(sum(s.timings.get("act_s", 0.0) for s in self.steps)),
+            "cum_env_s": float(sum(s.timings.get("env_s", 0.0) for s in self.steps)),
+            "cum_handle_calls": float(sum(len(s.handle_calls) for s in self.steps)),
+            "cum_decision_errors": float(sum(1 for s in self.steps if s.decision_error)),
+            "cum_action_errors": float(sum(1 for s in self.steps if s.action_error)),
+            "total_s": float(self.timings.get("total_s", 0.0)),
+        }
+
+    def summary_info(self) -> dict[str, Any]:
+        """AgentLab-compatible ``summary_info.json`` content (flat ``stats.*`` keys)."""
+        summary: dict[str, Any] = {
+            "n_steps": len(self.steps),
+            "cum_reward": float(self.reward),
+            "cum_raw_reward": float(self.reward),
+            "err_msg": self.err_msg,
+            "stack_trace": self.stack_trace,
+            "terminated": bool(self.terminated),
+            "truncated": bool(self.truncated),
+        }
+        summary.update({f"stats.{k}": v for k, v in self.stats().items()})
+        return summary
+
+    # -- (de)serialisation -------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        data = jsonable(asdict(self))
+        data["summary"] = self.summary_info()
+        return data
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``trajectory.json`` and ``summary_info.json`` into ``directory``; returns the former."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "trajectory.json"
+        path.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False))
+        (directory / "summary_info.json").write_text(json.dumps(self.summary_info(), indent=1))
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        validate(data)
+        data = {k: v for k, v in data.items() if k != "summary"}
+        data["steps"] = [StepRecord(**s) for s in data.get("steps", [])]
+        return cls(**data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trajectory:
+        path = Path(path)
+        if path.is_dir():
+            path = path / "trajectory.json"
+        return cls.from_dict(json.loads(path.read_text()))
+
+
+# -- schema --------------------------------------------------------------------------------------------
+
+_STR_OR_NULL = {"type": ["string", "null"]}
+_OBJ = {"type": "object"}
+_NUM = {"type": "number"}
+
+LLM_CALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["role", "model", "messages", "responses", "prompt_tokens", "completion_tokens", "cost",
+                 "latency_s", "cached", "error"],
+    "properties": {
+        "role": {"type": "string"}, "model": {"type": "string"},
+        "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"]}},
+        "responses": {"type": "array", "items": {"type": "string"}},
+        "prompt_tokens": {"type": "integer", "minimum": 0},
+        "completion_tokens": {"type": "integer", "minimum": 0},
+        "cost": {"type": ["number", "null"]}, "latency_s": _NUM, "cached": {"type": "boolean"},
+        "error": _STR_OR_NULL,
+    },
+}
+
+STEP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["index", "url", "observation", "action", "thought", "parsed", "llm_calls", "handle_calls",
+                 "decision_error", "action_error", "reward", "terminated", "truncated", "timings", "screenshot"],
+    "properties": {
+        "index": {"type": "integer", "minimum": 0},
+        "url": {"type": "string"}, "observation": {"type": "string"}, "action": _STR_OR_NULL,
+        "thought": {"type": "string"}, "parsed": _OBJ,
+        "llm_calls": {"type": "array", "items": LLM_CALL_SCHEMA},
+        "handle_calls": {"type": "array", "items": {
+            "type": "object", "required": ["op", "error"],
+            "properties": {"op": {"enum": ["snapshot", "restore", "goto", "step"]}, "error": _STR_OR_NULL}}},
+        "policy_state": _OBJ, "decision_error": _STR_OR_NULL, "action_error": _STR_OR_NULL,
+        "browser_action": _STR_OR_NULL, "reward": _NUM, "terminated": {"type": "boolean"},
+        "truncated": {"type": "boolean"},
+        "timings": {"type": "object", "additionalProperties": _NUM},
+        "screenshot": _STR_OR_NULL,
+    },
+}
+
+TRAJECTORY_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "webarena-gym trajectory",
+    "type": "object",
+    "required": ["schema_version", "env_id", "policy", "seed", "max_steps", "task", "steps", "reward",
+                 "terminated", "truncated", "evaluation", "err_msg", "stack_trace", "summary"],
+    "properties": {
+        "schema_version": {"const": SCHEMA_VERSION},
+        "env_id": {"type": "string"},
+        "policy": {"type": "object", "required": ["name", "preset"]},
+        "seed": {"type": "integer"}, "max_steps": {"type": "integer", "minimum": 0},
+        "env_kwargs": _OBJ, "task": _OBJ, "reset_info": _OBJ,
+        "steps": {"type": "array", "items": STEP_SCHEMA},
+        "reward": _NUM, "terminated": {"type": "boolean"}, "truncated": {"type": "boolean"},
+        "evaluation": {"type": ["object", "null"]},
+        "err_msg": _STR_OR_NULL, "stack_trace": _STR_OR_NULL,
+        "error_source": {"enum": ["policy", "llm", "env", None]}, "forced_stop": {"type": "boolean"},
+        "final_policy_state": _OBJ, "started_at": {"type": "string"}, "finished_at": {"type": "string"},
+        "timings": _OBJ,
+        "summary": {"type": "object", "required": ["n_steps", "cum_reward", "err_msg", "stack_trace",
+                                                   "terminated", "truncated"]},
+    },
+}
+
+
+class TrajectoryValidationError(ValueError):
+    pass
+
+
+def validate(data: dict[str, Any]) -> None:
+    """Raise :class:`TrajectoryValidationError` unless ``data`` matches :data:`TRAJECTORY_SCHEMA`."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(data, TRAJECTORY_SCHEMA)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
+        raise TrajectoryValidationError(f"trajectory invalid at {where}: {exc.message}") from None

@@ -1,0 +1,246 @@
+"""ReAct: WebArena's chain-of-thought baseline agent (the row every comparison starts from).
+
+Per step one LLM call: system prompt (role, the enabled WebArena actions, rules), two worked examples,
+then one user message with OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION. The model reasons, then
+ends with "In summary, the next action I will perform is ```<action>```"; the action inside the
+backticks is sent to the env in the ``webarena`` preset's grammar (``click [id]``, ``stop [answer]`` ...).
+
+Defaults are WebArena's runner settings (coact.md §6-7, agentoccam.md §7.3): temperature 1.0,
+top_p 0.9, max_tokens 384, observation cut to 1920 tokens, 30 steps, early stop after 3 consecutive
+unparseable answers or 3 identical actions in a row. An unparseable answer sends nothing to the
+browser; the reason is fed back through PREVIOUS ACTION on the next step.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
+from policies.llm import LLM, CallSettings, Message, Script
+
+PROMPTS = Path(__file__).parent / "prompts"
+ANSWER_PHRASE = "In summary, the next action I will perform is"
+_FENCED = re.compile(r"```(.*?)```", re.S)
+_PHRASE = re.compile(re.escape(ANSWER_PHRASE), re.I)
+_COMMAND = re.compile(r"^\s*([a-z_]+)")
+# The full WebArena action set, in prompt order; a preset enables a subset.
+WEBARENA_ACTIONS = ("click", "type", "hover", "press", "scroll", "new_tab", "tab_focus", "close_tab",
+                    "goto", "go_back", "go_forward", "stop")
+
+
+class ActionParseError(ValueError):
+    """The model's answer has no usable action; the message is what the model is told next step."""
+
+
+@cache
+def _action_specs() -> dict[str, tuple[str, str]]:
+    """command -> (group, line) from prompts/react_actions.txt."""
+    specs = {}
+    for line in (PROMPTS / "react_actions.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, group, text = line.split("|", 2)
+            specs[name] = (group, text)
+    return specs
+
+
+@cache
+def _examples() -> tuple[Message, ...]:
+    messages: list[Message] = []
+    for chunk in re.split(r"^=== (user|assistant) ===\n", (PROMPTS / "react_examples.txt").read_text(), flags=re.M)[1:]:
+        if chunk in ("user", "assistant"):
+            messages.append({"role": chunk, "content": ""})
+        else:
+            messages[-1]["content"] = chunk.strip()
+    return tuple(messages)
+
+
+def render_actions(actions: list[str] | tuple[str, ...]) -> str:
+    """The enabled commands grouped as in WebArena's prompt (page, tabs, URL, completion)."""
+    specs = _action_specs()
+    unknown = [a for a in actions if a not in specs]
+    if unknown:
+        raise ValueError(f"no ReAct description for action(s) {unknown}")
+    lines: list[str] = []
+    group = None
+    for name in specs:  # file order fixes the grouping
+        if name not in actions:
+            continue
+        if specs[name][0] != group:
+            group = specs[name][0]
+            lines.append(f"{group}:")
+        lines.append(f"- {specs[name][1]}")
+    return "\n".join(lines)
+
+
+def system_prompt(actions: list[str] | tuple[str, ...], homepage_url: str | None) -> str:
+    homepage = (f"\nIf you need one of the other websites, the homepage {homepage_url} lists them.\n"
+                if homepage_url else "")
+    return (PROMPTS / "react_system.txt").read_text().format(actions=render_actions(actions), homepage=homepage)
+
+
+def user_message(observation: str, url: str, objective: str, previous_action: str) -> str:
+    return f"OBSERVATION:\n{observation}\nURL: {url}\nOBJECTIVE: {objective}\nPREVIOUS ACTION: {previous_action}"
+
+
+def parse_answer(text: str, actions: list[str] | tuple[str, ...]) -> tuple[str, str]:
+    """Return (reasoning, action) from a model answer, or raise :class:`ActionParseError`.
+
+    The action is the first triple-backtick block after the answer phrase; without the phrase, the
+    last block in the answer (WebArena's splitter convention); its command must be an enabled one.
+    """
+    phrase = None
+    for phrase in _PHRASE.finditer(text):
+        pass
+    tail = text[phrase.end():] if phrase else text
+    blocks = _FENCED.findall(tail)
+    if not blocks:
+        raise ActionParseError(
+            f'no action found: the answer must end with "{ANSWER_PHRASE} ```<action>```"'
+        )
+    action = (blocks[0] if phrase else blocks[-1]).strip()
+    reasoning = text[: phrase.start()].strip() if phrase else text[: text.rfind("```" + blocks[-1])].strip()
+    match = _COMMAND.match(action)
+    if not match or match.group(1) not in actions:
+        raise ActionParseError(
+            f"{action!r} is not an available action; use one of: {', '.join(actions)}"
+        )
+    return reasoning, action
+
+
+def truncate_tokens(text: str, max_tokens: int | None, model: str) -> str:
+    """Cut ``text`` to ``max_tokens`` tokens of the model's tokenizer (litellm's bundled ones, offline)."""
+    if not max_tokens:
+        return text
+    from policies.llm import _litellm
+
+    litellm = _litellm()
+    tokens = litellm.encode(model=model, text=text)
+    return text if len(tokens) <= max_tokens else litellm.decode(model=model, tokens=list(tokens[:max_tokens]))
+
+
+@dataclass
+class ReActState:
+    actions: list[str] = field(default_factory=list)  # actions sent to the env, in order
+    previous_action: str = "None"
+    parse_failures: int = 0  # consecutive
+
+
+@register_policy("react")
+class ReActPolicy(Policy):
+    """WebArena's CoT agent on the vanilla ``webarena`` preset."""
+
+    preset = "webarena"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        temperature: float = 1.0,
+        top_p: float = 0.9,
+        max_tokens: int = 384,
+        max_obs_tokens: int | None = 1920,
+        max_steps: int = 30,
+        parse_failure_th: int = 3,
+        repeat_th: int = 3,
+        examples: bool = True,
+        preset: str = "webarena",
+        actions: list[str] | None = None,
+        cache_dir: str | None = None,
+        retries: int = 4,
+        timeout: float = 120.0,
+        script: Script | dict[str, list[Any]] | None = None,
+        llm: LLM | None = None,
+    ):
+        self.preset = preset
+        self.max_steps = max_steps
+        self.max_obs_tokens = max_obs_tokens
+        self.parse_failure_th = parse_failure_th
+        self.repeat_th = repeat_th
+        self.examples = examples
+        self._actions = tuple(actions) if actions else None
+        self.llm = build_llm({"actor": CallSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens)},
+                             model=model, cache_dir=cache_dir, retries=retries, timeout=timeout, script=script,
+                             llm=llm)
+        self.task: TaskSpec | None = None
+        self.s = ReActState()
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """The commands the preset enables (``wrappers.presets.PRESETS[preset].actions``), stop included."""
+        if self._actions is None:
+            from wrappers.presets import PRESETS
+
+            enabled = set(PRESETS[self.preset].actions) | {"stop"}
+            self._actions = tuple(a for a in _action_specs() if a in enabled)
+        return self._actions
+
+    def config(self) -> dict[str, Any]:
+        return {"llm": self.llm.describe(), "max_obs_tokens": self.max_obs_tokens, "max_steps": self.max_steps,
+                "parse_failure_th": self.parse_failure_th, "repeat_th": self.repeat_th,
+                "examples": self.examples, "actions": list(self.actions)}
+
+    def reset(self, task: TaskSpec) -> None:
+        self.task = task
+        self.s = ReActState()
+        self._system = system_prompt(self.actions, task.homepage_url if task.multi_site else None)
+
+    def state(self) -> dict[str, Any]:
+        return {"actions": list(self.s.actions), "previous_action": self.s.previous_action,
+                "parse_failures": self.s.parse_failures}
+
+    def messages(self, obs: Obs) -> list[Message]:
+        assert self.task is not None, "reset() first"
+        observation = truncate_tokens(str(obs.get("text") or ""), self.max_obs_tokens, self.llm.model)
+        previous = self.s.previous_action
+        error = obs.get("last_action_error")
+        if error and self.s.actions and previous == self.s.actions[-1]:
+            previous = f"{previous} (it failed: {str(error).strip()[:300]})"
+        return [
+            {"role": "system", "content": self._system},
+            *([dict(m) for m in _examples()] if self.examples else []),
+            {"role": "user", "content": user_message(observation, str(obs.get("url", "")), self.task.goal, previous)},
+        ]
+
+    def act(self, obs: Obs, handle: EnvHandle) -> Decision:
+        completion = self.llm.complete("actor", self.messages(obs))
+        answer = completion.text
+        try:
+            reasoning, action = parse_answer(answer, self.actions)
+        except ActionParseError as exc:
+            self.s.parse_failures += 1
+            self.s.previous_action = f"None (your last answer could not be used: {exc})"
+            if self.s.parse_failures >= self.parse_failure_th:
+                return self._early_stop(f"failed to parse actions for {self.s.parse_failures} times",
+                                        completion, answer, str(exc))
+            return Decision(action=None, thought=answer, parsed={"raw": answer}, llm_calls=[completion.call],
+                            error=f"unparseable answer: {exc}")
+        self.s.parse_failures = 0
+        if self._repeats(action):
+            return self._early_stop(f"same action repeated {self.repeat_th} times", completion, answer, None,
+                                    reasoning=reasoning)
+        self.s.actions.append(action)
+        self.s.previous_action = action
+        return Decision(action=action, thought=reasoning, parsed={"reasoning": reasoning, "action": action,
+                                                                  "raw": answer}, llm_calls=[completion.call])
+
+    def _repeats(self, action: str) -> bool:
+        """WebArena's rule: ``repeat_th`` identical actions in a row, or the same typing anywhere."""
+        if self.repeat_th < 2 or action.startswith("stop"):
+            return False
+        if action.startswith("type"):
+            return self.s.actions.count(action) >= self.repeat_th - 1
+        recent = self.s.actions[-(self.repeat_th - 1):]
+        return len(recent) == self.repeat_th - 1 and all(a == action for a in recent)
+
+    def _early_stop(self, why: str, completion, answer: str, error: str | None, reasoning: str = "") -> Decision:
+        """WebArena's early stop: answer with the reason so the evaluator still scores the episode."""
+        action = f"stop [Early stop: {why}]"
+        self.s.actions.append(action)
+        self.s.previous_action = action
+        return Decision(action=action, thought=reasoning or answer,
+                        parsed={"raw": answer, "early_stop": why, "action": action},
+                        llm_calls=[completion.call], error=error)
