@@ -1,0 +1,113 @@
+"""Queries and formatting both shopping apps use (category tree, ratings, money and dates)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import sqlite3
+from typing import Any
+
+from flask import Flask
+
+from envs.local.framework import query
+
+ORDER_STATUSES = ("pending", "processing", "complete", "canceled")
+STATUS_LABELS = {"pending": "Pending", "processing": "Processing", "complete": "Complete", "canceled": "Canceled"}
+REVIEW_STATUSES = {1: "Approved", 2: "Pending", 3: "Not Approved"}
+SHIPPING_METHODS = {
+    "flatrate": ("Flat Rate - Fixed", 5.0, True),      # (label, price, per item)
+    "tablerate": ("Best Way - Table Rate", 15.0, False),
+}
+NOW = dt.datetime(2023, 6, 1, 12, 0)  # the store's "today": seed data ends just before it
+
+
+def now_str() -> str:
+    """Timestamps for new rows: the store's clock is frozen after its seed data, so order is stable."""
+    latest = query("SELECT MAX(created_at) AS m FROM shop_order")[0]["m"]
+    base = max(NOW, _parse(latest) if latest else NOW)
+    return (base + dt.timedelta(minutes=1)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _parse(value: str) -> dt.datetime:
+    return dt.datetime.strptime(value, "%Y-%m-%d %H:%M:%S")
+
+
+def money(value: float | None) -> str:
+    return f"${(value or 0):,.2f}"
+
+
+def short_date(value: str) -> str:
+    """Magento's short format, e.g. 3/2/22."""
+    d = _parse(value)
+    return f"{d.month}/{d.day}/{d.strftime('%y')}"
+
+
+def long_date(value: str) -> str:
+    d = _parse(value)
+    return f"{d.strftime('%B')} {d.day}, {d.year}"
+
+
+def datetime_label(value: str) -> str:
+    d = _parse(value)
+    return f"{d.strftime('%b')} {d.day}, {d.year} {d.strftime('%I:%M:%S %p').lstrip('0')}"
+
+
+def install_filters(app: Flask) -> None:
+    app.jinja_env.filters.update(money=money, short_date=short_date, long_date=long_date,
+                                 datetime_label=datetime_label, status_label=lambda s: STATUS_LABELS.get(s, s),
+                                 review_status=lambda s: REVIEW_STATUSES.get(s, str(s)))
+
+
+def category_tree() -> list[dict[str, Any]]:
+    """Nested categories, each with its children and product count (descendants included)."""
+    rows = query("SELECT c.*, (SELECT COUNT(*) FROM shop_product p WHERE p.category_id = c.id AND p.status = 1) AS n"
+                 " FROM shop_category c ORDER BY position")
+    nodes = {r["id"]: {**dict(r), "children": []} for r in rows}
+    roots = []
+    for node in nodes.values():
+        (nodes[node["parent_id"]]["children"] if node["parent_id"] else roots).append(node)
+
+    def total(node: dict[str, Any]) -> int:
+        node["count"] = node["n"] + sum(total(c) for c in node["children"])
+        return node["count"]
+
+    for root in roots:
+        total(root)
+    return roots
+
+
+def subtree_ids(category_id: int) -> list[int]:
+    rows = query("WITH RECURSIVE t(id) AS (SELECT ? UNION ALL SELECT c.id FROM shop_category c JOIN t"
+                 " ON c.parent_id = t.id) SELECT id FROM t", (category_id,))
+    return [r["id"] for r in rows]
+
+
+def breadcrumbs(category_id: int) -> list[sqlite3.Row]:
+    rows = query("WITH RECURSIVE t(id, parent_id, name, url_path, depth) AS ("
+                 " SELECT id, parent_id, name, url_path, 0 FROM shop_category WHERE id = ?"
+                 " UNION ALL SELECT c.id, c.parent_id, c.name, c.url_path, t.depth + 1 FROM shop_category c"
+                 " JOIN t ON c.id = t.parent_id) SELECT * FROM t ORDER BY depth DESC", (category_id,))
+    return rows
+
+
+RATING_SQL = ("(SELECT ROUND(AVG(r.rating) * 20) FROM shop_review r WHERE r.product_id = p.id AND r.status = 1)"
+              " AS rating, (SELECT COUNT(*) FROM shop_review r WHERE r.product_id = p.id AND r.status = 1)"
+              " AS review_count")
+
+
+def address_lines(a: Any) -> list[str]:
+    """An address as Magento prints it (the city line is 'City, Region, Zip')."""
+    lines = [f"{a['firstname']} {a['lastname']}"]
+    if a["company"]:
+        lines.append(a["company"])
+    lines.append(a["street1"])
+    if a["street2"]:
+        lines.append(a["street2"])
+    lines += [f"{a['city']}, {a['region']}, {a['postcode']}", a["country"], f"T: {a['phone']}"]
+    return lines
+
+
+def admin_token(secret: str, username: str) -> str:
+    """Bearer token for the REST API: derived from the app secret, so no token table is needed."""
+    return hmac.new(secret.encode(), f"admin-token:{username}".encode(), hashlib.sha256).hexdigest()[:32]
