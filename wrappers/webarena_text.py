@@ -1,0 +1,45 @@
+"""The vanilla WebArena text observation, for the ablation rows before AgentOccam's (agentoccam.md §10.2).
+
+BrowserGym's ``flatten_axtree_to_str`` of the raw tree, cut to the viewport as WebArena's agent saw
+it, in the same ``obs["text"]`` key the AgentOccam observation uses so policies read one key.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+from browsergym.core.spaces import Unicode
+from browsergym.utils.obs import flatten_axtree_to_str
+
+
+class WebArenaTextObservation(gym.ObservationWrapper):
+    """Adds ``obs["text"]`` (flattened tree, viewport only) and ``obs["text_tree"] = None``.
+
+    ``max_lines`` keeps the first lines only (the "reduced actions" row used 500); None keeps all.
+    Viewport filtering needs BrowserGym's element visibility (``extra_element_properties``); an env
+    in ``obs_mode="axtree"`` has none, and then the whole page is shown (with a warning).
+    """
+
+    def __init__(self, env: gym.Env, viewport_only: bool = True, max_lines: int | None = None):
+        super().__init__(env)
+        self.viewport_only = viewport_only
+        self.max_lines = max_lines
+        self._warned = False
+        space = env.observation_space
+        if isinstance(space, gym.spaces.Dict):
+            self.observation_space = gym.spaces.Dict({**space.spaces, "text": Unicode()})
+
+    def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
+        props = observation.get("extra_element_properties") or {}
+        if self.viewport_only and not props and not self._warned:
+            warnings.warn("no element visibility in the observation (obs_mode='axtree'?): showing the whole page")
+            self._warned = True
+        tree = observation.get("axtree_object") or {}
+        text = ""
+        if tree.get("nodes"):  # an empty tree (e.g. a crashed page) has no root to flatten
+            text = flatten_axtree_to_str(tree, extra_properties=props, filter_visible_only=self.viewport_only)
+        if self.max_lines is not None:
+            text = "\n".join(text.splitlines()[: self.max_lines])
+        return dict(observation, text=text, text_tree=None)
