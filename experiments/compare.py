@@ -81,25 +81,23 @@ def run_job(job: EpisodeJob) -> EpisodeResult:
         env_kwargs=job.env_kwargs,
         out_dir=job.out_dir,
     )
-    summary = traj.summary_info()
-    stats = summary.get("stats", {})
-    err = summary.get("err_msg")
+    stats = traj.stats()
     return _result_base(
         job,
         # An episode that could not start (no sites, dead browser at reset) is an error; a policy that
         # crashed mid-episode still produced a scored episode, which is the policy's failure.
-        status="error" if err and not summary.get("n_steps") else "done",
-        reward=float(summary.get("cum_reward") or 0.0),
-        n_steps=int(summary.get("n_steps") or 0),
-        llm_calls=int(stats.get("llm_calls", 0)),
-        prompt_tokens=int(stats.get("prompt_tokens", 0)),
-        completion_tokens=int(stats.get("completion_tokens", 0)),
-        cost=float(stats.get("cost", 0.0)),
-        cost_known=bool(stats.get("cost_known", True)),
+        status="error" if traj.error_source == "env" and not traj.steps else "done",
+        reward=float(traj.reward),
+        n_steps=len(traj.steps),
+        llm_calls=int(stats["cum_llm_calls"]),
+        prompt_tokens=int(stats["cum_prompt_tokens"]),
+        completion_tokens=int(stats["cum_completion_tokens"]),
+        cost=float(stats["cum_cost"]),
+        cost_known=not stats["cost_unknown_calls"],
         wall_time_s=time.monotonic() - started,
-        terminated=bool(summary.get("terminated")),
-        truncated=bool(summary.get("truncated")),
-        err_msg=err,
+        terminated=traj.terminated,
+        truncated=traj.truncated,
+        err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
     )
 

@@ -61,7 +61,7 @@ def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str,
             {
                 "url": s.get("url", ""),
                 "action": s.get("action", ""),
-                "error": s.get("error") or s.get("last_action_error"),
+                "error": "; ".join(e for e in (s.get("decision_error"), s.get("action_error")) if e),
                 "observation": s.get("observation", ""),
                 "screenshot": os.path.relpath(episode_dir / shot, out) if shot else None,
                 "llm_calls": calls,
@@ -80,7 +80,7 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out
         episode_dir = store.root / (r.trajectory or "")
         html = _env.get_template("episode.html").render(
             r=r,
-            goal=traj.get("goal", ""),
+            goal=(traj.get("task") or {}).get("goal", ""),
             evaluation=json.dumps(traj.get("evaluation"), indent=2) if traj.get("evaluation") else "",
             steps=_steps(traj, episode_dir, out),
             prev=pages[i - 1] if i > 0 else None,
