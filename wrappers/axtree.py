@@ -44,6 +44,7 @@ _LAYOUT_ROLES = frozenset({
 _IGNORED_PROPS = frozenset({
     "focusable", "editable", "readonly", "level", "settable", "multiline", "invalid", "url",
 })
+_NO_VALUE: dict[str, Any] = {}
 _TEXT_FIELDS = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
 
 
@@ -122,41 +123,43 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
         return Node("RootWebArea", "", None, {})
     by_id = {n["nodeId"]: n for n in raw_nodes}
 
-    def convert(raw: dict[str, Any], out: list[Node], seen: set[str]) -> None:
-        node_id = raw["nodeId"]
+    seen: set[Any] = set()
+
+    def convert(raw: dict[str, Any], role: str, out: list[Node]) -> None:
+        node_id = raw.get("nodeId")
         if node_id in seen:  # CDP trees are trees, but a corrupt merge must not loop forever
             return
         seen.add(node_id)
-        role = str(raw.get("role", {}).get("value", ""))
-        if role in _DROPPED_ROLES:
-            return
-        kids: list[Node] = []
-        props = _scalar_props(raw)
         text_field = role in _TEXT_FIELDS
+        kids: list[Node] = []
         for child_id in raw.get("childIds", ()):
             child = by_id.get(child_id)
-            if child is None or (text_field and _is_editor(child)):
+            if child is None:
                 continue
-            convert(child, kids, seen)
-        name = str(raw.get("name", {}).get("value", "") or "")
-        splice = raw.get("ignored") or role in _SPLICED_ROLES or (
-            not name and not props and role in _LAYOUT_ROLES
-        )
-        if splice:
+            child_role = str((child.get("role") or _NO_VALUE).get("value", ""))
+            if child_role in _DROPPED_ROLES or (text_field and _is_editor(child, child_role)):
+                continue
+            convert(child, child_role, kids)
+        if raw.get("ignored") or role in _SPLICED_ROLES:
+            out.extend(kids)
+            return
+        name = (raw.get("name") or _NO_VALUE).get("value") or ""
+        props = _scalar_props(raw) if "properties" in raw else {}
+        if not name and not props and role in _LAYOUT_ROLES:
             out.extend(kids)
             return
         if text_field:
-            value = str(raw.get("value", {}).get("value", "") or "")
+            value = str(raw.get("value", {}).get("value") or "")
             if value and value != name and value != str(props.get("valuetext", "")):
-                if role != "combobox" or "editable" in {p.get("name") for p in raw.get("properties", ())}:
+                if role != "combobox" or any(p.get("name") == "editable" for p in raw.get("properties", ())):
                     props = {"value": value, **props}
-        node = Node(role, name, raw.get("browsergym_id"), props, kids)
+        node = Node(role, str(name), raw.get("browsergym_id"), props, kids)
         for kid in kids:
             kid.parent = node
         out.append(node)
 
     roots: list[Node] = []
-    convert(raw_nodes[0], roots, set())
+    convert(raw_nodes[0], _role(raw_nodes[0]), roots)
     if len(roots) == 1 and roots[0].role == "RootWebArea":
         return roots[0]
     root = Node("RootWebArea", "", None, {}, roots)
@@ -165,14 +168,17 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
     return root
 
 
-def _is_editor(raw: dict[str, Any]) -> bool:
+def _role(raw: dict[str, Any]) -> str:
+    return str(raw.get("role", {}).get("value", ""))
+
+
+def _is_editor(raw: dict[str, Any], role: str) -> bool:
     """The inner editor of a text field: an ignored wrapper or an editable generic/text node.
 
     A real widget inside a field (ARIA 1.1 combobox wrapping a textbox) is kept.
     """
     if raw.get("ignored"):
         return True
-    role = raw.get("role", {}).get("value")
     return role in ("generic", "StaticText") and any(
         p.get("name") == "editable" for p in raw.get("properties", ())
     )

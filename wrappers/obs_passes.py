@@ -50,6 +50,7 @@ class PassState:
     only_interactive_ids: bool = True
     option_parent: dict[str, str] = field(default_factory=dict)
     duplicate_of: dict[str, str] = field(default_factory=dict)
+    _order: list[Node] | None = field(default=None, repr=False)
 
     def shows_id(self, node: Node) -> bool:
         if node.bid is None or node.hide_id:
@@ -60,7 +61,11 @@ class PassState:
         return node.line(ids, show_id=ids and self.shows_id(node))
 
     def nodes(self) -> list[Node]:
-        return list(self.root.walk())
+        """Pre-order list of all nodes, computed once: passes only restructure at the very end
+        (tables append rows the later passes need not see; headings are the last pass)."""
+        if self._order is None:
+            self._order = list(self.root.walk())
+        return self._order
 
 
 def hide_subtree(node: Node) -> None:
@@ -68,16 +73,21 @@ def hide_subtree(node: Node) -> None:
         n.visible = False
 
 
+def clean_name(text: str) -> str:
+    """Keep word characters, spaces and plain punctuation; collapse whitespace (``$5`` -> ``5``)."""
+    return _SPACES.sub(" ", _UNWANTED_CHARS.sub("", text)).strip()
+
+
 def clean_names(st: PassState) -> None:
-    """Step 1: keep word characters, spaces and plain punctuation; collapse whitespace."""
-    for n in st.root.walk():
+    """Step 1: :func:`clean_name` on every name."""
+    for n in st.nodes():
         if n.name:
-            n.name = _SPACES.sub(" ", _UNWANTED_CHARS.sub("", n.name)).strip()
+            n.name = clean_name(n.name)
 
 
 def drop_noise_properties(st: PassState) -> None:
     """Step 2: drop widget-state noise, and ``required: False`` on table cells."""
-    for n in st.root.walk():
+    for n in st.nodes():
         if not n.props:
             continue
         for key in NOISE_PROPS:
@@ -106,7 +116,7 @@ def _text_is_redundant(n: Node) -> bool:
 
 def remove_redundant_text(st: PassState) -> None:
     """Steps 3 and 8: hide empty text and text its parent or a sibling already says."""
-    for n in st.root.walk():
+    for n in st.nodes():
         if n.visible and n.role in TEXT_ROLES and n.is_leaf() and (not n.name or _text_is_redundant(n)):
             n.visible = False
 
@@ -125,7 +135,7 @@ def _same_leaf(a: Node, b: Node) -> bool:
 
 def remove_duplicates(st: PassState) -> None:
     """Step 5: hide a leaf identical to the adjacent visible sibling before it (not in rows)."""
-    for parent in st.root.walk():
+    for parent in st.nodes():
         if parent.role in ROW_ROLES or len(parent.children) < 2:
             continue
         kept: Node | None = None
@@ -142,7 +152,7 @@ def remove_duplicates(st: PassState) -> None:
 
 def lift_text(st: PassState) -> None:
     """Step 7: an unnamed parent whose only visible child is a text leaf takes the text as name."""
-    for n in st.root.walk():
+    for n in st.nodes():
         parent = n.parent
         if (
             n.visible and n.name and n.role in TEXT_ROLES and parent is not None and not parent.name
@@ -154,7 +164,7 @@ def lift_text(st: PassState) -> None:
 
 def rename_roles(st: PassState) -> None:
     """Step 9: ``StaticText`` and ``LabelText`` both become ``text``."""
-    for n in st.root.walk():
+    for n in st.nodes():
         if n.role in ("StaticText", "LabelText"):
             n.role = "text"
 
