@@ -11,11 +11,10 @@ import re
 import sqlite3
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlencode
 
 from flask import Flask, abort, flash, g, redirect, render_template, request, session, url_for
 
-from envs.local.framework import SiteContext, get_db, make_app
+from envs.local.framework import SiteContext, get_db, int_arg, make_app
 
 from .data import hash_password
 
@@ -60,17 +59,6 @@ def _require_login() -> sqlite3.Row:
     return user
 
 
-def _page() -> int:
-    return max(1, request.args.get("page", 1, type=int) or 1)
-
-
-def _page_url(page: int) -> str:
-    """The current URL with another ``page`` argument (keeps search queries and filters)."""
-    args = request.args.to_dict()
-    args["page"] = str(page)
-    return f"{request.path}?{urlencode(args)}"
-
-
 def _votes(kind: str, ids: list[int]) -> dict[int, int]:
     user = _current_user()
     if user is None or not ids:
@@ -87,7 +75,7 @@ def _listing(where: str, params: tuple[Any, ...], sort: str) -> dict[str, Any]:
     db = get_db()
     total = db.execute(f"SELECT COUNT(*) FROM reddit_submission s JOIN reddit_forum f ON f.id = s.forum_id"
                        f" JOIN reddit_user u ON u.id = s.user_id WHERE {where}", params).fetchone()[0]
-    page = _page()
+    page = int_arg("page", 1)
     rows = db.execute(f"{_LISTING} WHERE {where} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?",
                       (*params, PER_PAGE, (page - 1) * PER_PAGE)).fetchall()
     return {"submissions": rows, "votes": _votes("submission", [r["id"] for r in rows]), "sort": sort,
@@ -185,7 +173,7 @@ def _user_page(name: str, tab: str) -> str:
         "SELECT (SELECT COALESCE(SUM(upvotes - downvotes), 0) FROM reddit_submission WHERE user_id = :u)"
         " + (SELECT COALESCE(SUM(upvotes - downvotes), 0) FROM reddit_comment WHERE user_id = :u)",
         {"u": profile["id"]}).fetchone()[0]
-    ctx: dict[str, Any] = {"profile": profile, "karma": karma, "tab": tab}
+    ctx: dict[str, Any] = {"profile": profile, "karma": karma, "tab": tab, "page": int_arg("page", 1)}
     if tab in ("overview", "submissions"):
         ctx.update(_listing("s.user_id = ?", (profile["id"],), "new"))
     if tab in ("overview", "comments"):
@@ -194,7 +182,7 @@ def _user_page(name: str, tab: str) -> str:
             " FROM reddit_comment c JOIN reddit_submission s ON s.id = c.submission_id"
             " JOIN reddit_forum f ON f.id = s.forum_id WHERE c.user_id = ?"
             " ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?",
-            (profile["id"], PER_PAGE, (_page() - 1) * PER_PAGE)).fetchall()
+            (profile["id"], PER_PAGE, (ctx["page"] - 1) * PER_PAGE)).fetchall()
     return render_template("user.html", **ctx)
 
 
@@ -203,8 +191,7 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.context_processor
     def _globals() -> dict[str, Any]:
-        return {"me": _current_user(), "slugify": slugify, "subscriptions": _subscribed_forums(),
-                "page_url": _page_url}
+        return {"me": _current_user(), "slugify": slugify, "subscriptions": _subscribed_forums()}
 
     @app.route("/login", methods=["GET", "POST"])
     def login() -> Any:
