@@ -1,0 +1,528 @@
+"""AgentOccam observation wrapper: golden tests per pass, the card's examples, captured real trees.
+
+Hand-written trees are given in BrowserGym's CDP shape (``nodes`` with ``nodeId``, ``childIds``,
+``role``, ``name``, ``properties``, ``browsergym_id``) so they go through the same builder as a
+live page. Captured trees in ``tests/data/axtrees`` come from Chromium via
+``tests/data/axtrees/capture.py``; their expected renderings are the ``*.aligned.txt`` files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wrappers.axtree import INTERACTIVE_ROLES
+from wrappers.obs_passes import clean_name
+from wrappers.observation import ObsConfig, TextTree, process_axtree
+
+DATA = Path(__file__).parent / "data" / "axtrees"
+CAPTURED = sorted(p.stem for p in DATA.glob("*.json"))
+
+
+# -- building CDP-shaped trees -----------------------------------------------------------------
+
+
+def N(role: str, name: str = "", bid: str | None = None, children: tuple | list = (), **props: Any) -> dict:
+    """A node spec: role, name, browsergym id, children, properties."""
+    return {"role": role, "name": name, "bid": bid, "children": list(children), "props": props}
+
+
+def axtree(root: dict, *, ignored: tuple[str, ...] = ()) -> dict:
+    """Flatten node specs into BrowserGym's ``axtree_object`` (pre-order, sequential nodeIds)."""
+    nodes: list[dict] = []
+    counter = itertools.count(1)
+
+    def add(spec: dict) -> str:
+        node_id = str(next(counter))
+        raw: dict[str, Any] = {
+            "nodeId": node_id,
+            "role": {"type": "role", "value": spec["role"]},
+            "name": {"type": "computedString", "value": spec["name"]},
+            "properties": [{"name": k, "value": {"type": "x", "value": v}} for k, v in spec["props"].items()],
+            "ignored": spec["bid"] in ignored,
+            "childIds": [],
+        }
+        if spec["bid"] is not None:
+            raw["browsergym_id"] = spec["bid"]
+        nodes.append(raw)
+        raw["childIds"] = [add(c) for c in spec["children"]]
+        return node_id
+
+    add(root)
+    return {"nodes": nodes}
+
+
+def page(*children: dict, name: str = "Page") -> dict:
+    return axtree(N("RootWebArea", name, None, children))
+
+
+def render(tree: dict, ids: bool = True, **on: bool) -> str:
+    """Render with only the passes in ``on`` switched on (``all=True``: the default config)."""
+    config = ObsConfig() if on.pop("all", False) else ObsConfig.none(**on)
+    return process_axtree(tree, config).render(ids)
+
+
+def body(text: str) -> list[str]:
+    """The lines under the root, without their first indentation level."""
+    return [line[1:] for line in text.splitlines()[1:]]
+
+
+# -- the card's examples ------------------------------------------------------------------------
+
+CARD_4_5 = axtree(
+    N("RootWebArea", "My Account", "1", [
+        N("link", "My Account", "20", [N("StaticText", "My Account", "21")]),
+        N("link", "Sign Out", "22", [N("StaticText", "Sign Out", "23")]),
+        N("img", "Image", "24"),
+        N("combobox", "Sort By", "25", [
+            N("menuitem", "Position", "26", selected=True),
+            N("menuitem", "Price", "27", selected=False),
+        ], hasPopup="menu", expanded=False, required=False),
+        N("main", "", "30", [
+            N("heading", "My Orders", "31", [N("StaticText", "My Orders", "32")]),
+            N("table", "Orders", "40", [
+                N("row", "", "41", [
+                    N("columnheader", "Order #", "42", required=False),
+                    N("columnheader", "Total", "43", required=False),
+                    N("columnheader", "Action", "44", required=False),
+                ]),
+                N("row", "", "45", [
+                    N("gridcell", "000000170", "46", [N("StaticText", "000000170", "47")], required=False),
+                    N("gridcell", "$365.42", "48", [N("StaticText", "$365.42", "49")], required=False),
+                    N("gridcell", "", "50", [
+                        N("link", "View Order", "51", [N("StaticText", "View Order", "52")]),
+                    ], required=False),
+                ]),
+                N("row", "", "53", [
+                    N("gridcell", "000000189", "54", required=False),
+                    N("gridcell", "$754.99", "55", required=False),
+                    N("gridcell", "", "56", [N("link", "View Order", "57")], required=False),
+                ]),
+            ]),
+            N("LabelText", "", "60", [N("StaticText", "Email", "61")]),
+            N("textbox", "Email", "62", required=True, focused=False),
+            N("button", "Save", "63", [N("StaticText", "Save", "64")]),
+        ]),
+    ], focused=True)
+)
+
+CARD_4_5_ALIGNED = """\
+RootWebArea 'My Account'
+\tlink [20] 'My Account'
+\tlink [22] 'Sign Out'
+\tcombobox "Sort By: [26] 'Position' [selected: True]; [27] 'Price' [selected: False]" [required: False]
+\tmain
+\t\theading 'My Orders'
+\t\ttable 'Orders'
+\t\t\trow '| Order | Total | Action |'
+\t\t\trow '| --- | --- | --- |'
+\t\t\trow "| 000000170 | 365.42 | link [51] 'View Order' |"
+\t\t\trow "| 000000189 | 754.99 | link [57] 'View Order' |"
+\t\ttextbox [62] 'Email' [required: True]
+\t\tbutton [63] 'Save'"""
+
+
+def test_card_4_5_before_after_is_exact():
+    tree = process_axtree(CARD_4_5)
+    assert tree.render(ids=True) == CARD_4_5_ALIGNED
+    assert tree.ids == {"20", "22", "26", "27", "51", "57", "62", "63"}
+    assert tree.option_parent == {"26": "25", "27": "25"}
+
+
+def test_card_4_5_history_rendering_has_no_ids_at_all():
+    text = process_axtree(CARD_4_5).render(ids=False)
+    assert "[2" not in text and "[5" not in text and "[6" not in text
+    # Decision (card §12 quirk): folded option ids do not survive in the id-free view.
+    assert "combobox \"Sort By: 'Position' [selected: True]; 'Price' [selected: False]\" [required: False]" in text
+
+
+def test_card_4_5_pivotal_textbox():
+    assert process_axtree(CARD_4_5).pivotal({"62"}) == """\
+RootWebArea 'My Account'
+\tmain
+\t\theading 'My Orders'
+\t\ttable 'Orders'
+\t\ttextbox 'Email' [required: True]
+\t\tbutton 'Save'"""
+
+
+def test_card_4_5_pivotal_dropdown_and_link():
+    # The card keeps [26]/[27] inside the folded name; we drop them in the id-free view (§12).
+    assert process_axtree(CARD_4_5).pivotal(["25", " 20"]) == """\
+RootWebArea 'My Account'
+\tlink 'My Account'
+\tlink 'Sign Out'
+\tcombobox "Sort By: 'Position' [selected: True]; 'Price' [selected: False]" [required: False]"""
+
+
+GOOGLE = axtree(
+    N("RootWebArea", "Google", None, [
+        N("link", "About", "29"), N("link", "Store", "30"), N("link", "Gmail", "277"),
+        N("link", "Search for Images", "275"), N("button", "Google apps", "282"),
+        N("link", "Sign in", "152"), N("IframePresentational", "", "153"),
+        N("search", "", "6", [
+            N("combobox", "Search", "12", required=False),
+            N("button", "Search by voice", "294"), N("button", "Search by image", "295"),
+            N("button", "Google Search", "272"), N("button", "I'm Feeling Lucky", "273"),
+        ]),
+        N("contentinfo", "", None, [
+            N("link", "Advertising", "83"), N("link", "Business", "84"),
+            N("link", "How Search works", "85"),
+            N("link", "Our third decade of climate action: join us", "89"),
+            N("link", "Privacy", "93"), N("link", "Terms", "94"),
+            N("button", "Settings", "100", [N("generic", "Settings", "102")]),
+        ]),
+    ])
+)
+
+
+def test_card_3_1_pivotal_google_example_is_exact():
+    tree = process_axtree(GOOGLE)
+    assert tree.pivotal({"12", "272"}) == """\
+RootWebArea 'Google'
+\tsearch
+\t\tcombobox 'Search' [required: False]
+\t\tbutton 'Search by voice'
+\t\tbutton 'Search by image'
+\t\tbutton 'Google Search'
+\t\tbutton "I'm Feeling Lucky\""""
+    # The card's reference renders ids on every role outside a deny-list (search [6],
+    # IframePresentational [153], generic [102]); we show ids only on interactive roles.
+    text = tree.render(ids=True)
+    assert "\tsearch\n" in text and "\tIframePresentational\n" in text and "generic 'Settings'" in text
+    assert "combobox [12] 'Search' [required: False]" in text
+
+
+def test_pivotal_edge_cases():
+    tree = process_axtree(CARD_4_5)
+    assert tree.pivotal(set()) == ""
+    assert tree.pivotal({"999", "abc"}) == ""
+    assert tree.pivotal({"26"}) == tree.pivotal({"25"})  # an option id selects its folded dropdown
+    assert "View Order" in tree.pivotal({"51"})  # a link folded into a table row selects the row
+    assert tree.pivotal({"62"}, max_nodes=6) == ""  # 6 nodes: not below the threshold
+    big = page(*[N("link", f"Item {i}", str(100 + i)) for i in range(40)])
+    assert process_axtree(big).pivotal({"100"}) == ""  # root + 40 named siblings >= 30
+
+
+# -- one golden test per pass -------------------------------------------------------------------
+
+
+def test_clean_names():
+    tree = page(N("StaticText", "Total:\xa0$1,234.50 | Order #42 — 100% *new*  ok"))
+    assert body(render(tree, clean_names=True)) == ["StaticText 'Total: 1,234.50 Order 42 100 new ok'"]
+    assert body(render(tree)) == ["StaticText 'Total:\\xa0$1,234.50 | Order #42 — 100% *new*  ok'"]
+    assert clean_name("I’m @home (a/b) & 'q' \"x\"; y? z!") == "I’m @home (a/b) & 'q' \"x\"; y? z!"
+
+
+def test_drop_noise_properties():
+    tree = page(
+        N("textbox", "q", "5", focused=True, autocomplete="list", hasPopup="menu", expanded=False, required=False),
+        N("table", "", "6", [N("row", "", "7", [N("cell", "a", "8", required=False, selected=True)])]),
+    )
+    on = body(render(tree, drop_noise_properties=True))
+    assert on[0] == "textbox [5] 'q' [required: False]"
+    assert on[3] == "\t\tcell [8] 'a' [selected: True]"
+    off = body(render(tree))
+    assert off[0] == "textbox [5] 'q' [focused: True] [autocomplete: list] [hasPopup: menu] [expanded: False] [required: False]"
+
+
+def test_remove_redundant_text():
+    tree = page(
+        N("link", "My Account", "2", [N("StaticText", "My Account")]),
+        N("StaticText", "Email"), N("textbox", "Email", "3"),
+        N("StaticText", "Edit"), N("StaticText", "Edit"),
+        N("StaticText", "   "),
+        N("StaticText", "Logo"), N("img", "Logo", "4"),
+        N("StaticText", "Unique words here"),
+    )
+    assert body(render(tree, remove_redundant_text=True, clean_names=True)) == [
+        "link [2] 'My Account'",
+        "textbox [3] 'Email'",
+        "StaticText 'Edit'",  # decision: equal sibling texts keep the first (the reference drops both)
+        "StaticText 'Logo'",  # decision: image siblings do not make text redundant (images go next)
+        "img [4] 'Logo'",
+        "StaticText 'Unique words here'",
+    ]
+    assert body(render(tree)).count("StaticText 'Edit'") == 2
+
+
+def test_remove_images():
+    tree = page(
+        N("link", "Image", "2", [N("image", "Image", "3")]),
+        N("img", "A red bag", "4"),
+        N("figure", "", "5", [N("img", "Chart", "6", [N("StaticText", "Revenue by month")])]),
+    )
+    assert body(render(tree, remove_images=True, ids_only_interactive=True)) == [
+        "figure",
+        "\timg 'Chart'",
+        "\t\tStaticText 'Revenue by month'",
+    ]
+    assert len(body(render(tree))) == 6
+
+
+def test_remove_duplicates_keeps_the_first_twin():
+    tree = page(
+        N("link", "Next", "2"), N("StaticText", " "), N("link", "Next", "3"), N("link", "Next", "4"),
+        N("textbox", "", "5"), N("textbox", "", "6"),
+        N("table", "", "7", [N("row", "", "8", [N("cell", "1", "9"), N("cell", "1", "10")])]),
+    )
+    on = ObsConfig.none(remove_duplicates=True, remove_redundant_text=True, clean_names=True, ids_only_interactive=True)
+    tree_ = process_axtree(tree, on)
+    assert body(tree_.render()) == [
+        "link [2] 'Next'",
+        "textbox [5]",  # decision: form fields are never duplicates: they hold different input
+        "textbox [6]",
+        "table",
+        "\trow",
+        "\t\tcell '1'",
+        "\t\tcell '1'",
+    ]
+    assert tree_.duplicate_of == {"3": "2", "4": "2"}
+    assert "3" not in tree_.ids and "2" in tree_.ids
+
+
+def test_lift_text_into_unnamed_single_child_parent():
+    tree = page(
+        N("alert", "", "2", [N("StaticText", "Saved!")]),
+        N("article", "", "3", [N("StaticText", "one"), N("StaticText", "two")]),
+    )
+    assert body(render(tree, lift_text=True, ids_only_interactive=True)) == [
+        "alert 'Saved!'", "article", "\tStaticText 'one'", "\tStaticText 'two'",
+    ]
+
+
+def test_rename_roles():
+    tree = page(N("StaticText", "a"), N("LabelText", "b", "2"), N("caption", "c"))
+    assert body(render(tree, rename_roles=True, ids_only_interactive=True)) == ["text 'a'", "text 'b'", "caption 'c'"]
+
+
+def test_fold_options_with_their_own_ids():
+    tree = page(
+        N("combobox", "Country", "2", [
+            N("MenuListPopup", "", None, [N("option", "Canada", "3", selected=False), N("option", "Peru", "4", selected=True)]),
+        ]),
+        N("menu", "", "5", [N("menuitem", "Edit", "6"), N("menuitem", "Delete", "7")]),
+        N("menubar", "Main", "8", [
+            N("menuitem", "File", "9", [N("menu", "", "10", [N("menuitem", "Open", "11")])]),
+            N("menuitem", "Help", "12"),
+        ]),
+    )
+    tree_ = process_axtree(tree, ObsConfig.none(fold_options=True, ids_only_interactive=True))
+    assert body(tree_.render()) == [
+        "combobox \"Country: [3] 'Canada' [selected: False]; [4] 'Peru' [selected: True]\"",
+        "menu \"[6] 'Edit'; [7] 'Delete'\"",
+        "menubar 'Main'",  # decision: a submenu is never swallowed into a folded line
+        "\tmenuitem [9] 'File'",
+        "\t\tmenu \"[11] 'Open'\"",
+        "\tmenuitem [12] 'Help'",
+    ]
+    assert tree_.option_parent == {"3": "2", "4": "2", "6": "5", "7": "5", "11": "10"}
+    assert {"3", "4", "6", "7", "11"} <= tree_.ids and "2" not in tree_.ids and "5" not in tree_.ids
+    assert body(tree_.render(ids=False))[0] == "combobox \"Country: 'Canada' [selected: False]; 'Peru' [selected: True]\""
+
+
+def test_description_lists():
+    tree = page(N("DescriptionList", "", "2", [
+        N("term", "SKU", "3"), N("definition", "24-WB03", "4"),
+        N("term", "Colors", "5"), N("definition", "Black", "6"), N("definition", "Blue", "7"),
+        N("term", "Seller", "8"), N("definition", "", "9", [N("link", "Luma Store", "10")]),
+        N("term", "Notes", "11"), N("definition", "", "12", [N("StaticText", "a"), N("StaticText", "b")]),
+    ]))
+    tree_ = process_axtree(tree, ObsConfig.none(description_lists=True, ids_only_interactive=True))
+    assert body(tree_.render()) == [
+        "DescriptionList",
+        "\tterm 'SKU: 24-WB03'",
+        "\tterm 'Colors: Black; Blue'",
+        "\tterm \"Seller: link [10] 'Luma Store'\"",
+        "\tterm 'Notes'",
+        "\tdefinition",
+        "\t\tStaticText 'a'",
+        "\t\tStaticText 'b'",
+    ]
+    assert "10" in tree_.ids
+    assert body(tree_.render(ids=False))[3] == "\tterm \"Seller: link 'Luma Store'\""
+
+
+def test_tables_to_markdown():
+    tree = page(
+        N("table", "Orders", "2", [
+            N("rowgroup", "", "3", [N("row", "", "4", [N("columnheader", "Order", "5"), N("columnheader", "Action", "6")])]),
+            N("rowgroup", "", "7", [
+                N("row", "", "8", [
+                    N("cell", "170", "9"),
+                    N("cell", "View OrderReorder", "10", [N("link", "View Order", "11"), N("link", "Reorder", "12")]),
+                ]),
+                N("row", "", "13", [N("cell", "", "14"), N("cell", "", "15")]),
+            ]),
+            N("rowgroup", "", "16", [N("row", "", "17", [N("columnheader", "Total", "18")]), N("row", "", "19", [N("cell", "5", "20")])]),
+        ]),
+        N("table", "", "21", [
+            N("row", "", "22", [N("rowheader", "Brand", "23"), N("cell", "Sprite", "24")]),
+            N("row", "", "25", [N("rowheader", "Color", "26"), N("cell", "Blue", "27")]),
+        ]),
+    )
+    tree_ = process_axtree(tree, ObsConfig.none(tables_to_markdown=True, ids_only_interactive=True))
+    assert body(tree_.render()) == [
+        "table 'Orders'",
+        "\trow '| Order | Action |'",
+        "\trow '| --- | --- |'",
+        "\trow \"| 170 | link [11] 'View Order' link [12] 'Reorder' |\"",
+        "\trow",  # a blank row separates the second header's sub-table
+        "\trow '| Total |'",
+        "\trow '| --- |'",
+        "\trow '| 5 |'",
+        "table",
+        "\trow '| Brand | Color |'",  # row-header tables are transposed
+        "\trow '| --- | --- |'",
+        "\trow '| Sprite | Blue |'",
+    ]
+    assert {"11", "12"} <= tree_.ids
+    assert "\t\trow \"| 170 | link 'View Order' link 'Reorder' |\"" in tree_.pivotal({"12"}).splitlines()
+
+
+def test_merge_headings():
+    tree = page(
+        N("heading", "Overnight Duffle", "2", [N("link", "Overnight Duffle", "3")]),
+        N("link", "Joust Bag", "4", [N("heading", "Joust Bag", "5")]),
+        N("heading", "Reviews", "6", [N("link", "See all", "7")]),
+    )
+    assert body(render(tree, merge_headings=True, ids_only_interactive=True)) == [
+        "link [3] 'Overnight Duffle'",
+        "link [4] 'Joust Bag'",
+        "heading 'Reviews'",
+        "\tlink [7] 'See all'",
+    ]
+
+
+def test_ids_only_on_interactive_roles():
+    tree = page(N("main", "", "2", [N("heading", "Hi", "3"), N("button", "Go", "4"), N("StaticText", "x")]))
+    assert body(render(tree, ids_only_interactive=True)) == ["main", "\theading 'Hi'", "\tbutton [4] 'Go'", "\tStaticText 'x'"]
+    assert body(render(tree)) == ["main [2]", "\theading [3] 'Hi'", "\tbutton [4] 'Go'", "\tStaticText 'x'"]
+
+
+def test_line_cap_limits_text_and_ids():
+    tree = page(*[N("link", f"L{i}", str(10 + i)) for i in range(20)])
+    tree_ = process_axtree(tree, ObsConfig(max_lines=5))
+    lines = tree_.render().splitlines()
+    assert lines[:5] == ["RootWebArea 'Page'", "\tlink [10] 'L0'", "\tlink [11] 'L1'", "\tlink [12] 'L2'", "\tlink [13] 'L3'"]
+    assert lines[5] == "[... 16 more lines not shown]" and len(lines) == 6
+    assert tree_.ids == {"10", "11", "12", "13"}
+
+
+# -- building from BrowserGym's structure -------------------------------------------------------
+
+
+def test_build_normalises_browsergym_structure():
+    tree = axtree(N("RootWebArea", "P", None, [
+        N("none", "", "x", [N("link", "Kept", "2")]),
+        N("generic", "", "3", [N("StaticText", "Hi", None, [N("InlineTextBox", "Hi")])]),
+        N("listitem", "", "4", [N("ListMarker", "• "), N("link", "Item", "5")]),
+        N("textbox", "Name", "6", [N("generic", "", None, [N("StaticText", "Ada")], editable="plaintext")],
+          value="Ada", editable="plaintext", focusable=True, url="http://x", labelledby=[{"idref": "a"}]),
+        N("link", "", "7", [N("image", "", None, url="http://img")]),
+    ]), ignored=("x",))
+    assert body(render(tree)) == [
+        "link [2] 'Kept'",
+        "StaticText 'Hi'",
+        "link [5] 'Item'",
+        "textbox [6] 'Name' [value: Ada]",
+        "link [7]",
+    ]
+
+
+@pytest.mark.parametrize("bad, expected", [
+    ({}, "RootWebArea"),
+    ({"nodes": []}, "RootWebArea"),
+    ({"nodes": [{"nodeId": "1", "childIds": ["9"]}]}, "RootWebArea\n\t"),  # no role, dangling child
+    ({"nodes": [  # a self-reference, a cycle and a dangling id
+        {"nodeId": "1", "role": {"value": "RootWebArea"}, "childIds": ["1", "2", "404"]},
+        {"nodeId": "2", "role": {"value": "link"}, "name": {"value": "a"}, "childIds": ["1"], "browsergym_id": "7"},
+    ]}, "RootWebArea\n\tlink [7] 'a'"),
+])
+def test_malformed_trees_do_not_crash(bad, expected):
+    tree = process_axtree(bad)
+    assert tree.render() == expected
+    assert tree.pivotal({"7"}) == ("RootWebArea\n\tlink 'a'" if "7" in tree.ids else "")
+
+
+# -- captured real trees: goldens, properties, budget -------------------------------------------
+
+
+def load(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text())["axtree_object"]
+
+
+@pytest.mark.parametrize("name", CAPTURED)
+def test_captured_page_golden(name):
+    expected = (DATA / f"{name}.aligned.txt").read_text()
+    assert process_axtree(load(name)).render(ids=True) == expected.rstrip("\n")
+
+
+def alignment_problems(axtree_object: dict, tree: TextTree) -> list[str]:
+    """The retention properties; an empty list means they hold.
+
+    * Every interactive element of the raw tree is reachable by its id in the aligned text, except
+      on purpose: an indistinguishable duplicate (its kept twin is reachable), a dropdown whose
+      options are folded (its option ids are reachable), a leaf named ``Image`` (image pass).
+    * Every visible text of the raw tree (after name cleaning) is present in the aligned text.
+    """
+    text = tree.render(ids=True).replace("\\'", "'")
+    dropdowns = set(tree.option_parent.values())
+    by_bid = {n.bid: n for n in tree.root.walk() if n.bid is not None}
+    problems = []
+    if len(text.splitlines()) > tree.max_lines:
+        problems.append("line cap reached: properties only hold for pages under the cap")
+    for raw in axtree_object["nodes"]:
+        if raw.get("ignored"):
+            continue
+        role, bid = raw["role"]["value"], raw.get("browsergym_id")
+        name = clean_name(raw.get("name", {}).get("value", ""))
+        if role in INTERACTIVE_ROLES and bid is not None and bid not in tree.ids:
+            if tree.duplicate_of.get(bid) in tree.ids or bid in dropdowns:
+                continue
+            if by_bid.get(bid) is not None and by_bid[bid].name == "Image":
+                continue
+            problems.append(f"unreachable {role} [{bid}] {name!r}")
+        if role == "StaticText" and name and name not in text:
+            problems.append(f"lost text {name!r}")
+    return problems
+
+
+@pytest.mark.parametrize("name", CAPTURED)
+def test_captured_page_properties(name):
+    ax = load(name)
+    assert alignment_problems(ax, process_axtree(ax)) == []
+
+
+def test_properties_catch_a_dropped_element():
+    ax = load("forms")
+    tree = process_axtree(ax)
+    tree.ids = tree.ids - {"38"}
+    assert alignment_problems(ax, tree) == ["unreachable button [38] 'Save'"]
+
+
+def test_captured_pages_meet_the_token_and_time_budget():
+    from experiments.bench_wrappers import captured_pages, measure
+
+    rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=5)}
+    assert rows["obs_tokens_ratio.captured"]["value"] <= 0.5
+    assert rows["obs_wrapper_ms_per_page"]["value"] <= 5
+
+
+def test_timing_scales_to_a_large_page():
+    rows = [N("row", "", None, [N("cell", f"r{i}c{j}") for j in range(5)]) for i in range(150)]
+    items = [N("listitem", "", None, [N("link", f"Product {i}", str(1000 + i)), N("StaticText", f"${i}.00")]) for i in range(300)]
+    tree = page(N("table", "", None, rows), N("list", "", None, items))
+    assert len(tree["nodes"]) > 1500
+    times = []
+    for _ in range(5):
+        start = time.thread_time()
+        process_axtree(tree).render()
+        times.append(time.thread_time() - start)
+    assert statistics.median(times) < 0.05  # generous: CI machines are shared; the bench reports the real number
