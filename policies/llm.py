@@ -52,6 +52,7 @@ class LLMError(RuntimeError):
     def __init__(self, message: str, call: LLMCall | None = None):
         super().__init__(message)
         self.call = call
+        self.attempts = 0
 
 
 class ScriptExhaustedError(LLMError):
@@ -266,7 +267,7 @@ class LLM:
         """JSON-serialisable configuration (no credentials), for the trajectory header."""
         return {
             "model": self.model, "scripted": self.script is not None, "retries": self.retries,
-            "timeout": self.timeout, "cache": str(self.cache.path) if self.cache else None,
+            "timeout": self.timeout, "cache": str(self.cache.path) if self.cache is not None else None,
             "roles": {r: {**asdict(s), "stop": list(s.stop) if s.stop else None} for r, s in self.roles.items()},
         }
 
@@ -291,7 +292,7 @@ class LLM:
         missing: list[int] = []
         paid_cost: float | None = 0.0
         for i, key in enumerate(keys):
-            hit = self.cache.get(key) if self.cache else None
+            hit = self.cache.get(key) if self.cache is not None else None
             if hit is None:
                 missing.append(i)
             else:
@@ -305,17 +306,18 @@ class LLM:
                 call.prompt_tokens, call.completion_tokens = prompt_tokens, completion_tokens
                 for i, text in zip(missing, texts):
                     call.responses[i] = text
-                    if self.cache:
+                    if self.cache is not None:
                         share = None if paid_cost is None else paid_cost / len(missing)
                         self.cache.put(keys[i], self.model, text, prompt_tokens, completion_tokens // len(missing), share)
             else:
                 call.cached = True
-                hit = self.cache.get(keys[0]) if self.cache else None
+                hit = self.cache.get(keys[0]) if self.cache is not None else None
                 if hit is not None:  # show what the call cost when it was made
                     call.prompt_tokens, call.completion_tokens = hit[1], hit[2] * settings.n
                     paid_cost = None if hit[3] is None else hit[3] * settings.n
         except LLMError as exc:
             call.error = str(exc)
+            call.attempts = getattr(exc, "attempts", call.attempts)
             call.latency_s = time.perf_counter() - start
             exc.call = call
             raise
@@ -353,11 +355,13 @@ class LLM:
             except Exception as exc:  # litellm maps provider errors onto its exception types
                 last = exc
                 if not is_transient(exc):
-                    raise LLMError(f"{self.model} ({role}) failed: {describe_error(exc)}") from exc
+                    error = LLMError(f"{self.model} ({role}) failed: {describe_error(exc)}")
+                    error.attempts = attempt + 1
+                    raise error from exc
         assert last is not None
-        raise LLMError(
-            f"{self.model} ({role}) failed after {self.retries + 1} attempts: {describe_error(last)}"
-        ) from last
+        error = LLMError(f"{self.model} ({role}) failed after {self.retries + 1} attempts: {describe_error(last)}")
+        error.attempts = self.retries + 1
+        raise error from last
 
     def _once(self, role: str, messages: list[Message], params: dict[str, Any], n: int
               ) -> tuple[list[str], int, int, float | None]:

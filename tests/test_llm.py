@@ -1,0 +1,190 @@
+"""The LLM layer through litellm's real call path (mock_response): retries, timeouts, errors, cache,
+accounting and scripted roles."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from policies.llm import LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
+
+MSGS = [{"role": "system", "content": "You pick actions."}, {"role": "user", "content": "OBJECTIVE: buy a red hat"}]
+
+
+def _litellm():
+    import litellm
+
+    return litellm
+
+
+def rate_limit():
+    return _litellm().RateLimitError("mock rate limit", llm_provider="openai", model="gpt-4o")
+
+
+def server_error():
+    return _litellm().InternalServerError("mock 500", llm_provider="openai", model="gpt-4o")
+
+
+def make(script: Script, **kw) -> LLM:
+    kw.setdefault("backoff_s", 0.0)
+    return LLM("gpt-4o", {"actor": CallSettings(temperature=0.5, max_tokens=64)}, script=script, **kw)
+
+
+def test_transient_errors_are_retried_until_success():
+    script = Script({"actor": [rate_limit(), server_error(), _litellm().Timeout("slow", model="gpt-4o",
+                                                                                 llm_provider="openai"), "click [3]"]})
+    out = make(script, retries=3).complete("actor", MSGS)
+    assert out.text == "click [3]"
+    assert out.call.attempts == 4 and out.call.error is None
+    assert script.remaining("actor") == 0
+
+
+def test_exhausted_retry_budget_is_a_recorded_error():
+    llm = make(Script({"actor": [rate_limit()] * 3 + ["never reached"]}), retries=2)
+    llm.log = []
+    with pytest.raises(LLMError, match="after 3 attempts: RateLimitError") as info:
+        llm.complete("actor", MSGS)
+    call = info.value.call
+    assert call is not None and call is llm.log[0]
+    assert call.attempts == 3 and "RateLimitError" in call.error and call.responses == [""]
+    assert llm.script.remaining("actor") == 1
+
+
+def test_permanent_error_is_not_retried():
+    auth = _litellm().AuthenticationError("bad key", llm_provider="openai", model="gpt-4o")
+    script = Script({"actor": [auth, "unused"]})
+    with pytest.raises(LLMError, match="AuthenticationError") as info:
+        make(script, retries=5).complete("actor", MSGS)
+    assert info.value.call.attempts == 1
+    assert script.remaining("actor") == 1
+
+
+def test_backoff_grows_exponentially():
+    llm = make(Script({"actor": [rate_limit(), rate_limit(), "ok"]}), retries=2, backoff_s=0.1)
+    start = time.perf_counter()
+    assert llm.complete("actor", MSGS).text == "ok"
+    # waits are 0.1 then 0.2 seconds, each jittered into [50%, 100%]
+    assert 0.15 <= time.perf_counter() - start < 1.5
+
+
+def test_per_call_timeout_reaches_litellm():
+    llm = make(Script({"actor": [Script.TIMEOUT, Script.TIMEOUT]}), retries=1, timeout=0.2)
+    start = time.perf_counter()
+    with pytest.raises(LLMError, match="Timeout"):
+        llm.complete("actor", MSGS)
+    elapsed = time.perf_counter() - start
+    assert 0.4 <= elapsed < 3.0  # two attempts, each waited out the 0.2 s timeout
+
+
+def test_token_and_cost_accounting():
+    litellm = _litellm()
+    out = make(Script({"actor": ["click [12]"]})).complete("actor", MSGS)
+    expected_prompt = litellm.token_counter(model="gpt-4o", messages=MSGS)
+    assert out.call.prompt_tokens == expected_prompt > 10
+    assert out.call.completion_tokens == litellm.token_counter(model="gpt-4o", text="click [12]")
+    p, c = litellm.cost_per_token(model="gpt-4o", prompt_tokens=out.call.prompt_tokens,
+                                  completion_tokens=out.call.completion_tokens)
+    assert out.call.cost == pytest.approx(p + c) and out.call.cost > 0
+    assert out.call.latency_s > 0 and out.call.settings == {"temperature": 0.5, "max_tokens": 64, "n": 1}
+
+
+def test_unpriced_model_records_tokens_only():
+    llm = LLM("openai/my-local-model", script=Script({"actor": ["ok"]}))
+    call = llm.complete("actor", MSGS).call
+    assert call.cost is None and call.prompt_tokens > 0 and call.completion_tokens > 0
+
+
+def test_real_path_accounting_uses_litellm_usage_and_cost():
+    """Without a script the response's own usage and litellm's completion_cost are recorded."""
+    llm = LLM("gpt-4o", {"actor": CallSettings(extra={"mock_response": "fine"})})
+    call = llm.complete("actor", MSGS).call
+    assert call.responses == ["fine"]
+    assert (call.prompt_tokens, call.completion_tokens) == (10, 20)  # litellm's mock usage
+    p, c = _litellm().cost_per_token(model="gpt-4o", prompt_tokens=10, completion_tokens=20)
+    assert call.cost == pytest.approx(p + c) and call.cost > 0
+
+
+def test_roles_have_separate_scripts_and_running_out_is_clear():
+    script = Script({"actor": ["a1", "a2"], "judge": ["j1"]})
+    llm = LLM("gpt-4o", {"actor": CallSettings(), "judge": CallSettings(temperature=0.0)}, script=script)
+    assert llm.complete("actor", MSGS).text == "a1"
+    assert llm.complete("judge", MSGS).text == "j1"
+    assert llm.complete("actor", MSGS).text == "a2"
+    with pytest.raises(ScriptExhaustedError, match="no answer left for role 'judge'.*used 1"):
+        llm.complete("judge", MSGS)
+    with pytest.raises(ScriptExhaustedError, match="role 'planner'"):
+        llm.complete("planner", MSGS)
+
+
+def test_callable_script_items_see_the_messages():
+    seen = []
+    script = Script({"actor": [lambda m: seen.append(m) or f"saw {len(m)} messages"]})
+    assert LLM("gpt-4o", script=script).complete("actor", MSGS).text == "saw 2 messages"
+    assert seen[0] == MSGS
+
+
+def test_n_samples_each_get_their_own_script_answer():
+    llm = LLM("gpt-4o", {"actor": CallSettings(n=3)}, script=Script({"actor": ["x", "y", "z"]}))
+    out = llm.complete("actor", MSGS)
+    assert out.texts == ["x", "y", "z"] and out.call.completion_tokens == 3
+
+
+_WRITER = """
+import sys, json
+from policies.llm import LLM, Script
+msgs = json.loads(sys.argv[2])
+llm = LLM("gpt-4o", script=Script({"actor": [sys.argv[3] + "-first", sys.argv[3] + "-second"]}), cache_dir=sys.argv[1])
+print(json.dumps([llm.complete("actor", msgs).text, llm.complete("actor", msgs).text]))
+"""
+
+
+def _write_in_subprocess(cache_dir: Path, messages: list[dict], tag: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", _WRITER, str(cache_dir), json.dumps(messages), tag],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def test_cache_is_shared_across_processes_and_replays_in_order(tmp_path):
+    # Another process and this one write to the same cache at the same time.
+    proc = _write_in_subprocess(tmp_path, MSGS, "A")
+    mine = LLM("gpt-4o", script=Script({"actor": [f"B{i}" for i in range(40)]}), cache_dir=tmp_path)
+    for i in range(40):
+        assert mine.complete("actor", [{"role": "user", "content": f"prompt {i}"}]).text == f"B{i}"
+    assert json.loads(proc.communicate(timeout=120)[0]) == ["A-first", "A-second"]
+    assert proc.returncode == 0
+    assert len(ResponseCache(tmp_path)) == 42
+
+    # A new process with an empty script replays both samples, in order, from the cache ...
+    llm = LLM("gpt-4o", script=Script({"actor": []}), cache_dir=tmp_path)
+    first, second = llm.complete("actor", MSGS), llm.complete("actor", MSGS)
+    assert (first.text, second.text) == ("A-first", "A-second")
+    assert first.call.cached and first.call.prompt_tokens > 0 and first.call.cost > 0
+    # ... a third identical request is a miss (the script has nothing, so it says so) ...
+    with pytest.raises(ScriptExhaustedError):
+        llm.complete("actor", MSGS)
+    # ... and a new episode starts the replay over.
+    llm.begin_episode()
+    assert llm.complete("actor", MSGS).text == "A-first"
+
+
+def test_cache_key_separates_parameters_and_scripted_answers(tmp_path):
+    LLM("gpt-4o", {"actor": CallSettings(temperature=0.0)}, script=Script({"actor": ["t0"]}),
+        cache_dir=tmp_path).complete("actor", MSGS)
+    hot = LLM("gpt-4o", {"actor": CallSettings(temperature=1.0)}, script=Script({"actor": ["t1"]}),
+              cache_dir=tmp_path)
+    assert hot.complete("actor", MSGS).text == "t1"  # different temperature: miss
+    real = LLM("gpt-4o", {"actor": CallSettings(temperature=0.0, extra={"mock_response": "real"})},
+               cache_dir=tmp_path)
+    assert real.complete("actor", MSGS).text == "real"  # unscripted never reads scripted answers
+
+
+def test_describe_has_no_credentials(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnopqrstuvwxyz")
+    llm = LLM("gpt-4o", {"actor": CallSettings(temperature=0.5)}, script=Script({"actor": ["ok"]}))
+    call = llm.complete("actor", MSGS).call
+    blob = json.dumps(llm.describe()) + json.dumps(call.to_dict())
+    assert "sk-test" not in blob
