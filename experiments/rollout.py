@@ -36,9 +36,12 @@ def _now() -> str:
 
 
 def _through_wrappers(env: gym.Env, obs: Obs) -> Obs:
-    """Apply the observation transforms of ``env``'s wrapper chain (innermost first) to a base-env obs.
+    """Apply the observation transforms of ``env``'s wrapper chain (innermost first) to a base-env obs,
+    and tell stateful wrappers the page changed under them.
 
-    Needed because snapshot restore and controlled navigation happen on the base env.
+    Needed because snapshot restore and controlled navigation happen on the base env. A wrapper that
+    remembers the last observation (the action wrapper validates ids against it) is resynchronised
+    through its ``sync_observation(obs)`` method when it has one, else its ``_obs`` attribute.
     """
     chain = []
     layer = env
@@ -48,6 +51,11 @@ def _through_wrappers(env: gym.Env, obs: Obs) -> Obs:
     for wrapper in reversed(chain):
         if isinstance(wrapper, gym.ObservationWrapper):
             obs = wrapper.observation(obs)
+    for wrapper in chain:
+        if hasattr(wrapper, "sync_observation"):
+            wrapper.sync_observation(obs)
+        elif hasattr(wrapper, "_obs"):
+            wrapper._obs = obs
     return obs
 
 

@@ -44,6 +44,7 @@ class TaskSpec:
     start_url: str = ""
     multi_site: bool = False
     homepage_url: str | None = None
+    site_urls: dict[str, str] = field(default_factory=dict)  # site -> base URL (fills URL placeholders)
 
     @classmethod
     def from_reset(cls, env_id: str, obs: Obs, info: Info) -> TaskSpec:
@@ -58,6 +59,7 @@ class TaskSpec:
             start_url=str(info.get("start_url") or obs.get("url") or ""),
             multi_site=len(sites) > 1,
             homepage_url=urls.get("homepage"),
+            site_urls=dict(urls),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,0 +1,195 @@
+"""Non-LLM baselines that bracket every comparison: the reference solution (upper bound) and a
+uniformly random agent (floor). Neither calls a model; their trajectories say so (``uses_llm=False``).
+
+Both speak the bracketed command grammar of their wrappers preset (``click [id]``, ``type [id] [text] [1]``
+...), so they run through exactly the same observation/action stack as the LLM policies.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, register_policy
+
+_CALL = re.compile(r"^(\w+)\((.*)\)$", re.S)
+
+
+class ReferenceStepError(ValueError):
+    """A reference step has no equivalent in the preset's grammar or on the current page."""
+
+
+def _bracket(*parts: str) -> str:
+    return " ".join([parts[0], *(f"[{p}]" for p in parts[1:])])
+
+
+def _option_bid(obs: Obs, select_bid: str, label: str) -> str:
+    """The id of the option labelled ``label`` inside the element ``select_bid`` (a <select>/listbox)."""
+    nodes = (obs.get("axtree_object") or {}).get("nodes") or []
+    by_id = {n.get("nodeId"): n for n in nodes}
+    wanted = " ".join(label.split())
+    for node in nodes:
+        if (node.get("role") or {}).get("value") != "option" or not node.get("browsergym_id"):
+            continue
+        if " ".join(str((node.get("name") or {}).get("value", "")).split()) != wanted:
+            continue
+        parent = by_id.get(node.get("parentId"))
+        while parent is not None and not parent.get("browsergym_id"):
+            parent = by_id.get(parent.get("parentId"))
+        if parent is not None and str(parent["browsergym_id"]) == select_bid:
+            return str(node["browsergym_id"])
+    raise ReferenceStepError(f"no option {label!r} under element [{select_bid}]")
+
+
+def reference_command(steps: Sequence[Mapping[str, Any]], i: int, obs: Obs, actions: Sequence[str],
+                      urls: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """Translate solution step ``i`` (resolved on ``obs`` by ``envs.local.solutions.to_browsergym``) into
+    the bracketed grammar; returns (command, number of steps consumed).
+
+    A ``fill`` followed by ``press Enter`` on the same element becomes one ``type [id] [text] [1]``;
+    ``select_option`` becomes a click on the option (the action wrapper selects it); ``report_infeasible``
+    becomes ``stop [N/A: <reason>]``.
+    """
+    from envs.local.solutions import to_browsergym
+
+    step = steps[i]
+    match = _CALL.match(to_browsergym(step, obs, urls))
+    assert match, "to_browsergym returns a call string"
+    name, args = match.group(1), ast.literal_eval(f"({match.group(2)},)") if match.group(2) else ()
+    args = [str(a) for a in args]
+    if name == "fill":
+        nxt = steps[i + 1] if i + 1 < len(steps) else {}
+        enter = nxt.get("action") == "press" and nxt.get("target") == step.get("target") and nxt.get("value") == "Enter"
+        return _bracket("type", args[0], args[1], "1" if enter else "0"), 2 if enter else 1
+    if name == "click":
+        command = _bracket("click", args[0])
+    elif name == "select_option":
+        command = _bracket("click", _option_bid(obs, args[0], args[1]))
+    elif name == "press":
+        command = _bracket("press", args[1])
+    elif name == "goto":
+        command = _bracket("goto", args[0])
+    elif name == "go_back":
+        command = "go_back"
+    elif name == "send_msg_to_user":
+        command = _bracket("stop", args[0])
+    elif name == "report_infeasible":
+        command = _bracket("stop", f"N/A: {args[0]}" if args[0] else "N/A")
+    else:
+        raise ReferenceStepError(f"reference action {name!r} has no bracketed equivalent")
+    if command.split(" ", 1)[0] not in actions:
+        raise ReferenceStepError(f"{command!r} needs {command.split(' ', 1)[0]!r}, which this preset does not offer")
+    return command, 1
+
+
+@register_policy("reference")
+class ReferencePolicy(Policy):
+    """Replays the local task's reference solution (upper bound, no LLM). ``goto`` steps use the
+    rollout's controlled navigation when the preset has no ``goto`` command (e.g. AgentOccam's)."""
+
+    uses_llm = False
+
+    def __init__(self, *, preset: str = "webarena", max_steps: int = 30, max_misses: int = 2):
+        self.preset = preset
+        self.max_steps = max_steps
+        self.max_misses = max_misses
+        self.steps: list[dict[str, Any]] = []
+        self.cursor = 0
+        self.misses = 0
+        self.urls: dict[str, str] = {}
+
+    def config(self) -> dict[str, Any]:
+        return {"preset": self.preset, "max_steps": self.max_steps, "llm": None}
+
+    def reset(self, task: TaskSpec) -> None:
+        from envs.local.registry import load_solutions
+
+        solutions = load_solutions()
+        task_id = int(task.task_id)
+        if task_id not in solutions:
+            raise ReferenceStepError(f"local task {task_id} has no reference solution")
+        self.steps, self.cursor, self.misses = solutions[task_id], 0, 0
+        self.urls = dict(task.site_urls)
+
+    def state(self) -> dict[str, Any]:
+        return {"cursor": self.cursor, "n_reference_steps": len(self.steps), "misses": self.misses}
+
+    def act(self, obs: Obs, handle: EnvHandle) -> Decision:
+        from envs.local.solutions import SolutionStepError
+        from wrappers.presets import PRESETS
+
+        actions = PRESETS[self.preset].actions
+        if self.cursor >= len(self.steps):
+            return Decision(action="stop []", error="reference solution exhausted without an answer")
+        step = self.steps[self.cursor]
+        if step.get("action") == "goto" and "goto" not in actions:
+            from envs.local.solutions import fill_placeholders
+
+            handle.goto(fill_placeholders(str(step.get("url", "")), self.urls))
+            self.cursor += 1
+            return Decision(action=None, thought="reference step via controlled navigation", parsed={"step": step})
+        try:
+            command, used = reference_command(self.steps, self.cursor, obs, actions, self.urls)
+        except (SolutionStepError, ReferenceStepError) as exc:
+            self.misses += 1
+            if self.misses >= self.max_misses:
+                raise
+            return Decision(action=None, parsed={"step": step}, error=f"reference step not resolvable yet: {exc}")
+        self.cursor += used
+        self.misses = 0
+        return Decision(action=command, thought="reference solution step",
+                        parsed={"steps": self.steps[self.cursor - used:self.cursor]})
+
+
+_TYPABLE = {"textbox", "searchbox", "combobox", "spinbutton"}
+_ID_FREE = {"go_back": "go_back", "go_forward": "go_forward", "scroll": "scroll [down]", "go_home": "go_home"}
+
+
+@register_policy("random")
+class RandomPolicy(Policy):
+    """Uniform over the actions valid on the current page (floor): a click on any shown element,
+    typing a word of the goal into any shown text field, the enabled id-free moves, and answering."""
+
+    uses_llm = False
+
+    def __init__(self, *, preset: str = "webarena", max_steps: int = 30, seed: int = 0):
+        self.preset = preset
+        self.max_steps = max_steps
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.words: list[str] = ["test"]
+        self.multi_site = False
+
+    def config(self) -> dict[str, Any]:
+        return {"preset": self.preset, "max_steps": self.max_steps, "seed": self.seed, "llm": None}
+
+    def reset(self, task: TaskSpec) -> None:
+        self.rng = random.Random(f"{self.seed}:{task.task_id}")
+        self.words = re.findall(r"[A-Za-z]{3,}", task.goal) or ["test"]
+        self.multi_site = task.multi_site
+
+    def candidates(self, obs: Obs) -> list[str]:
+        from wrappers.action import page_ids
+        from wrappers.presets import PRESETS
+
+        actions = PRESETS[self.preset].actions
+        text = str(obs.get("text") or "")
+        shown = {bid for bid in page_ids(obs) if f"[{bid}]" in text}
+        roles = {str(n["browsergym_id"]): (n.get("role") or {}).get("value")
+                 for n in (obs.get("axtree_object") or {}).get("nodes") or [] if n.get("browsergym_id")}
+        out = [f"click [{bid}]" for bid in sorted(shown)]
+        if "type" in actions:
+            out += [f"type [{bid}] [{self.rng.choice(self.words)}] [1]" for bid in sorted(shown)
+                    if roles.get(bid) in _TYPABLE]
+        out += [command for name, command in _ID_FREE.items()
+                if name in actions and (name != "go_home" or self.multi_site)]
+        out.append("stop [N/A]")
+        return out
+
+    def act(self, obs: Obs, handle: EnvHandle) -> Decision:
+        options = self.candidates(obs)
+        choice = self.rng.choice(options)
+        return Decision(action=choice, thought="uniformly random valid action", parsed={"n_candidates": len(options)})
