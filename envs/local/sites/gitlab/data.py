@@ -274,6 +274,12 @@ ANCHOR_FILES = {
                                   "that helps engineering teams practise kind, specific feedback in code review."
                                   "\n\n## How to use\n\nPick one prompt before each review session.\n"),
 }
+# Members the tasks rely on, on top of the random ones: project -> usernames.
+ANCHOR_MEMBERS = {
+    "primer/design": ("carol_dev", "ericwu", "byteblaze"), "primer/octicons": ("byteblaze",),
+    "primer/css": ("byteblaze",), "a11yproject/a11yproject.com": ("ericwu", "roshanjossey", "byteblaze"),
+    "a11yproject/a11y-checklist": ("byteblaze",), "byteblaze/a11y-webring.club": ("convexegg",),
+}
 # Extra commits that make the tasks' "top contributor" unambiguous: project -> (username, count).
 TOP_CONTRIBUTORS = {"primer/design": ("carol_dev", 40), "a11yproject/a11yproject.com": ("ericwu", 35)}
 
@@ -435,14 +441,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         owner = users.get(namespace)
         members = [owner] if owner else []
         members += [u for u in rng.sample(others, rng.randrange(3, 9)) if u not in members]
-        if full in TOP_CONTRIBUTORS and users[TOP_CONTRIBUTORS[full][0]] not in members:
-            members.append(users[TOP_CONTRIBUTORS[full][0]])
-        if namespace in ("a11yproject", "primer") and users["byteblaze"] not in members:
-            members.append(users["byteblaze"])
-        for anchor in ANCHOR_ISSUABLES:
-            for who in anchor[6:8]:
-                if anchor[0] == full and who and users[who] not in members:
-                    members.append(users[who])
+        members += [users[u] for u in ANCHOR_MEMBERS.get(full, ()) if users[u] not in members]
         for i, uid in enumerate(members):
             level = 50 if uid == owner else (40 if i == 1 else rng.choice((10, 20, 30, 30, 40)))
             if uid == users["byteblaze"] and owner != uid:
