@@ -86,25 +86,20 @@ class JudgeCall:
         return asdict(self)
 
 
-def fuzzy_verdict(reply: str) -> tuple[str | None, float]:
-    """WebArena's reading: any 'incorrect'/'partially correct' fails; otherwise 'correct' passes."""
+def _first_verdict(reply: str, verdicts: tuple[tuple[str, float], ...]) -> tuple[str | None, float]:
+    """The first listed verdict phrase found in the lower-cased reply; (None, 0) when none is."""
     text = reply.lower()
-    if "partially correct" in text:
-        return "partially correct", 0.0
-    if "incorrect" in text:
-        return "incorrect", 0.0
-    if "correct" in text:
-        return "correct", 1.0
-    return None, 0.0
+    return next(((phrase, score) for phrase, score in verdicts if phrase in text), (None, 0.0))
+
+
+def fuzzy_verdict(reply: str) -> tuple[str | None, float]:
+    """WebArena's reading: any 'partially correct'/'incorrect' fails; otherwise 'correct' passes."""
+    return _first_verdict(reply, (("partially correct", 0.0), ("incorrect", 0.0), ("correct", 1.0)))
 
 
 def unachievable_verdict(reply: str) -> tuple[str | None, float]:
-    text = reply.lower()
-    if "different" in text:
-        return "different", 0.0
-    if "same" in text:
-        return "same", 1.0
-    return None, 0.0
+    """'different' fails before 'same' passes, as in WebArena."""
+    return _first_verdict(reply, (("different", 0.0), ("same", 1.0)))
 
 
 class Judge:
