@@ -1,1 +1,62 @@
-"""See docs/design.md."""
+"""Site registry: WebArena site name -> module in this package, imported lazily.
+
+A site may be a module (``map.py``) or a package (``shopping/``). One whose module is missing, or
+that has no ``create_app`` yet, is simply not available; callers ask :func:`available_sites` instead
+of assuming all seven exist.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+# WebArena's site names, in the order the homepage lists them.
+SITE_NAMES: tuple[str, ...] = (
+    "shopping",
+    "shopping_admin",
+    "reddit",
+    "gitlab",
+    "wikipedia",
+    "map",
+    "homepage",
+)
+
+
+class UnknownSiteError(KeyError):
+    """A site name that is not one of WebArena's or whose module is not available."""
+
+
+def load_site(name: str) -> ModuleType:
+    """Import ``envs.local.sites.<name>``; raises :class:`UnknownSiteError` with the reason."""
+    if name not in SITE_NAMES:
+        raise UnknownSiteError(f"unknown local site {name!r}; known: {', '.join(SITE_NAMES)}")
+    try:
+        module = importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"{__name__}.{name}":
+            raise UnknownSiteError(f"local site {name!r} is not implemented yet") from exc
+        raise
+    if not hasattr(module, "create_app"):
+        raise UnknownSiteError(f"local site {name!r} is not implemented yet (no create_app)")
+    return module
+
+
+def source_files(name: str) -> list[Path]:
+    """The Python files a site is made of (one module, or every module of its package)."""
+    module = load_site(name)
+    if hasattr(module, "__path__"):
+        return sorted(p for root in module.__path__ for p in Path(root).rglob("*.py"))
+    return [Path(module.__file__ or "")]
+
+
+def available_sites() -> list[str]:
+    """Site names whose module imports, in :data:`SITE_NAMES` order."""
+    names = []
+    for name in SITE_NAMES:
+        try:
+            load_site(name)
+        except UnknownSiteError:
+            continue
+        names.append(name)
+    return names

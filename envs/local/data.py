@@ -1,0 +1,118 @@
+"""The pristine database: built once from every site's deterministic seed, cached on disk, copied per reset.
+
+The cache key hashes the source of every site module and of this file, so editing a seed rebuilds the database while unchanged sources reuse it across processes and runs.
+A file lock makes concurrent environments build it only once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import sqlite3
+import time
+from pathlib import Path
+
+from filelock import FileLock
+
+from envs.local.framework import create_schema
+from envs.local.sites import available_sites, load_site, source_files
+
+CACHE_ENV_VAR = "WEBARENA_GYM_CACHE"
+SEED_PREFIX = "webarena-gym-local-v1"
+
+
+def cache_dir() -> Path:
+    root = os.environ.get(CACHE_ENV_VAR) or os.path.join(os.path.expanduser("~"), ".cache", "webarena-gym")
+    path = Path(root) / "local"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def site_rng(site: str) -> random.Random:
+    """The fixed random stream a site's seed draws from (string seeds are hashed deterministically)."""
+    return random.Random(f"{SEED_PREFIX}:{site}")
+
+
+def sources_hash(sites: list[str]) -> str:
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for site in sites:
+        digest.update(site.encode())
+        for path in source_files(site):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build(path: str | Path, sites: list[str]) -> None:
+    """Create the schema of every site, then seed each site in order, into a fresh file at ``path``."""
+    path = Path(path)
+    path.unlink(missing_ok=True)
+    conn = sqlite3.connect(path)
+    try:
+        modules = [load_site(site) for site in sites]
+        create_schema(conn, (getattr(module, "SCHEMA", "") for module in modules))
+        for site, module in zip(sites, modules):
+            seed = getattr(module, "seed", None)
+            if seed is not None:
+                seed(conn, site_rng(site))
+                conn.commit()
+        conn.execute("VACUUM")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def pristine_db() -> Path:
+    """Path of the cached pristine database for all available sites, building it if needed."""
+    sites = available_sites()
+    target = cache_dir() / f"pristine-{sources_hash(sites)}.sqlite"
+    if target.exists():
+        return target
+    with FileLock(str(target) + ".lock"):
+        if not target.exists():
+            tmp = target.with_suffix(f".tmp{os.getpid()}")
+            build(tmp, sites)
+            os.replace(tmp, target)
+            _prune(keep=target)
+    return target
+
+
+def _prune(keep: Path, max_age_s: float = 86400.0) -> None:
+    """Drop pristine builds of older sources, once they have not been built for a day."""
+    now = time.time()
+    for old in keep.parent.glob("pristine-*.sqlite"):
+        if old != keep and now - old.stat().st_mtime > max_age_s:
+            old.unlink(missing_ok=True)
+            Path(str(old) + ".lock").unlink(missing_ok=True)
+
+
+def copy_db(src: str | Path, dst: str | Path) -> None:
+    """Copy ``src`` over ``dst`` page by page with SQLite's backup API (safe while readers are open)."""
+    source = sqlite3.connect(src)
+    target = sqlite3.connect(dst, timeout=10)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
+def dump(db_path: str | Path) -> bytes:
+    """The database's full content as bytes (an opaque, picklable snapshot token)."""
+    conn = sqlite3.connect(db_path, timeout=10)
+    try:
+        return conn.serialize()
+    finally:
+        conn.close()
+
+
+def load(db_path: str | Path, blob: bytes) -> None:
+    """Overwrite the database at ``db_path`` with a :func:`dump` result."""
+    mem = sqlite3.connect(":memory:")
+    target = sqlite3.connect(db_path, timeout=10)
+    try:
+        mem.deserialize(blob)
+        mem.backup(target)
+    finally:
+        mem.close()
+        target.close()

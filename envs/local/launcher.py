@@ -1,0 +1,185 @@
+"""LocalSites: the local sites of one environment instance, in one child server process.
+
+Each instance owns a temporary directory with its own SQLite file (so two instances never share
+state), a server process started with ``python -m envs.local.server`` and a stable secret key (so
+cached login cookies stay valid across resets and server restarts). State operations work on the
+database file directly with SQLite's backup API; the server opens a connection per request, so a
+restore is visible on the next page load without restarting anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from envs.local import data
+from envs.local.sites import available_sites
+
+START_TIMEOUT_S = 30.0
+
+
+class LocalSitesError(RuntimeError):
+    """The local server could not be started (the message carries its stderr)."""
+
+
+class LocalSites:
+    """Start, reset, snapshot and stop the local sites of one instance."""
+
+    def __init__(self, sites: list[str] | None = None) -> None:
+        known = available_sites()
+        wanted = list(sites) if sites else known
+        missing = [site for site in wanted if site not in known]
+        if missing:
+            raise LocalSitesError(f"local sites not available: {', '.join(missing)} (available: {', '.join(known)})")
+        self.sites = wanted
+        self.secret = secrets.token_hex(16)
+        self._dir: Path | None = None
+        self._proc: subprocess.Popen[str] | None = None
+        self._urls: dict[str, str] = {}
+        self._pristine: Path | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    @property
+    def db_path(self) -> Path:
+        if self._dir is None:
+            raise LocalSitesError("LocalSites is not started")
+        return self._dir / "sites.sqlite"
+
+    @property
+    def urls(self) -> dict[str, str]:
+        """Base URL per site (no trailing slash); starts the server on first use."""
+        self.ensure_running()
+        return dict(self._urls)
+
+    def start(self) -> None:
+        """Create the instance database from the pristine copy and start the server."""
+        if self._dir is None:
+            self._pristine = data.pristine_db()
+            self._dir = Path(tempfile.mkdtemp(prefix="webarena-gym-local-"))
+            data.copy_db(self._pristine, self.db_path)
+        self._spawn()
+
+    def ensure_running(self) -> None:
+        """Start the server, or restart it (on the same ports when free) if it died."""
+        if self._dir is None:
+            self.start()
+        elif not self.is_alive():
+            self._stop_process()
+            self._spawn()
+
+    def is_alive(self) -> bool:
+        if self._proc is None or self._proc.poll() is not None or not self._urls:
+            return False
+        url = next(iter(self._urls.values())) + "/__health"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        """Stop the server and delete the instance's files. Idempotent."""
+        self._stop_process()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+        self._urls = {}
+
+    def __enter__(self) -> "LocalSites":
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # last resort; close() is the API
+        try:
+            self._stop_process()
+        except Exception:
+            pass
+
+    # -- state -------------------------------------------------------------------------------------
+
+    def reset_state(self) -> None:
+        """Put the pristine database back (and restart a dead server)."""
+        self.ensure_running()
+        assert self._pristine is not None
+        data.copy_db(self._pristine, self.db_path)
+
+    def snapshot(self) -> bytes:
+        """The whole database as an opaque, picklable token."""
+        self.ensure_running()
+        return data.dump(self.db_path)
+
+    def restore(self, token: bytes) -> None:
+        """Put back a database captured by :meth:`snapshot`."""
+        self.ensure_running()
+        data.load(self.db_path, token)
+
+    # -- process -----------------------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        assert self._dir is not None
+        ports = ",".join(f"{site}={url.rsplit(':', 1)[1]}" for site, url in self._urls.items())
+        cmd = [
+            sys.executable, "-m", "envs.local.server",
+            "--db", str(self.db_path), "--sites", ",".join(self.sites), "--secret", self.secret,
+        ]
+        if ports:
+            cmd += ["--ports", ports]
+        log = open(self._dir / "server.log", "a")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env,
+            cwd=str(Path(__file__).resolve().parents[2]),
+        )
+        log.close()
+        line = _read_line(self._proc, START_TIMEOUT_S)
+        try:
+            self._urls = json.loads(line)["urls"]
+        except (ValueError, KeyError, TypeError):
+            self._stop_process()
+            raise LocalSitesError(f"local server failed to start; its log:\n{self._log_tail()}") from None
+
+    def _stop_process(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                proc.stdin.close()  # the server exits at EOF on stdin
+                proc.wait(timeout=3)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait(timeout=5)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+    def _log_tail(self, n: int = 40) -> str:
+        try:
+            return "\n".join((self._dir / "server.log").read_text().splitlines()[-n:])  # type: ignore[operator]
+        except OSError:
+            return "(no log)"
+
+
+def _read_line(proc: subprocess.Popen[str], timeout: float) -> str:
+    """First stdout line of ``proc``, or ``""`` on timeout or exit (never blocks forever)."""
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    deadline = time.monotonic() + timeout
+    while reader.is_alive() and time.monotonic() < deadline and proc.poll() is None:
+        reader.join(0.05)
+    reader.join(0.2)
+    return result[0] if result else ""
