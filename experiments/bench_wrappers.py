@@ -45,6 +45,8 @@ def cl100k() -> Any:
 
 
 def _same_site_links(page: Any, base: str, limit: int) -> list[str]:
+    if limit <= 0:
+        return []
     hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
     origin = urlparse(base).netloc
     seen: list[str] = []

@@ -10,9 +10,11 @@ Decisions on the card's §12 quirks and gaps, next to the code they concern:
   the first and hide the rest, recording ``duplicate_of[hidden_id] = kept_id`` so the dropped id is
   an explicit, documented exception to "every interactive element stays reachable". Form fields
   are never hidden as duplicates: two unlabelled textboxes look alike but hold different input.
-* redundant text (step 3): a text equal to an earlier sibling's text hides only the later copy
-  (the reference hides both, losing the text), and image siblings are not compared against
-  because the image pass removes them next.
+* redundant text (step 3): the reference hides a text that is a substring of *any* sibling's
+  name. WebArena's tree splices list items, so siblings are often unrelated texts: the reference
+  then drops the second ``(67)`` of a category list, or ``in`` because a sibling says "reading".
+  We compare a text only with its labelled siblings (not other texts, not images, which the next
+  pass removes), as whole words; repeated adjacent texts are left to the duplicates pass.
 * option ids in history: the reference keeps ``[id]`` inside folded names in the id-free view; we
   drop them there (history must not offer stale ids), keeping them only in the current view.
 * folding needs every option to be a leaf (text children aside), so a submenu is never swallowed.
@@ -25,6 +27,7 @@ Decisions on the card's §12 quirks and gaps, next to the code they concern:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -38,6 +41,8 @@ TABLE_ROLES = frozenset({"table", "grid", "treegrid", "LayoutTable"})
 TERM_ROLES = frozenset({"DescriptionListTerm", "term"})
 DETAIL_ROLES = frozenset({"DescriptionListDetail", "definition"})
 
+# Parents whose folded items are chosen with select_option (a menu's items are clicked instead).
+_SELECTS = frozenset({"combobox", "listbox"})
 _UNWANTED_CHARS = re.compile(r"[^\w\s,.!?;:\-'\"()&/’@]")
 _SPACES = re.compile(r"\s+")
 
@@ -50,6 +55,7 @@ class PassState:
     only_interactive_ids: bool = True
     option_parent: dict[str, str] = field(default_factory=dict)
     duplicate_of: dict[str, str] = field(default_factory=dict)
+    duplicate_names: Counter[str] = field(default_factory=Counter)
     _order: list[Node] | None = field(default=None, repr=False)
 
     def shows_id(self, node: Node) -> bool:
@@ -96,29 +102,34 @@ def drop_noise_properties(st: PassState) -> None:
             del n.props["required"]
 
 
-def _text_is_redundant(n: Node) -> bool:
-    parent = n.parent
-    if parent is None:
-        return False
-    if n.name in parent.name:
-        return True
-    before = True
-    for sib in parent.children:
-        if sib is n:
-            before = False
-            continue
-        if not sib.visible or sib.role in IMAGE_ROLES or n.name not in sib.name:
-            continue
-        if sib.name != n.name or before or sib.role not in TEXT_ROLES:
+def _has_words(text: str, words: str) -> bool:
+    """``words`` occurs in ``text`` with no word character right before or after it."""
+    start = text.find(words)
+    while start >= 0:
+        end = start + len(words)
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
             return True
+        start = text.find(words, start + 1)
     return False
 
 
 def remove_redundant_text(st: PassState) -> None:
-    """Steps 3 and 8: hide empty text and text its parent or a sibling already says."""
+    """Steps 3 and 8: hide empty text, and text its parent or a labelled sibling already says."""
+    labels: dict[Node, str] = {}  # per parent: its labelled children's names (texts never change them)
     for n in st.nodes():
-        if n.visible and n.role in TEXT_ROLES and n.is_leaf() and (not n.name or _text_is_redundant(n)):
+        if not (n.visible and n.role in TEXT_ROLES and n.is_leaf()):
+            continue
+        parent = n.parent
+        if not n.name or (parent is not None and n.name in parent.name):
             n.visible = False
+        elif parent is not None:
+            if parent not in labels:
+                labels[parent] = "\n".join(
+                    s.name for s in parent.children
+                    if s.visible and s.name and s.role not in TEXT_ROLES and s.role not in IMAGE_ROLES
+                )
+            if _has_words(labels[parent], n.name):
+                n.visible = False
 
 
 def remove_images(st: PassState) -> None:
@@ -144,6 +155,7 @@ def remove_duplicates(st: PassState) -> None:
                 continue
             if kept is not None and child.role not in FORM_FIELDS and _same_leaf(kept, child):
                 child.visible = False
+                st.duplicate_names[child.name] += 1
                 if child.bid is not None and kept.bid is not None:
                     st.duplicate_of[child.bid] = kept.bid
                 continue
@@ -196,7 +208,7 @@ def fold_options(st: PassState) -> None:
             parent.hide_id = True
         for k in kids:
             hide_subtree(k)
-            if k.bid is not None and parent.bid is not None:
+            if (k.role == "option" or parent.role in _SELECTS) and k.bid is not None and parent.bid is not None:
                 st.option_parent[k.bid] = parent.bid
 
 

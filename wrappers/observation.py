@@ -8,6 +8,7 @@ pipeline is switchable through :class:`ObsConfig`, so the ablation rows can be r
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Any, Iterable
 
@@ -49,15 +50,20 @@ class TextTree:
     """A processed page: renderings with/without ids, shown ids, and pivotal-node extraction.
 
     ``ids`` are exactly the ids the id rendering shows (the line cap included), so an action
-    parser can accept an id iff the model could see it. ``option_parent`` maps a folded option's
-    id to its dropdown's id; ``duplicate_of`` maps an id hidden as an indistinguishable duplicate
-    to the id that stayed visible.
+    parser can accept an id iff the model could see it (exact match, not the reference's
+    substring test on the text, card §12, where id ``12`` matched ``[123]``). ``option_parent``
+    maps a folded option's id to its dropdown's id (select it there): every ``option``, and menu
+    items folded into a combobox/listbox; items of a menu or menubar have no entry because they
+    are clicked directly. ``duplicate_of`` maps an id hidden as an
+    indistinguishable duplicate to the id that stayed visible, and ``duplicate_names`` counts the
+    names of all leaves hidden that way.
     """
 
     def __init__(self, state: PassState, max_lines: int = 1000) -> None:
         self.root = state.root
         self.option_parent: dict[str, str] = dict(state.option_parent)
         self.duplicate_of: dict[str, str] = dict(state.duplicate_of)
+        self.duplicate_names: Counter[str] = Counter(state.duplicate_names)
         self.max_lines = max_lines
         self._state = state
         self._kids: dict[Node, list[Node]] = {}
