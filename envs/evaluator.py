@@ -10,7 +10,7 @@
 The score is the product over the listed eval types. Nothing here raises for bad input, a dead page
 or a failing judge: the affected check scores 0 and ``details`` says why.
 
-Decisions beyond WebArena's code (documented in the README of the evaluator section):
+Decisions beyond WebArena's code:
 
 * fuzzy shortcut: if the cleaned answer equals a cleaned reference, that reference scores 1 without a
   judge call (recorded as ``"judge": "skipped: exact"``); an empty answer scores 0 without a call;
@@ -87,7 +87,8 @@ class EvalOptions:
     ``fuzzy_prompt="agentoccam"`` is the relaxed grader (key points of the reference present, extra
     non-contradicting information allowed); ``join_fuzzy_references`` grades a list-valued fuzzy
     reference as one ``"; "``-joined reference (tasks 16-20 could never pass otherwise). AgentOccam's
-    per-task config corrections are data changes to the task file and are not applied here.
+    per-task label corrections change task configs (intents too), so they are applied when a task is
+    loaded: ``envs.evaluation.corrections.apply_agentoccam_corrections``.
     """
 
     fuzzy_prompt: FuzzyPrompt = "webarena"
@@ -333,11 +334,14 @@ def _program_html(run: _Run) -> tuple[float, dict[str, Any]]:
     return math.prod(r["score"] for r in results), {"targets": results}
 
 
+_REACTIVATE_JS = "() => { if (typeof window.browsergym_page_activated === 'function') window.browsergym_page_activated(); }"
+
+
 class _EvalTab:
     """A tab of the agent's context for explicit target URLs, so the agent's page stays as it was.
 
-    Opened on first need and shared by the targets; closing it hands focus back to the agent's page
-    (BrowserGym follows the focused page).
+    Opened on first need and shared by the targets; closing it makes the agent's page the active one
+    again (BrowserGym switches to any page that loads, so it would otherwise point at a closed tab).
     """
 
     def __init__(self, agent_page: Any, options: EvalOptions) -> None:
@@ -361,6 +365,8 @@ class _EvalTab:
             self.page.close()
             if not self.agent_page.is_closed():
                 self.agent_page.bring_to_front()
+                # BrowserGym marks the page that loaded last as active; tell it the agent's page is back.
+                self.agent_page.evaluate(_REACTIVATE_JS)
         except Exception:  # the browser is gone: nothing left to tidy
             pass
 

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from envs.browser import install_launch_patch
+from envs.browser import HeadlessChat, install_launch_patch
 from envs.evaluator import DEFAULT_JUDGE_MODEL, EvalOptions, Judge, evaluate
 
 pytestmark = pytest.mark.browser
@@ -107,13 +107,14 @@ def base_url():
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
+    """A Chromium from BrowserGym's process-wide Playwright (a second sync Playwright in the same
+    thread is refused, and the env tests in this process use BrowserGym's)."""
+    import browsergym.core
 
     install_launch_patch()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(headless=True)
-        yield browser
-        browser.close()
+    browser = browsergym.core._get_global_playwright().chromium.launch(headless=True)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture
@@ -271,3 +272,25 @@ def test_every_real_locator_and_prep_action_is_valid_javascript(page):
         sorted(scripts),
     )
     assert invalid == []
+
+
+def test_browsergym_env_keeps_the_agent_page_active(base_url, monkeypatch):
+    """BrowserGym switches its active page to any page that loads; after the evaluation tab closes,
+    the env must again observe the agent's page, not a closed tab."""
+    import browsergym.core.env as bg_env
+    from browsergym.core.task import OpenEndedTask
+
+    install_launch_patch()
+    monkeypatch.setattr(bg_env, "Chat", HeadlessChat)
+    env = bg_env.BrowserEnv(task_entrypoint=OpenEndedTask, task_kwargs={"start_url": f"{base_url}/start"},
+                            headless=True, slow_mo=0, pre_observation_delay=0.0)
+    try:
+        env.reset(seed=0)
+        config = html_task(target(f"{base_url}/product", "document.querySelector('.price').outerText",
+                                  {"exact_match": "$19.00"}))
+        assert run(config, env.page, base_url).score == 1.0
+        assert not env.page.is_closed() and env.page.url == f"{base_url}/start"
+        obs, *_ = env.step("noop()")
+        assert obs["url"] == f"{base_url}/start" and len(obs["open_pages_urls"]) == 1
+    finally:
+        env.close()
