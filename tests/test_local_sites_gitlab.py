@@ -1,0 +1,175 @@
+"""The local GitLab-like site through Flask's test client on a freshly seeded database."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+
+from envs.local.data import site_rng
+from envs.local.framework import SiteContext, create_schema
+from envs.local.sites import gitlab
+
+ME = gitlab.ACCOUNT["username"]
+
+
+def _build(path) -> None:
+    conn = sqlite3.connect(path)
+    create_schema(conn, [gitlab.SCHEMA])
+    gitlab.seed(conn, site_rng("gitlab"))
+    conn.commit()
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    path = tmp_path_factory.mktemp("gitlab") / "pristine.sqlite"
+    _build(path)
+    return path
+
+
+@pytest.fixture
+def db_path(pristine, tmp_path):
+    path = tmp_path / "site.sqlite"
+    path.write_bytes(pristine.read_bytes())
+    return path
+
+
+@pytest.fixture
+def client(db_path):
+    client = gitlab.create_app(SiteContext("gitlab", str(db_path))).test_client()
+    assert client.post("/users/sign_in", data={"username": ME, "password": gitlab.ACCOUNT["password"]}).status_code == 302
+    return client
+
+
+def _one(db_path, sql: str, *params):
+    return sqlite3.connect(db_path).execute(sql, params).fetchone()
+
+
+def test_seed_is_deterministic_and_realistic(pristine, tmp_path):
+    again = tmp_path / "again.sqlite"
+    _build(again)
+    dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
+    assert dump(pristine) == dump(again)
+    count = lambda sql: _one(pristine, sql)[0]  # noqa: E731
+    assert count("SELECT COUNT(*) FROM gitlab_project") == 30
+    assert count("SELECT COUNT(*) FROM gitlab_user") >= 60
+    assert count("SELECT COUNT(*) FROM gitlab_issuable WHERE kind = 'issue'") >= 300
+    assert count("SELECT COUNT(*) FROM gitlab_issuable WHERE kind = 'merge_request'") >= 100
+    assert count("SELECT COUNT(*) FROM gitlab_commit") >= 1000
+
+
+def test_everything_but_sign_in_needs_a_session(db_path):
+    anon = gitlab.create_app(SiteContext("gitlab", str(db_path))).test_client()
+    assert anon.get("/primer/design").headers["Location"].startswith("/users/sign_in")
+    bad = anon.post("/users/sign_in", data={"username": ME, "password": "nope"})
+    assert bad.status_code == 401 and b"Invalid login or password." in bad.data
+
+
+@pytest.mark.parametrize("path, min_links", [
+    ("/dashboard/projects", 25), ("/explore/projects", 40), ("/primer/design", 20),
+    ("/primer/design/-/commits/main", 15), ("/a11yproject/a11yproject.com/-/issues?state=all", 40),
+    ("/primer/design/-/merge_requests?state=all", 20), ("/primer/design/-/project_members", 20),
+    ("/dashboard/merge_requests?reviewer_username=byteblaze", 15),
+])
+def test_pages_render_with_many_elements(client, path, min_links):
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response.data.decode().count("<a ") >= min_links
+
+
+def test_private_projects_are_hidden_from_non_members(client, db_path):
+    assert client.get("/byteblaze/dotfiles").status_code == 200
+    client.post("/users/sign_out")
+    uid = _one(db_path, "SELECT id FROM gitlab_user WHERE username = 'kilian'")[0]
+    with client.session_transaction() as session:
+        session["user_id"] = uid
+    assert client.get("/byteblaze/dotfiles").status_code == 404
+
+
+def test_file_browser_and_raw_file(client):
+    tree = client.get("/primer/design/-/tree/main/").data.decode()
+    assert "README.md" in tree and "LICENSE" in tree and "/-/tree/main/docs" in tree
+    assert client.get("/primer/design/-/raw/main/LICENSE").data.startswith(b"MIT License")
+    assert client.get("/primer/design/-/blob/main/missing.txt").status_code == 404
+
+
+def test_contributors_rank_commit_counts(client):
+    page = client.get("/primer/design/-/graphs/main").data.decode()
+    counts = [int(n) for n in re.findall(r'class="person-commits">(\d+) commits', page)]
+    assert counts == sorted(counts, reverse=True)
+    assert re.search(r'person-name">Carol Nguyen</td>', page).start() < page.index("person-commits")
+
+
+def test_issue_filters_and_state_tabs(client, db_path):
+    page = client.get("/a11yproject/a11yproject.com/-/issues?label_name[]=bug&state=opened").data.decode()
+    titles = re.findall(r'class="issue-title title"><a [^>]+>([^<]+)</a>', page)
+    expected = _one(db_path, "SELECT COUNT(*) FROM gitlab_issuable i JOIN gitlab_issuable_label il ON il.issuable_id = i.id"
+                             " JOIN gitlab_label l ON l.id = il.label_id JOIN gitlab_project p ON p.id = i.project_id"
+                             " WHERE p.path = 'a11yproject.com' AND i.kind = 'issue' AND i.state = 'opened'"
+                             " AND l.name = 'bug'")[0]
+    assert len(titles) == expected and "404 error on the resources page after the redesign" in titles
+    closed = client.get("/a11yproject/a11yproject.com/-/issues?state=closed").data.decode()
+    assert "OPEN" not in closed and closed.count("<strong>CLOSED</strong>") >= 1
+
+
+def test_create_issue_validates_and_assigns(client):
+    bad = client.post("/primer/design/-/issues/new", data={"title": "", "due_date": "tomorrow"})
+    assert bad.status_code == 400 and b"Title can&#39;t be blank." in bad.data and b"Due date must be a date" in bad.data
+    created = client.post("/primer/design/-/issues/new", data={
+        "title": "401 bad gateway", "assignee": "carol_dev", "labels": ["bug", "performance"], "due_date": "2023-05-01"})
+    page = client.get(created.headers["Location"]).data.decode()
+    assert '<h1 class="title" data-qa-selector="title_content">401 bad gateway</h1>' in page
+    assert "@carol_dev" in page.split('class="block assignee"')[1].split("</div>")[0]
+    labels = page.split('class="block labels"')[1].split("</div>")[0]
+    assert "bug" in labels and "performance" in labels and "2023-05-01" in page
+
+
+def test_non_members_cannot_be_assigned(client, db_path):
+    iid = _one(db_path, "SELECT iid FROM gitlab_issuable WHERE title = 'Outdated screen reader survey statistics'")[0]
+    url = f"/a11yproject/a11yproject.com/-/issues/{iid}"
+    client.post(f"{url}/update", data={"assignee": "kilian"})  # not a member of this project
+    assert "None" in client.get(url).data.decode().split('class="block assignee"')[1].split("</div>")[0]
+    client.post(f"{url}/state", data={"state": "closed"})
+    assert '<span class="issuable-status-badge">Closed</span>' in client.get(url).data.decode()
+    assert client.post(f"{url}/state", data={"state": "merged"}).status_code == 400
+
+
+def test_merge_request_reviewer_and_dashboard(client, db_path):
+    iid = _one(db_path, "SELECT i.iid FROM gitlab_issuable i JOIN gitlab_project p ON p.id = i.project_id"
+                        " WHERE p.path = 'design' AND i.title = 'Add octovisuals page'")[0]
+    client.post(f"/primer/design/-/merge_requests/{iid}/update", data={"reviewer": "carol_dev"})
+    listing = client.get("/dashboard/merge_requests?reviewer_username=carol_dev").data.decode()
+    assert "Add octovisuals page" in listing
+    assert client.get("/dashboard/issues").headers["Location"].endswith(f"assignee_username={ME}")
+
+
+def test_invite_member_with_role(client):
+    bad = client.post("/byteblaze/dotfiles/-/project_members", data={"username": "", "access_level": "10"})
+    assert bad.status_code == 400 and b"Select a user to invite." in bad.data
+    client.post("/byteblaze/dotfiles/-/project_members", data={"username": "vinta", "access_level": "20"})
+    page = client.get("/byteblaze/dotfiles/-/project_members").data.decode()
+    row = page.split('data-username="vinta"')[1].split("</tr>")[0]
+    assert '<td class="member-role">Reporter</td>' in row
+    again = client.post("/byteblaze/dotfiles/-/project_members", data={"username": "vinta", "access_level": "30"})
+    assert again.status_code == 400 and b"already a member" in again.data
+
+
+def test_profile_settings_validate_and_show_on_profile(client):
+    bad = client.post("/-/profile", data={"name": "", "website": "egg"})
+    assert bad.status_code == 400 and b"Full name can&#39;t be blank." in bad.data
+    client.post("/-/profile", data={"name": "Byte Blaze", "status_message": "Busy", "bio": "Hi there",
+                                    "website": "https://egg.tart.com"})
+    profile = client.get(f"/{ME}").data.decode()
+    assert re.search(r'class="cover-status">.*</span>Busy</div>', profile)
+    assert 'itemprop="url" href="https://egg.tart.com"' in profile and "Hi there" in profile
+
+
+def test_star_and_new_project(client):
+    client.post("/primer/octicons/-/star")
+    assert "primer / octicons" in client.get(f"/users/{ME}/starred").data.decode()
+    assert client.post("/projects/new", data={"name": "", "visibility": "private"}).status_code == 400
+    created = client.post("/projects/new", data={"name": "planner", "visibility": "private", "readme": "1"})
+    assert created.headers["Location"] == f"/{ME}/planner"
+    assert 'title="Private"' in client.get(f"/{ME}/planner").data.decode()

@@ -1,0 +1,170 @@
+"""The local reddit (Postmill-like) site through Flask's test client on a freshly seeded database."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+
+from envs.local.data import site_rng
+from envs.local.framework import SiteContext, create_schema
+from envs.local.sites import reddit
+
+USER = reddit.ACCOUNT["username"]
+
+
+def _build(path) -> None:
+    conn = sqlite3.connect(path)
+    create_schema(conn, [reddit.SCHEMA])
+    reddit.seed(conn, site_rng("reddit"))
+    conn.commit()
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    path = tmp_path_factory.mktemp("reddit") / "pristine.sqlite"
+    _build(path)
+    return path
+
+
+@pytest.fixture
+def db_path(pristine, tmp_path):
+    path = tmp_path / "site.sqlite"
+    path.write_bytes(pristine.read_bytes())
+    return path
+
+
+@pytest.fixture
+def client(db_path):
+    return reddit.create_app(SiteContext("reddit", str(db_path))).test_client()
+
+
+@pytest.fixture
+def member(client):
+    response = client.post("/login", data={"_username": USER, "_password": reddit.ACCOUNT["password"]})
+    assert response.status_code == 302
+    return client
+
+
+def _db(db_path) -> sqlite3.Connection:
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _post_id(db_path, title: str) -> int:
+    return _db(db_path).execute("SELECT id FROM reddit_submission WHERE title = ?", (title,)).fetchone()[0]
+
+
+def test_seed_is_deterministic_and_realistic(pristine, tmp_path):
+    again = tmp_path / "again.sqlite"
+    _build(again)
+    dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
+    assert dump(pristine) == dump(again)
+    conn = _db(pristine)
+    counts = {t: conn.execute(f"SELECT COUNT(*) FROM reddit_{t}").fetchone()[0]
+              for t in ("forum", "user", "submission", "comment")}
+    assert counts["forum"] == 40 and counts["user"] >= 150
+    assert counts["submission"] >= 600 and counts["comment"] >= 3000
+    assert conn.execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id IS NOT NULL").fetchone()[0] > 500
+
+
+@pytest.mark.parametrize("path, min_links", [
+    ("/", 100), ("/new", 100), ("/top?page=2", 100), ("/forums", 40), ("/forums/alphabetical", 40),
+    ("/f/books", 60), ("/f/books/top", 60), ("/user/PageTurner_88", 10), ("/search?q=recommendations", 40),
+])
+def test_pages_render_with_many_elements(client, path, min_links):
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response.data.decode().count("<a ") >= min_links
+
+
+def test_alphabetical_forum_list_is_sorted_case_insensitively(client):
+    names = re.findall(r'<li><a href="/f/([^"]+)">', client.get("/forums/alphabetical").data.decode())
+    assert len(names) == 40 and names == sorted(names, key=str.lower)
+
+
+def test_sort_tabs_order_listings(client, db_path):
+    top = re.findall(r'class="vote__net-score">(-?\d+)<', client.get("/f/space/top").data.decode())
+    assert [int(s) for s in top] == sorted((int(s) for s in top), reverse=True)
+    newest = re.findall(r'<time datetime="([^"]+)"', client.get("/f/space/new").data.decode())
+    assert newest == sorted(newest, reverse=True)
+
+
+def test_post_page_nests_comments(client, db_path):
+    sid = _post_id(db_path, "Adults reading to each other out loud?")
+    page = client.get(f"/f/books/{sid}/adults-reading-to-each-other-out-loud").data.decode()
+    assert "read Tolkien to each other every night" in page
+    sid, forum, replies = _db(db_path).execute(
+        "SELECT c.submission_id, f.name, COUNT(*) AS n FROM reddit_comment c JOIN reddit_submission s"
+        " ON s.id = c.submission_id JOIN reddit_forum f ON f.id = s.forum_id WHERE c.parent_id IS NOT NULL"
+        " GROUP BY c.submission_id ORDER BY n DESC LIMIT 1").fetchone()
+    page = client.get(f"/f/{forum}/{sid}/x").data.decode()
+    assert replies >= 5 and len(re.findall(r'class="comment__replies">\s*<article', page)) >= 3
+
+
+def test_login_rejects_bad_password_and_guards_writes(client):
+    bad = client.post("/login", data={"_username": USER, "_password": "wrong"})
+    assert bad.status_code == 401 and b"Invalid credentials." in bad.data
+    assert client.get("/submit").headers["Location"].startswith("/login")
+    assert client.post("/sv/1", data={"choice": "1"}).status_code == 302  # to the login form, no vote
+    assert b"Log in" in client.get("/").data
+
+
+def test_submit_validates_then_creates_post(member, db_path):
+    bad = member.post("/submit", data={"title": " ", "url": "not a url", "forum": ""})
+    assert bad.status_code == 400
+    text = bad.data.decode()
+    for message in ("This value should not be blank.", "This value is not a valid URL.", "Please choose a forum."):
+        assert message in text
+    good = member.post("/submit", data={"title": "Is a car necessary in NYC?", "body": "", "url": "", "forum": "nyc"})
+    assert good.status_code == 302 and "/f/nyc/" in good.headers["Location"]
+    newest = member.get("/f/nyc/new").data.decode()
+    assert newest.index("Is a car necessary in NYC?") < newest.index("vote__net-score", newest.index("NYC?"))
+
+
+def test_votes_toggle_and_keep_scores_consistent(member, db_path):
+    sid = _post_id(db_path, "A custom gaming PC built inside a vintage typewriter")
+    score = lambda: _db(db_path).execute(  # noqa: E731
+        "SELECT upvotes - downvotes FROM reddit_submission WHERE id = ?", (sid,)).fetchone()[0]
+    before = score()
+    url = f"/f/gadgets/{sid}/x"
+    member.post(f"/sv/{sid}", data={"choice": "1", "next": url})
+    assert 'class="vote vote--user-upvoted"' in member.get(url).data.decode() and score() == before + 1
+    member.post(f"/sv/{sid}", data={"choice": "-1", "next": url})
+    assert 'class="vote vote--user-downvoted"' in member.get(url).data.decode() and score() == before - 1
+    member.post(f"/sv/{sid}", data={"choice": "0", "next": url})
+    assert score() == before
+
+
+def test_reply_is_nested_under_its_parent(member, db_path):
+    conn = _db(db_path)
+    cid, sid = conn.execute("SELECT c.id, c.submission_id FROM reddit_comment c JOIN reddit_user u ON u.id = c.user_id"
+                            " WHERE u.username = 'BookishOwl' AND c.body LIKE '%Tolkien%'").fetchone()
+    assert member.post(f"/f/books/{sid}/-/comment", data={"comment": "", "parent": cid}).status_code == 302
+    assert _db(db_path).execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id = ? AND body = ''",
+                                (cid,)).fetchone()[0] == 0
+    member.post(f"/f/books/{sid}/-/comment", data={"comment": "Same here!", "parent": cid})
+    assert _db(db_path).execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id = ? AND body = 'Same here!'",
+                                (cid,)).fetchone()[0] == 1
+
+
+def test_only_the_author_edits_a_post_and_biography(member, db_path):
+    own = _post_id(db_path, "The Night Agent renewed for season 2 at Netflix")
+    other = _post_id(db_path, "Adults reading to each other out loud?")
+    assert member.get(f"/f/books/{other}/-/edit").status_code == 403
+    assert member.post(f"/f/television/{own}/-/edit", data={"title": "", "body": "x"}).status_code == 400
+    member.post(f"/f/television/{own}/-/edit", data={"title": "The Night Agent renewed", "body": "Line two"})
+    assert "Line two" in member.get(f"/f/television/{own}/x").data.decode()
+    assert member.get("/user/PageTurner_88/edit_biography").status_code == 403
+    member.post(f"/user/{USER}/edit_biography", data={"biography": "I am a robot"})
+    assert '<div class="user-bio__biography">I am a robot</div>' in member.get(f"/user/{USER}").data.decode()
+
+
+def test_subscribing_shows_in_sidebar(member):
+    assert "Subscribe</button>" in member.get("/f/space").data.decode()
+    member.post("/f/space/subscribe", data={"next": "/f/space"})
+    page = member.get("/f/space").data.decode()
+    assert "Unsubscribe</button>" in page and '<a href="/f/space">space</a></li>' in page
