@@ -456,6 +456,19 @@ def test_malformed_trees_do_not_crash(bad, expected):
     assert tree.pivotal({"7"}) == ("RootWebArea\n\tlink 'a'" if "7" in tree.ids else "")
 
 
+def test_very_deep_pages_do_not_hit_the_recursion_limit():
+    depth = 5000
+    nodes = [{"nodeId": str(i), "role": {"value": "group"}, "name": {"value": f"g{i}"},
+              "childIds": [str(i + 1)], "browsergym_id": str(i)} for i in range(depth)]
+    nodes[0]["role"] = {"value": "RootWebArea"}
+    nodes.append({"nodeId": str(depth), "role": {"value": "button"}, "name": {"value": "Deep"},
+                  "childIds": [], "browsergym_id": "deep"})
+    tree = process_axtree({"nodes": nodes})
+    assert "deep" not in tree.ids  # beyond the 1000-line cap
+    assert tree.pivotal({"deep"}) == ""  # 5001 nodes on the path: over the threshold
+    assert len(tree.render().splitlines()) == 1001
+
+
 # -- captured real trees: goldens, properties, budget -------------------------------------------
 
 

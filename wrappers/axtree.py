@@ -60,8 +60,8 @@ class Node:
     name: str
     bid: str | None
     props: dict[str, Any]
-    children: list[Node] = field(default_factory=list)
-    parent: Node | None = None
+    children: list[Node] = field(default_factory=list, repr=False)
+    parent: Node | None = field(default=None, repr=False)
     visible: bool = True
     plain: str | None = None
     embedded: tuple[str, ...] = ()
@@ -121,17 +121,28 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
     raw_nodes = axtree_object.get("nodes") or []
     if not raw_nodes:
         return Node("RootWebArea", "", None, {})
-    by_id = {n["nodeId"]: n for n in raw_nodes}
+    by_id = {n.get("nodeId"): n for n in raw_nodes}
 
     seen: set[Any] = set()
-
-    def convert(raw: dict[str, Any], role: str, out: list[Node]) -> None:
+    roots: list[Node] = []
+    # Iterative post-order (no recursion limit on deep pages): a node is visited once to queue its
+    # children, and finished after them, when its converted children are known.
+    stack: list[tuple[dict[str, Any], str, list[Node], list[Node] | None]] = [
+        (raw_nodes[0], _role(raw_nodes[0]), roots, None)
+    ]
+    while stack:
+        raw, role, out, kids = stack.pop()
+        if kids is not None:
+            _finish(raw, role, out, kids)
+            continue
         node_id = raw.get("nodeId")
         if node_id in seen:  # CDP trees are trees, but a corrupt merge must not loop forever
-            return
+            continue
         seen.add(node_id)
+        kids = []
+        stack.append((raw, role, out, kids))
         text_field = role in _TEXT_FIELDS
-        kids: list[Node] = []
+        queued = []
         for child_id in raw.get("childIds", ()):
             child = by_id.get(child_id)
             if child is None:
@@ -139,33 +150,35 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
             child_role = str((child.get("role") or _NO_VALUE).get("value", ""))
             if child_role in _DROPPED_ROLES or (text_field and _is_editor(child, child_role)):
                 continue
-            convert(child, child_role, kids)
-        if raw.get("ignored") or role in _SPLICED_ROLES:
-            out.extend(kids)
-            return
-        name = (raw.get("name") or _NO_VALUE).get("value") or ""
-        props = _scalar_props(raw) if "properties" in raw else {}
-        if not name and not props and role in _LAYOUT_ROLES:
-            out.extend(kids)
-            return
-        if text_field:
-            value = str(raw.get("value", {}).get("value") or "")
-            if value and value != name and value != str(props.get("valuetext", "")):
-                if role != "combobox" or any(p.get("name") == "editable" for p in raw.get("properties", ())):
-                    props = {"value": value, **props}
-        node = Node(role, str(name), raw.get("browsergym_id"), props, kids)
-        for kid in kids:
-            kid.parent = node
-        out.append(node)
-
-    roots: list[Node] = []
-    convert(raw_nodes[0], _role(raw_nodes[0]), roots)
+            queued.append((child, child_role, kids, None))
+        stack.extend(reversed(queued))
     if len(roots) == 1 and roots[0].role == "RootWebArea":
         return roots[0]
     root = Node("RootWebArea", "", None, {}, roots)
     for kid in roots:
         kid.parent = root
     return root
+
+
+def _finish(raw: dict[str, Any], role: str, out: list[Node], kids: list[Node]) -> None:
+    """Append ``raw``'s node to ``out``, or splice its children there (module docstring)."""
+    if raw.get("ignored") or role in _SPLICED_ROLES:
+        out.extend(kids)
+        return
+    name = (raw.get("name") or _NO_VALUE).get("value") or ""
+    props = _scalar_props(raw) if "properties" in raw else {}
+    if not name and not props and role in _LAYOUT_ROLES:
+        out.extend(kids)
+        return
+    if role in _TEXT_FIELDS:
+        value = str((raw.get("value") or _NO_VALUE).get("value") or "")
+        if value and value != name and value != str(props.get("valuetext", "")):
+            if role != "combobox" or any(p.get("name") == "editable" for p in raw.get("properties", ())):
+                props = {"value": value, **props}
+    node = Node(role, str(name), raw.get("browsergym_id"), props, kids)
+    for kid in kids:
+        kid.parent = node
+    out.append(node)
 
 
 def _role(raw: dict[str, Any]) -> str:

@@ -4,6 +4,15 @@
 viewport) and ``obs["text_tree"]`` (a :class:`TextTree`: the processed tree, renderable with or
 without ids, and the pivotal-node sub-view the policy replays in history). Each pass of the card's
 pipeline is switchable through :class:`ObsConfig`, so the ablation rows can be re-run.
+
+The card's §12 quirks that concern observations, and where each is decided:
+* both members of a duplicate pair hidden -> keep the first (``wrappers.obs_passes``);
+* option ids surviving in the id-free history view -> dropped there (``wrappers.obs_passes``);
+* id validation as a substring of the observation text -> ``TextTree.ids``, an exact set;
+* the [C] thresholds (1000 lines, 30 pivotal nodes) -> ``ObsConfig.max_lines`` and
+  ``TextTree.pivotal(max_nodes=...)``; the 200-word history rule belongs to the policy.
+The remaining §12 items (STEP section, goto's tab flag, prune, re-queries, homepage URL) belong to
+the action wrapper and the policy.
 """
 
 from __future__ import annotations
@@ -82,6 +91,9 @@ class TextTree:
                     self._by_id.setdefault(bid, node)
         self.ids: frozenset[str] = frozenset(shown)
         self._cache: dict[bool, str] = {}
+
+    def __repr__(self) -> str:
+        return f"TextTree({len(self._order)} lines, {len(self.ids)} ids)"
 
     def _layout(self, node: Node, parent: Node | None, depth: int) -> None:
         """Visible nodes in display order; a hidden node's visible descendants move up to it."""
