@@ -43,7 +43,7 @@ class EvalContext:
     accounts: dict[str, dict[str, str]] = field(
         default_factory=lambda: {"shopping_admin": dict(SHOPPING_ADMIN_ACCOUNT)}
     )
-    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # e.g. one admin token per evaluation
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # e.g. the admin token, per evaluation
 
     def site_url(self, site: str) -> str:
         try:

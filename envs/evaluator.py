@@ -163,13 +163,14 @@ class _Run:
     urls: dict[str, str]
     options: EvalOptions
     judge_calls: list[JudgeCall] = field(default_factory=list)
+    func_cache: dict[str, Any] = field(default_factory=dict)  # shared by the helpers (one admin token)
 
     @property
     def intent(self) -> str:
         return str(self.config.get("intent", ""))
 
     def context(self, page: Any) -> EvalContext:
-        return EvalContext(page=page, urls=self.urls, last_url=self.final_url)
+        return EvalContext(page=page, urls=self.urls, last_url=self.final_url, cache=self.func_cache)
 
     def ask(self, call: JudgeCall) -> dict[str, Any]:
         self.judge_calls.append(call)
@@ -191,10 +192,10 @@ def evaluate(
     ``page`` is the page the agent ended on (its context is logged in); ``last_url`` defaults to its
     URL; ``urls`` (site -> base URL) default to the ``WA_*`` variables and serve ``func:`` helpers.
     """
-    eval_block = config.get("eval") or {}
-    eval_types = list(eval_block.get("eval_types") or [])
+    eval_block = config.get("eval") if isinstance(config, dict) else None
+    eval_types = list(eval_block.get("eval_types") or []) if isinstance(eval_block, dict) else []
     final_url = last_url if last_url is not None else _page_url(page)
-    run = _Run(config, page, answer or "", judge, final_url, urls if urls is not None else _urls_from_env(),
+    run = _Run(config if isinstance(config, dict) else {}, page, answer or "", judge, final_url, urls if urls is not None else _urls_from_env(),
                options or EvalOptions())
     details: dict[str, Any] = {"eval_types": eval_types, "answer": run.answer, "final_url": final_url}
     score = 1.0 if eval_types else 0.0

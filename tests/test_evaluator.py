@@ -262,6 +262,7 @@ def test_unknown_eval_type_and_malformed_blocks_never_raise():
     assert result.score == 0.0 and "unknown eval type" in result.details["screenshot_match"]["error"]
     assert score({"intent": "x", "eval": {"eval_types": ["string_match"]}}, "yes") == 0.0
     assert score({"intent": "x"}, "yes") == 0.0
+    assert score({"intent": "x", "eval": ["string_match"]}, "yes") == 0.0
     assert score(string_task({"regex_match": "y.*"}), "yes") == 0.0
     no_page = {"intent": "x", "eval": {"eval_types": ["program_html"],
                                        "program_html": [{"url": "last", "locator": "", "required_contents": {}}]}}

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.browser
 
 TASKS = json.loads((Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())
 ADMIN_TOKEN = "test-admin-token"
+TOKEN_REQUESTS: list[str] = []
 
 PAGES = {
     "/start": "<html><body><h1>Start</h1></body></html>",
@@ -89,6 +90,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if self.path == "/rest/default/V1/integration/admin/token":
+            TOKEN_REQUESTS.append(self.path)
             if json.loads(body) == {"username": "admin", "password": "admin1234"}:
                 return self._send(200, json.dumps(ADMIN_TOKEN), "application/json")
             return self._send(401, "{}", "application/json")
@@ -230,7 +232,9 @@ def test_shopping_helpers_use_the_admin_rest_api(page, base_url):
         target("last", "func:shopping_get_sku_latest_review_author('B0041MSF2S')", {"must_include": ["Emma Lopez"]}),
         target("last", "func:shopping_get_sku_latest_review_rating('B0041MSF2S')", {"must_include": ["80"]}),
     )
+    TOKEN_REQUESTS.clear()
     assert run(config, page, base_url).score == 1.0
+    assert len(TOKEN_REQUESTS) == 1  # one admin token serves every helper of an evaluation
     empty = target("last", "func:shopping_get_sku_latest_review_author('B000EMPTY1')", {"exact_match": "Emma Lopez"})
     assert run(html_task(empty), page, base_url).score == 0.0
 
@@ -256,6 +260,7 @@ def test_all_types_together_multiply(page, base_url):
                           reference_url=f"{base_url}/product?id=7")
     result = run(config, page, base_url, answer="$19")
     assert result.score == 1.0
+    assert json.loads(json.dumps(result.details))["judge"]["calls"] == 1  # details go into trajectories
     assert [result.details[t]["score"] for t in ("string_match", "url_match", "program_html")] == [1.0, 1.0, 1.0]
     page.goto(f"{base_url}/product?id=8")
     assert run(config, page, base_url, answer="$19").score == 0.0
@@ -274,6 +279,7 @@ def test_every_real_locator_and_prep_action_is_valid_javascript(page):
     assert invalid == []
 
 
+@pytest.mark.slow
 def test_browsergym_env_keeps_the_agent_page_active(base_url, monkeypatch):
     """BrowserGym switches its active page to any page that loads; after the evaluation tab closes,
     the env must again observe the agent's page, not a closed tab."""
