@@ -15,5 +15,7 @@ def login(page: Any, base_url: str, account: dict[str, str]) -> None:
     page.goto(f"{base_url}/users/sign_in")
     page.get_by_label("Username or email").fill(account["username"])
     page.get_by_label("Password").fill(account["password"])
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(lambda url: "/users/sign_in" not in url)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign in").click()
+    if "/users/sign_in" in page.url:
+        raise RuntimeError(f"gitlab login failed for {account['username']!r}")

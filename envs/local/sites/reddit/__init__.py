@@ -15,5 +15,7 @@ def login(page: Any, base_url: str, account: dict[str, str]) -> None:
     page.goto(f"{base_url}/login")
     page.get_by_label("Username").fill(account["username"])
     page.get_by_label("Password").fill(account["password"])
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(lambda url: "/login" not in url)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    if "/login" in page.url:
+        raise RuntimeError(f"reddit login failed for {account['username']!r}")
