@@ -247,13 +247,14 @@ def _string_match(run: _Run) -> tuple[float, dict[str, Any]]:
     if not isinstance(references, dict) or not references:
         return 0.0, {"error": "string_match needs a non-empty reference_answers object"}
     checks: list[dict[str, Any]] = []
+    pred = clean_answer(run.answer)  # cleaned here and again by each rule, as WebArena does
     for rule, value in references.items():
         if rule == "exact_match":
-            checks.append({"rule": rule, "reference": value, "score": exact_match(str(value), run.answer)})
+            checks.append({"rule": rule, "reference": value, "score": exact_match(str(value), pred)})
         elif rule == "must_include":
             items = value if isinstance(value, list) else [value]
             for item in items:
-                score = must_include_any(str(item), run.answer, whole_token=len(items) == 1)
+                score = must_include_any(str(item), pred, whole_token=len(items) == 1)
                 checks.append({"rule": rule, "reference": item, "score": score})
         elif rule == "fuzzy_match":
             checks.extend(_fuzzy_checks(run, value))

@@ -69,7 +69,8 @@ def test_clean_answer_strips_whitespace_one_quote_pair_and_case():
     assert clean_answer("'mixed\"") == "'mixed\""
 
 
-@pytest.mark.parametrize("answer, expected", [("Yes", 1.0), (' "yes" ', 1.0), ("Yes, it is", 0.0), ("", 0.0)])
+@pytest.mark.parametrize("answer, expected", [("Yes", 1.0), (' "yes" ', 1.0), ("\"'Yes'\"", 1.0), ("Yes, it is", 0.0),
+                                              ("", 0.0)])
 def test_exact_match(answer, expected):
     assert score(string_task({"exact_match": "Yes"}), answer) == expected
 
