@@ -59,6 +59,12 @@ def _through_wrappers(env: gym.Env, obs: Obs) -> Obs:
     return obs
 
 
+def _raise_env_error(info: Info) -> None:
+    """The env reports a broken browser in ``info["error"]`` instead of raising; the handle raises."""
+    if info.get("error"):
+        raise EnvHandleError(str(info["error"]))
+
+
 class RolloutHandle:
     """:class:`policies.base.EnvHandle` over ``env.unwrapped.snapshot/restore/goto`` and ``env.step``.
 
@@ -103,6 +109,7 @@ class RolloutHandle:
                 obs = _through_wrappers(self._env, raw)
             else:
                 raise EnvHandleError(f"unknown snapshot token {token!r}")
+            _raise_env_error(info)
             return (obs, info), obs, info
 
         return self._op("restore", token, run)
@@ -110,6 +117,7 @@ class RolloutHandle:
     def goto(self, url: str) -> tuple[Obs, Info]:
         def run() -> tuple[tuple[Obs, Info], Obs, Info]:
             raw, info = self._env.unwrapped.goto(url)
+            _raise_env_error(info)
             obs = _through_wrappers(self._env, raw)
             return (obs, info), obs, info
 
@@ -202,6 +210,8 @@ def _record_env_step(rec: StepRecord, traj: Trajectory, result: StepResult) -> N
     traj.terminated, traj.truncated = bool(terminated), bool(truncated)
     if terminated or truncated:
         traj.evaluation = jsonable(info.get("evaluation")) if info.get("evaluation") is not None else None
+    if info.get("error"):  # the env ended the episode itself (dead browser, page failure)
+        traj.err_msg, traj.error_source = str(info["error"]), "env"
 
 
 def run_episode(
