@@ -62,35 +62,38 @@ def _same_site_links(page: Any, base: str, limit: int) -> list[str]:
 
 
 def local_pages(links_per_site: int = 4) -> Iterator[CapturedPage]:
-    """Capture each available local site's main page and up to ``links_per_site`` linked pages.
+    """Capture each local site's main page and up to ``links_per_site`` pages it links to.
 
-    Yields nothing when the local suite has no site yet. Starts its own servers and browser and
-    stops them when the iteration ends.
+    The browser is logged into every site with an account (through the backend's own login), so
+    the crawl sees what an agent sees. Yields nothing when the local suite has no site yet; starts
+    its own servers and browser and stops them when the iteration ends.
     """
     from envs.browser import acquire_playwright, release_playwright
-    from envs.local.launcher import LocalSites
+    from envs.local.backend import LocalBackend
     from envs.local.sites import available_sites
 
-    sites = available_sites()
-    if not sites:
+    if not available_sites():
         return
+    backend = LocalBackend()
     # BrowserGym's process-wide Playwright: a second sync driver in the same thread would fail.
     pw = acquire_playwright()
     try:
-        with LocalSites(sites) as servers:
-            browser = pw.chromium.launch(headless=True)
-            try:
-                yield from _crawl(browser, servers.urls, links_per_site)
-            finally:
-                browser.close()
+        urls = backend.urls()
+        browser = pw.chromium.launch(headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 720})
+            backend.login(context, list(urls))
+            yield from _crawl(context.new_page(), urls, links_per_site)
+        finally:
+            browser.close()
     finally:
+        backend.close()
         release_playwright()
 
 
-def _crawl(browser: Any, urls: dict[str, str], links_per_site: int) -> Iterator[CapturedPage]:
+def _crawl(page: Any, urls: dict[str, str], links_per_site: int) -> Iterator[CapturedPage]:
     from wrappers.axtree_capture import capture_axtree
 
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
     for site, base in urls.items():
         page.goto(base, wait_until="load")
         links = _same_site_links(page, base, links_per_site)
