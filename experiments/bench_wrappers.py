@@ -72,9 +72,10 @@ def local_pages(links_per_site: int = 4) -> Iterator[CapturedPage]:
     from envs.local.backend import LocalBackend
     from envs.local.sites import available_sites
 
-    if not available_sites():
+    sites = available_sites()
+    if not sites:
         return
-    backend = LocalBackend()
+    backend = LocalBackend(sites)
     # BrowserGym's process-wide Playwright: a second sync driver in the same thread would fail.
     pw = acquire_playwright()
     try:
