@@ -54,6 +54,7 @@ def probe_task_class():
         def __init__(self, seed: int, start_url: str):
             super().__init__(seed)
             self.start_url, self.slow_mo, self.timeout = start_url, 0, 5000
+            self.form: tuple[str, str, str] | None = None
 
         def setup(self, page):
             page.goto(self.start_url)

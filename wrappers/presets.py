@@ -1,0 +1,91 @@
+"""Named observation/action spaces, one per ablation row the wrappers control (agentoccam.md §10).
+
+A preset is (observation wrapper + its config, enabled commands). History and planning *behaviour*
+belong to the policy; the presets only decide what the model sees and which commands it may use,
+so "history" has the spaces of "simplified_obs" and "agentoccam" adds the planning commands.
+
+``make_env(env_id, preset)`` builds the env, puts the observation wrapper on it and the action
+wrapper outermost (so it validates ids against exactly what the model was shown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from wrappers.action import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
+from wrappers.observation import AgentOccamObservation, ObsConfig
+from wrappers.webarena_text import WebArenaTextObservation
+
+RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines (§10.2)
+_NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home: multi-site tasks only
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One ablation row's spaces. ``obs_config`` None = the vanilla viewport text observation."""
+
+    name: str
+    description: str
+    actions: tuple[str, ...]
+    obs_config: ObsConfig | None = None
+    viewport_lines: int | None = None  # line cap of the vanilla observation
+
+    def wrap(self, env: gym.Env) -> AgentOccamActions:
+        if self.obs_config is None:
+            observed: gym.Env = WebArenaTextObservation(env, viewport_only=True, max_lines=self.viewport_lines)
+        else:
+            observed = AgentOccamObservation(env, self.obs_config)
+        return AgentOccamActions(observed, ActionConfig(self.actions))
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("webarena", "vanilla WebArena: original actions, viewport tree", WEBARENA_COMMANDS),
+        Preset(
+            "reduced_actions",
+            "fewer actions (no hover/press/tabs/goto/go_forward); viewport tree, 500 lines",
+            ("click", "type", "scroll", *_NAVIGATION[2:]),
+            viewport_lines=RAW_TREE_LINES,
+        ),
+        Preset(
+            "no_scroll",
+            "no scrolling: the full page, raw tree (every alignment pass off), 500 lines",
+            _NAVIGATION,
+            obs_config=ObsConfig.none(max_lines=RAW_TREE_LINES),
+        ),
+        Preset("simplified_obs", "full page, aligned observation (every pass on)", _NAVIGATION, ObsConfig()),
+        Preset("history", "spaces of simplified_obs; the policy adds pivotal-node history", _NAVIGATION, ObsConfig()),
+        Preset("agentoccam", "aligned observation, reduced actions, branch/prune planning", AGENTOCCAM_COMMANDS, ObsConfig()),
+    )
+}
+
+
+def get_preset(preset: str | Preset) -> Preset:
+    if isinstance(preset, Preset):
+        return preset
+    if preset not in PRESETS:
+        raise KeyError(f"unknown preset {preset!r}; known presets: {', '.join(PRESETS)}")
+    return PRESETS[preset]
+
+
+def paired_action_mapping() -> Callable[[str], str]:
+    """The env's own BrowserGym action set, accepting multi-actions so ``type ... [1]`` runs fill +
+    Enter as one env step (one step of the budget, as in WebArena); the action wrapper sends at
+    most one command's actions per step."""
+    from envs.env import default_action_set
+
+    actions = default_action_set()
+    actions.multiaction = True
+    return actions.to_python_code
+
+
+def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> AgentOccamActions:
+    """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers."""
+    import envs
+
+    env_kwargs.setdefault("action_mapping", paired_action_mapping())
+    return get_preset(preset).wrap(envs.make(env_id, **env_kwargs))
