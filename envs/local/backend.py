@@ -1,7 +1,7 @@
 """LocalBackend: the SiteBackend of docs/design.md on top of :class:`LocalSites`.
 
-The instance serves every available local site (one process either way), so the homepage's links and
-multi-site tasks work whatever the task's own ``sites`` are. Logging in goes through each site's real
+The instance serves the task's sites plus the homepage (WebArena's "go home" target); serving only
+those keeps the server's start-up short. Logging in goes through each site's real
 form once per instance; the cookies it set are cached and re-added on later resets, which keeps reset
 fast and stays valid because the pristine accounts and the instance's secret key never change.
 """
@@ -10,14 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from envs.backends import SitesUnavailableError
 from envs.local.launcher import LocalSites, LocalSitesError
 from envs.local.sites import load_site
-
-try:
-    from envs.backends import SitesUnavailableError
-except ImportError:  # envs.backends is written in parallel; keep the contract's name until it lands
-    class SitesUnavailableError(RuntimeError):  # type: ignore[no-redef]
-        """The sites a task needs cannot be reached or started."""
 
 
 class LocalBackend:
@@ -34,19 +29,15 @@ class LocalBackend:
     def local(self) -> LocalSites:
         if self._local is None:
             try:
-                self._local = LocalSites()
+                self._local = LocalSites(sorted(set(self.sites) | {"homepage"}))
             except LocalSitesError as exc:
                 raise SitesUnavailableError(str(exc)) from exc
         return self._local
 
     def urls(self) -> dict[str, str]:
-        self.prepare()
         return self.local.urls
 
     def prepare(self) -> None:
-        missing = [site for site in self.sites if site not in self.local.sites]
-        if missing:
-            raise SitesUnavailableError(f"local suite has no site {', '.join(missing)}")
         try:
             self.local.ensure_running()
         except (LocalSitesError, OSError) as exc:

@@ -58,7 +58,8 @@ class LocalSites:
     @property
     def urls(self) -> dict[str, str]:
         """Base URL per site (no trailing slash); starts the server on first use."""
-        self.ensure_running()
+        if self._proc is None:
+            self.ensure_running()
         return dict(self._urls)
 
     def start(self) -> None:

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from typing import Any, Callable
@@ -36,14 +37,20 @@ class _LateApp:
         return self.app(environ, start_response)
 
 
+def _port_free(port: int) -> bool:
+    """Whether ``port`` can be bound (with address reuse, as the HTTP server binds it)."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
 def _bind(port: int, app: _LateApp) -> BaseWSGIServer:
-    """Bind the wanted port; on a clash fall back to a fresh free port."""
-    try:
-        return make_server(HOST, port, app, threaded=True)
-    except OSError:
-        if port == 0:
-            raise
-        return make_server(HOST, 0, app, threaded=True)
+    """Bind the wanted port; on a clash fall back to a fresh free port (werkzeug would exit instead)."""
+    return make_server(HOST, port if port and _port_free(port) else 0, app, threaded=True)
 
 
 def start(db_path: str, sites: list[str], secret: str, ports: dict[str, int] | None = None) -> tuple[dict[str, str], list[BaseWSGIServer]]:

@@ -8,8 +8,11 @@ of assuming all seven exist.
 from __future__ import annotations
 
 import importlib
+import logging
 from pathlib import Path
 from types import ModuleType
+
+logger = logging.getLogger(__name__)
 
 # WebArena's site names, in the order the homepage lists them.
 SITE_NAMES: tuple[str, ...] = (
@@ -51,12 +54,19 @@ def source_files(name: str) -> list[Path]:
 
 
 def available_sites() -> list[str]:
-    """Site names whose module imports, in :data:`SITE_NAMES` order."""
+    """Site names whose module imports, in :data:`SITE_NAMES` order.
+
+    A site that fails to import is left out with a warning, so one broken site does not take the
+    others down; asking for it by name (:func:`load_site`) still raises the real error.
+    """
     names = []
     for name in SITE_NAMES:
         try:
             load_site(name)
         except UnknownSiteError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - reported, the other sites stay usable
+            logger.warning("local site %s is unavailable: %s: %s", name, type(exc).__name__, exc)
             continue
         names.append(name)
     return names
