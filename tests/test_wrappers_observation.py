@@ -204,6 +204,7 @@ def test_pivotal_edge_cases():
     tree = process_axtree(CARD_4_5)
     assert tree.pivotal(set()) == ""
     assert tree.pivotal({"999", "abc"}) == ""
+    assert tree.node("26") is tree.node("25") and tree.node("26").role == "combobox"
     assert tree.pivotal({"26"}) == tree.pivotal({"25"})  # an option id selects its folded dropdown
     assert "View Order" in tree.pivotal({"51"})  # a link folded into a table row selects the row
     assert tree.pivotal({"62"}, max_nodes=6) == ""  # 6 nodes: not below the threshold

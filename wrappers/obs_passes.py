@@ -21,7 +21,10 @@ Decisions on the card's §12 quirks and gaps, next to the code they concern:
 * table cells: the card appends the renderings of all descendants to the cell name joined by TAB
   (``View OrderReorder\\tlink [1] 'View Order'...``). We join with spaces, give plain text for
   non-interactive descendants, full ``role [id] 'name'`` renderings only for interactive ones, and
-  drop the cell's own name when it only concatenates its descendants' texts.
+  drop the cell's own name when it only concatenates its descendants' texts. Today's Chromium
+  no longer emits ``LayoutTable*`` roles (layout tables arrive as ``table``/``row``/``cell``), so
+  the card's separate LayoutTable branch becomes the same Markdown conversion: ``| a | b |`` rows,
+  with a header and ``| --- |`` separator only where the table has column headers.
 """
 
 from __future__ import annotations

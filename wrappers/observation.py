@@ -32,7 +32,14 @@ PIVOTAL_MAX_NODES = 30  # card §3.1: a highlight with this many nodes or more i
 
 @dataclass(frozen=True)
 class ObsConfig:
-    """One switch per pass of the card's pipeline (§4.3), plus the rendering's line cap."""
+    """One switch per pass of the card's pipeline (§4.3), plus the rendering's line cap.
+
+    Card steps: ``clean_names`` 1, ``drop_noise_properties`` 2, ``remove_redundant_text`` 3 and 8,
+    ``remove_images`` 4 and 6, ``remove_duplicates`` 5, ``lift_text`` 7, ``rename_roles`` 9,
+    ``fold_options`` 10, ``description_lists`` 11, ``tables_to_markdown`` 12, ``merge_headings``
+    13; ``ids_only_interactive`` shows ids on interactive roles only (off: on every element that
+    has one). ``ObsConfig.none()`` is the normalised source tree with every pass off.
+    """
 
     clean_names: bool = True
     drop_noise_properties: bool = True
