@@ -44,7 +44,6 @@ _LAYOUT_ROLES = frozenset({
 _IGNORED_PROPS = frozenset({
     "focusable", "editable", "readonly", "level", "settable", "multiline", "invalid", "url",
 })
-_NO_VALUE: dict[str, Any] = {}
 _TEXT_FIELDS = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
 
 
@@ -105,11 +104,11 @@ class Node:
 
 def _scalar_props(raw: dict[str, Any]) -> dict[str, Any]:
     props: dict[str, Any] = {}
-    for prop in raw.get("properties", ()):
-        name = prop.get("name")
-        if name in _IGNORED_PROPS:
+    for prop in raw.get("properties") or ():
+        name = prop.get("name") if isinstance(prop, dict) else None
+        if not isinstance(name, str) or name in _IGNORED_PROPS:
             continue
-        value = prop.get("value", {}).get("value")
+        value = _field(prop, "value")
         if value is None or isinstance(value, (list, dict)):
             continue
         props[name] = value
@@ -119,6 +118,9 @@ def _scalar_props(raw: dict[str, Any]) -> dict[str, Any]:
 def build_tree(axtree_object: dict[str, Any]) -> Node:
     """Build the normalised tree (module docstring) rooted at the page's ``RootWebArea``."""
     raw_nodes = axtree_object.get("nodes") or []
+    if not raw_nodes:
+        return Node("RootWebArea", "", None, {})
+    raw_nodes = [n for n in raw_nodes if isinstance(n, dict)]
     if not raw_nodes:
         return Node("RootWebArea", "", None, {})
     by_id = {n.get("nodeId"): n for n in raw_nodes}
@@ -143,11 +145,11 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
         stack.append((raw, role, out, kids))
         text_field = role in _TEXT_FIELDS
         queued = []
-        for child_id in raw.get("childIds", ()):
-            child = by_id.get(child_id)
+        for child_id in raw.get("childIds") or ():
+            child = by_id.get(child_id) if isinstance(child_id, (str, int)) else None
             if child is None:
                 continue
-            child_role = str((child.get("role") or _NO_VALUE).get("value", ""))
+            child_role = _role(child)
             if child_role in _DROPPED_ROLES or (text_field and _is_editor(child, child_role)):
                 continue
             queued.append((child, child_role, kids, None))
@@ -165,15 +167,15 @@ def _finish(raw: dict[str, Any], role: str, out: list[Node], kids: list[Node]) -
     if raw.get("ignored") or role in _SPLICED_ROLES:
         out.extend(kids)
         return
-    name = (raw.get("name") or _NO_VALUE).get("value") or ""
+    name = _field(raw, "name") or ""
     props = _scalar_props(raw) if "properties" in raw else {}
     if not name and not props and role in _LAYOUT_ROLES:
         out.extend(kids)
         return
     if role in _TEXT_FIELDS:
-        value = str((raw.get("value") or _NO_VALUE).get("value") or "")
+        value = str(_field(raw, "value") or "")
         if value and value != name and value != str(props.get("valuetext", "")):
-            if role != "combobox" or any(p.get("name") == "editable" for p in raw.get("properties", ())):
+            if role != "combobox" or _has_prop(raw, "editable"):
                 props = {"value": value, **props}
     node = Node(role, str(name), raw.get("browsergym_id"), props, kids)
     for kid in kids:
@@ -181,8 +183,18 @@ def _finish(raw: dict[str, Any], role: str, out: list[Node], kids: list[Node]) -
     out.append(node)
 
 
+def _field(raw: dict[str, Any], key: str) -> Any:
+    """CDP wraps values as ``{"type": ..., "value": ...}``; anything else reads as missing."""
+    wrapped = raw.get(key)
+    return wrapped.get("value") if isinstance(wrapped, dict) else None
+
+
 def _role(raw: dict[str, Any]) -> str:
-    return str(raw.get("role", {}).get("value", ""))
+    return str(_field(raw, "role") or "")
+
+
+def _has_prop(raw: dict[str, Any], name: str) -> bool:
+    return any(isinstance(p, dict) and p.get("name") == name for p in raw.get("properties") or ())
 
 
 def _is_editor(raw: dict[str, Any], role: str) -> bool:
@@ -192,6 +204,4 @@ def _is_editor(raw: dict[str, Any], role: str) -> bool:
     """
     if raw.get("ignored"):
         return True
-    return role in ("generic", "StaticText") and any(
-        p.get("name") == "editable" for p in raw.get("properties", ())
-    )
+    return role in ("generic", "StaticText") and _has_prop(raw, "editable")
