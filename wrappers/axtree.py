@@ -152,7 +152,8 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
             child_role = _role(child)
             if child_role in _DROPPED_ROLES or (text_field and _is_editor(child, child_role)):
                 continue
-            queued.append((child, child_role, kids, None))
+            # A StaticText's children are only InlineTextBoxes: finish it without visiting them.
+            queued.append((child, child_role, kids, [] if child_role == "StaticText" else None))
         stack.extend(reversed(queued))
     if len(roots) == 1 and roots[0].role == "RootWebArea":
         return roots[0]
