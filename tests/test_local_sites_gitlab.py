@@ -79,6 +79,17 @@ def test_pages_render_with_many_elements(client, path, min_links):
     assert response.data.decode().count("<a ") >= min_links
 
 
+def test_every_page_kind_renders(client):
+    for path in ("/", "/explore", "/dashboard/projects/starred", "/dashboard/groups", "/explore/groups",
+                 "/groups/primer", "/groups/primer/-/group_members", "/primer", "/kilian", f"/users/{ME}/starred",
+                 "/-/profile", "/projects/new", "/primer/design/-/tree/main/docs", "/primer/design/-/blob/main/README.md",
+                 "/primer/design/-/issues/1", "/primer/design/-/merge_requests/1", "/primer/design/-/issues/new",
+                 "/primer/design/-/merge_requests/new", "/primer/design/-/milestones", "/primer/design/-/labels",
+                 "/primer/design/-/edit", "/dashboard/issues?author_username=kilian"):
+        response = client.get(path, follow_redirects=True)
+        assert response.status_code == 200, path
+
+
 def test_private_projects_are_hidden_from_non_members(client, db_path):
     assert client.get("/byteblaze/dotfiles").status_code == 200
     client.post("/users/sign_out")

@@ -81,6 +81,16 @@ def test_pages_render_with_many_elements(client, path, min_links):
     assert response.data.decode().count("<a ") >= min_links
 
 
+def test_member_pages_render(member, db_path):
+    cid, sid = _db(db_path).execute("SELECT id, submission_id FROM reddit_comment WHERE submission_id IN"
+                                    " (SELECT id FROM reddit_submission WHERE forum_id = 1) LIMIT 1").fetchone()
+    forum = _db(db_path).execute("SELECT name FROM reddit_forum WHERE id = 1").fetchone()[0]
+    for path in ("/submit", "/submit/books", f"/user/{USER}/edit_biography", f"/user/{USER}/comments",
+                 f"/user/{USER}/submissions", f"/f/{forum}/{sid}/-/comment/{cid}", "/forums/submissions"):
+        assert member.get(path).status_code == 200, path
+    assert 'class="comment-form"' in member.get(f"/f/{forum}/{sid}/-/comment/{cid}").data.decode()
+
+
 def test_alphabetical_forum_list_is_sorted_case_insensitively(client):
     names = re.findall(r'<li><a href="/f/([^"]+)">', client.get("/forums/alphabetical").data.decode())
     assert len(names) == 40 and names == sorted(names, key=str.lower)
@@ -155,6 +165,8 @@ def test_only_the_author_edits_a_post_and_biography(member, db_path):
     own = _post_id(db_path, "The Night Agent renewed for season 2 at Netflix")
     other = _post_id(db_path, "Adults reading to each other out loud?")
     assert member.get(f"/f/books/{other}/-/edit").status_code == 403
+    form = member.get(f"/f/television/{own}/-/edit").data.decode()
+    assert "Great news, the first season was a fun ride.</textarea>" in form
     assert member.post(f"/f/television/{own}/-/edit", data={"title": "", "body": "x"}).status_code == 400
     member.post(f"/f/television/{own}/-/edit", data={"title": "The Night Agent renewed", "body": "Line two"})
     assert "Line two" in member.get(f"/f/television/{own}/x").data.decode()

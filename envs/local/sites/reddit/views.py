@@ -350,7 +350,7 @@ def create_app(ctx: SiteContext) -> Flask:
                 db.commit()
                 flash("The submission was edited.")
                 return redirect(url_for("submission", forum=forum, sid=sid, slug=slugify(request.form["title"])))
-        values = request.form if request.method == "POST" else post
+        values = request.form if request.method == "POST" else dict(post)
         return render_template("edit_submission.html", post=post, errors=errors, values=values), \
             (400 if errors else 200)
 
