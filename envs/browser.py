@@ -9,9 +9,12 @@ in-memory chat, which halves reset time and saves a second browser per environme
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import shutil
+import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +97,44 @@ def install_launch_patch() -> None:
     BrowserType.launch = launch  # type: ignore[method-assign]
 
 
+def _light_stack(context: int = 1) -> list[inspect.FrameInfo]:
+    """``inspect.stack()`` without reading source files (no ``code_context``)."""
+    frames = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        frames.append(inspect.FrameInfo(frame, code.co_filename, frame.f_lineno, code.co_name, None, None))
+        frame = frame.f_back
+    return frames
+
+
+def install_fast_stack_patch() -> None:
+    """Make Playwright's per-call stack capture cheap.
+
+    Playwright 1.44 calls ``inspect.stack()`` two or three times per API call to label its protocol
+    messages; that reads and tokenises the source of every frame, which on this machine was about a
+    third of an ``env.step``. The labels only need file names, lines and function names, which the
+    light stack provides. Only Playwright's own modules see the replacement.
+    """
+    import playwright._impl._connection as connection
+    import playwright._impl._network as network
+    import playwright._impl._sync_base as sync_base
+
+    light_inspect = types.SimpleNamespace(**{**vars(inspect), "stack": _light_stack})
+    for module in (connection, network, sync_base):
+        module.inspect = light_inspect
+
+
+def remove_fast_stack_patch() -> None:
+    """Undo :func:`install_fast_stack_patch` (benchmarks time plain BrowserGym without it)."""
+    import playwright._impl._connection as connection
+    import playwright._impl._network as network
+    import playwright._impl._sync_base as sync_base
+
+    for module in (connection, network, sync_base):
+        module.inspect = inspect
+
+
 class HeadlessChat:
     """In-memory stand-in for BrowserGym's chat window, used when no human watches.
 
@@ -117,3 +158,41 @@ class HeadlessChat:
 
     def close(self) -> None:
         pass
+
+
+# One Playwright driver (a node process) per Python process: sync Playwright cannot run two in one
+# thread, and BrowserGym keeps its instance in a module global. Our environments lease it and the last
+# one to close stops it, so a closed environment leaves no driver process behind.
+_leases = 0
+
+
+def acquire_playwright():
+    """The process-wide Playwright (BrowserGym's global instance), started if needed."""
+    global _leases
+    from browsergym.core import _get_global_playwright
+
+    install_launch_patch()
+    playwright = _get_global_playwright()
+    _leases += 1
+    return playwright
+
+
+def release_playwright() -> None:
+    """Give back one lease; the last one stops the driver (a later lease starts a fresh one)."""
+    global _leases
+    _leases = max(0, _leases - 1)
+    if _leases == 0:
+        stop_playwright()
+
+
+def stop_playwright() -> None:
+    """Stop the shared driver even if it is already dead, and forget it."""
+    import browsergym.core as bgym_core
+
+    playwright = bgym_core._PLAYWRIGHT
+    bgym_core._set_global_playwright(None)
+    if playwright is not None:
+        try:
+            playwright.stop()
+        except Exception:  # noqa: BLE001 - a crashed driver cannot be stopped twice
+            pass

@@ -1,0 +1,685 @@
+"""``WebArenaEnv``: a BrowserGym ``BrowserEnv`` made fast and safe enough for WebArena studies.
+
+What differs from plain BrowserGym, and why:
+- one Chromium per environment, reused across resets (a fresh context per episode): a launch costs
+  more than a whole step;
+- no chat browser when headless, no ``slow_mo``, no fixed pre-observation sleep (load states instead);
+- ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions;
+- the evaluator runs once, when the agent answers or the step budget runs out, never on every step;
+- navigation outside the task's sites is blocked, so an agent cannot look answers up elsewhere;
+- ``snapshot()``/``restore()`` for search policies, exact when the backend can snapshot its data;
+- a crashed browser ends the episode with an error instead of an exception, and the next reset
+  relaunches it.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+import playwright.sync_api
+from browsergym.core.action.base import execute_python_code
+from browsergym.core.action.highlevel import HighLevelActionSet
+from browsergym.core.chat import Chat
+from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE, EXTRACT_OBS_MAX_TRIES
+from browsergym.core.env import BrowserEnv, _try_to_extract_legacy_goal
+from browsergym.core.observation import (
+    MarkingError,
+    extract_dom_extra_properties,
+    extract_dom_snapshot,
+    extract_merged_axtree,
+    extract_screenshot,
+)
+from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
+
+from .backends import BackendFactory, SiteBackend, origin
+from .browser import HeadlessChat, acquire_playwright, install_fast_stack_patch, release_playwright, stop_playwright
+from .observation import focused_element_bid, mark_elements, unmark
+from .task import WebArenaTask, answer_from_chat
+
+logger = logging.getLogger(__name__)
+
+ObsMode = Literal["full", "axtree"]
+DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
+GREETING = "Hi! I am your UI assistant, I can perform web tasks for you. What can I help you with?"
+# Errors BrowserGym's extraction hits while a page is still changing; retried after the page settles.
+_TRANSIENT_EXTRACTION_ERRORS = (
+    "Frame was detached",
+    "Frame with the given frameId is not found",
+    "Execution context was destroyed",
+    "Frame has been detached",
+    "Cannot mark a child frame without a bid",
+    "Cannot read properties of undefined",
+)
+# Tells BrowserGym which tab the user is looking at (Playwright has no notion of an active page).
+_ACTIVATION_EVENTS = (
+    "focus", "focusin", "load", "pageshow", "mousemove", "mouseup", "mousedown",
+    "wheel", "keyup", "keydown", "input", "touchstart", "touchend",
+)  # fmt: skip
+_ACTIVATION_SCRIPT = (
+    "(() => { const ping = () => window.browsergym_page_activated(); ping();"
+    f" for (const name of {list(_ACTIVATION_EVENTS)!r}) window.addEventListener(name, ping, {{capture: true}});"
+    " document.addEventListener('visibilitychange', () => {"
+    " if (document.visibilityState === 'visible') ping(); }, {capture: true}); })();"
+)
+# Safe, non-terminating actions for ``action_space.sample()`` (random exploration, env checkers).
+_SAMPLE_ACTIONS = ("noop(0)", "scroll(0, 200)", "scroll(0, -200)", "go_back()", "go_forward()")
+
+
+class BrowserActionSpace(Unicode):
+    """Any BrowserGym action string; ``sample()`` draws a harmless navigation-free action."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        return _SAMPLE_ACTIONS[int(self.np_random.integers(len(_SAMPLE_ACTIONS)))]
+
+    def __repr__(self) -> str:
+        return "BrowserActionSpace()"
+
+
+def observation_space() -> gym.spaces.Dict:
+    """BrowserGym's observation dict, with shapes that match what is actually returned."""
+    return gym.spaces.Dict(
+        {
+            "chat_messages": gym.spaces.Sequence(
+                gym.spaces.Dict({"role": Unicode(), "timestamp": Float(), "message": Unicode()})
+            ),
+            "goal": Unicode(),
+            "goal_object": gym.spaces.Sequence(AnyDict()),
+            "open_pages_urls": gym.spaces.Sequence(Unicode()),
+            "open_pages_titles": gym.spaces.Sequence(Unicode()),
+            "active_page_index": gym.spaces.Box(low=0, high=255, shape=(1,), dtype=np.int64),
+            "url": Unicode(),
+            "screenshot": AnyBox(low=0, high=255, shape=(-1, -1, 3), dtype=np.uint8),
+            "dom_object": AnyDict(),
+            "axtree_object": AnyDict(),
+            "extra_element_properties": AnyDict(),
+            "focused_element_bid": Unicode(),
+            "last_action": Unicode(),
+            "last_action_error": Unicode(),
+            "elapsed_time": gym.spaces.Box(low=0, high=np.inf, shape=(1,), dtype=np.float64),
+        }
+    )
+
+
+def default_action_set() -> HighLevelActionSet:
+    """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule)."""
+    return HighLevelActionSet(
+        subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=False, strict=False, retry_with_force=True
+    )
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One recorded move: an agent ``step`` (counted) or a controlled ``goto`` (not counted).
+
+    ``url`` is the active page's URL afterwards: the checkpoint a replay compares against and
+    returns to when the replayed page drifted.
+    """
+
+    kind: Literal["step", "goto"]
+    value: str
+    url: str
+
+
+@dataclass(frozen=True)
+class EnvSnapshot:
+    """Everything needed to bring an episode back (see :meth:`WebArenaEnv.restore`)."""
+
+    seed: int | None
+    site_state: Any  # backend token, None when the backend cannot snapshot
+    storage_state: dict
+    tab_urls: tuple[str, ...]
+    active_tab: int
+    step_count: int
+    history: tuple[HistoryEntry, ...]
+    chat_messages: tuple[dict, ...]
+    goal_object: tuple[dict, ...]
+
+    @property
+    def url_checkpoints(self) -> tuple[str, ...]:
+        return tuple(entry.url for entry in self.history)
+
+
+class EpisodeError(RuntimeError):
+    """The browser cannot continue this episode (crashed or closed)."""
+
+
+@dataclass
+class _Episode:
+    seed: int | None = None
+    step_count: int = 0
+    over: bool = False
+    history: list[HistoryEntry] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    blocked_popups: int = 0
+    last_obs: dict | None = None
+
+
+class WebArenaEnv(BrowserEnv):
+    """A WebArena task as a Gymnasium environment (contract: docs/design.md, "envs")."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        task_entrypoint: type[WebArenaTask] = WebArenaTask,
+        task_kwargs: dict | None = None,
+        *,
+        env_id: str | None = None,
+        headless: bool = True,
+        obs_mode: ObsMode = "full",
+        max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS,
+        judge_model: str | None = None,
+        judge_mock: Any = None,
+        action_mapping: Any = None,
+        slow_mo: int = 0,
+        pre_observation_delay: float = 0.0,
+        **browser_kwargs: Any,
+    ) -> None:
+        if obs_mode not in ("full", "axtree"):
+            raise ValueError(f"obs_mode must be 'full' or 'axtree', not {obs_mode!r}")
+        if max_episode_steps < 1:
+            raise ValueError("max_episode_steps must be at least 1")
+        if browser_kwargs.pop("use_raw_page_output", False):
+            raise ValueError("use_raw_page_output is not supported by WebArenaEnv")
+        install_fast_stack_patch()
+        task_kwargs = dict(task_kwargs or {})
+        backend = task_kwargs.pop("backend", None)
+        if "config" not in task_kwargs or backend is None:
+            raise ValueError("task_kwargs needs 'config' (the task JSON) and 'backend' (a SiteBackend factory)")
+        super().__init__(
+            task_entrypoint=task_entrypoint,
+            task_kwargs=task_kwargs,
+            headless=headless,
+            slow_mo=slow_mo,
+            action_mapping=action_mapping or default_action_set().to_python_code,
+            pre_observation_delay=pre_observation_delay,
+            **browser_kwargs,
+        )
+        self.env_id = env_id
+        self.obs_mode: ObsMode = obs_mode
+        self.max_episode_steps = max_episode_steps
+        self.judge_model = judge_model
+        self.judge_mock = judge_mock
+        self.observation_space = observation_space()
+        self.action_space = BrowserActionSpace()
+        self._backend_factory: BackendFactory = backend
+        self._backend: SiteBackend | None = None
+        self._leased = False
+        self._episode = _Episode()
+        self.task: WebArenaTask | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def backend(self) -> SiteBackend:
+        if self._backend is None:
+            self._backend = self._backend_factory()
+        return self._backend
+
+    @property
+    def task_config(self) -> dict:
+        """The task JSON, placeholders replaced once a reset has resolved the site URLs."""
+        return self.task.config if self.task is not None else self.task_kwargs["config"]
+
+    @property
+    def step_count(self) -> int:
+        return self._episode.step_count
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        if self.task is None:
+            return ()
+        return tuple(sorted({origin(url) for url in self.task.site_urls.values()}))
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        gym.Env.reset(self, seed=seed)
+        self._close_episode()
+        try:
+            # Fail fast (missing variables, dead servers) before any browser is launched.
+            self.backend.prepare()
+            self.task = self._new_task(seed)
+            self._open_context()
+            self.page = self.context.new_page()
+            goal, task_info = self.task.setup(page=self.page)
+        except Exception:
+            self._close_episode()
+            if self.browser is None:
+                self._release_driver()
+            raise
+        self._start_chat([{"type": "text", "text": goal}] if isinstance(goal, str) else list(goal or []))
+        self._episode = _Episode(seed=seed)
+        self._settle()
+        obs = self._observe()
+        info = {"env_id": self.env_id, **task_info, "task_info": task_info, "max_episode_steps": self.max_episode_steps}
+        return obs, info
+
+    def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
+        if self.task is None or self.context is None:
+            raise RuntimeError("call reset() before step()")
+        if self._episode.over:
+            return self._error_transition("the episode has ended; call reset() to start a new one")
+        try:
+            return self._step(action)
+        except (playwright.sync_api.Error, EpisodeError) as exc:
+            return self._broken_transition(exc)
+
+    def goto(self, url: str) -> tuple[dict, dict]:
+        """Controlled navigation of the active tab (a search policy's checkpoint); counts no step."""
+        if self.task is None or self.context is None:
+            raise RuntimeError("call reset() before goto()")
+        try:
+            self._run(lambda: self.page.goto(url), f"goto({url!r})")
+            self._episode.history.append(HistoryEntry("goto", url, self.page.url))
+            obs = self._observe()
+        except (playwright.sync_api.Error, EpisodeError) as exc:
+            obs, _, _, _, info = self._broken_transition(exc)
+            return obs, info
+        return obs, {"url": self.page.url, "step": self._episode.step_count}
+
+    def snapshot(self) -> EnvSnapshot:
+        """Capture the episode: site data (if the backend can), cookies/storage, tabs, counters, history."""
+        if self.task is None or self.context is None:
+            raise RuntimeError("call reset() before snapshot()")
+        self._require_browser()
+        pages = self.context.pages
+        return EnvSnapshot(
+            seed=self._episode.seed,
+            site_state=self.backend.snapshot_state(),
+            storage_state=self.context.storage_state(),
+            tab_urls=tuple(page.url for page in pages),
+            active_tab=pages.index(self.page) if self.page in pages else 0,
+            step_count=self._episode.step_count,
+            history=tuple(self._episode.history),
+            chat_messages=tuple(copy.deepcopy(self.chat.messages)),
+            goal_object=tuple(copy.deepcopy(self.goal_object)),
+        )
+
+    def restore(self, snap: EnvSnapshot) -> tuple[dict, dict]:
+        """Bring back ``snap``: exactly when it holds a site-state token, else reset + replay.
+
+        The replay re-runs every recorded action (a replay that skipped actions would lose their
+        effects on the sites) and checks the URL checkpoint after each one, navigating back to it
+        when the page drifted; ``info["replay_mismatches"]`` counts those repairs.
+        """
+        if snap.site_state is not None:
+            info = self._restore_exact(snap)
+        else:
+            info = self._restore_by_replay(snap)
+        self._episode.step_count = snap.step_count
+        self._episode.history = list(snap.history)
+        self.chat.messages = copy.deepcopy(list(snap.chat_messages))
+        self._focus_tab(snap.active_tab)
+        self._settle()
+        obs = self._observe()
+        return obs, {"env_id": self.env_id, **self.task.task_info(), **info, "step": snap.step_count}
+
+    def close(self) -> None:
+        self._close_episode()
+        self._close_browser()
+        if self._backend is not None:
+            try:
+                self._backend.close()
+            finally:
+                self._backend = None
+        self._release_driver()
+
+    # ------------------------------------------------------------------ episode pieces
+
+    def _new_task(self, seed: int | None) -> WebArenaTask:
+        return self.task_entrypoint(
+            seed=seed, backend=self.backend, judge_model=self.judge_model, judge_mock=self.judge_mock,
+            **self.task_kwargs,
+        )  # fmt: skip
+
+    def _open_context(self, storage_state: dict | None = None) -> None:
+        """A fresh browser context (cookies, storage, tabs) on the reused browser."""
+        self._ensure_browser()
+        viewport = self.viewport or self.task.viewport
+        context_kwargs = dict(self.pw_context_kwargs)
+        if storage_state is not None:
+            context_kwargs["storage_state"] = storage_state
+        self.context = self.browser.new_context(
+            viewport=viewport,
+            locale=self.locale or self.task.locale,
+            timezone_id=self.timezone_id or self.task.timezone_id,
+            record_video_dir=f"{self.record_video_dir}/task_video" if self.record_video_dir else None,
+            record_video_size=viewport if self.record_video_dir else None,
+            **context_kwargs,
+        )
+        self.context.set_default_timeout(self.timeout or self.task.timeout)
+        self.context.expose_binding(
+            "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
+        )
+        self.context.add_init_script(_ACTIVATION_SCRIPT)
+        self._install_url_guard()
+        self.page_history = {}
+
+    def _start_chat(self, goal_object: list[dict]) -> None:
+        self.goal_object = goal_object
+        viewport = self.viewport or self.task.viewport
+        chat_class = HeadlessChat if self.headless else Chat
+        self.chat = chat_class(
+            headless=self.headless, chat_size=(500, max(viewport["height"], 800)), record_video_dir=self.record_video_dir
+        )
+        self.chat.add_message(role="assistant", msg=GREETING)
+        for message in goal_object:
+            if message["type"] == "text":
+                self.chat.add_message(role="user", msg=message["text"])
+            else:
+                image = message["image_url"]
+                self.chat.add_message(role="user_image", msg=image["url"] if isinstance(image, dict) else image)
+        self.start_time = time.time()
+        self.last_action = ""
+        self.last_action_error = ""
+        self.infeasible_message_received = False
+
+    def _step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
+        self._require_browser()
+        episode = self._episode
+        episode.step_count += 1
+        info, send_message, report_infeasible = self.pre_step()
+        messages_before = len(self.chat.messages)
+
+        def run_action() -> None:
+            code = self.action_mapping(action) if self.action_mapping else action
+            execute_python_code(
+                code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
+            )
+
+        self._run(run_action, action)
+        info["action_exec_stop"] = time.time()
+        episode.history.append(HistoryEntry("step", action, self.page.url))
+        answered = len(self.chat.messages) > messages_before and answer_from_chat(self.chat.messages) is not None
+        truncated = not answered and episode.step_count >= self.max_episode_steps
+        obs = self._observe()
+        reward = 0.0
+        info["step"] = episode.step_count
+        if answered or truncated:
+            episode.over = True
+            evaluation = self._evaluate(answered)
+            reward = float(evaluation["score"])
+            info["evaluation"] = evaluation
+        return obs, reward, answered, truncated, info
+
+    def _run(self, operation, label: str) -> None:
+        """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error."""
+        self.last_action = label
+        self._episode.blocked.clear()
+        try:
+            operation()
+            self.last_action_error = ""
+        except playwright.sync_api.Error as exc:
+            if not self._browser_alive():
+                raise EpisodeError(f"the browser died during {label}: {exc}") from exc
+            self.last_action_error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - unknown/malformed actions are the agent's error, not ours
+            self.last_action_error = f"{type(exc).__name__}: {exc}"
+        self._settle()
+        if self._episode.blocked_popups:
+            self._close_blocked_tabs(wait=True)
+        if self._episode.blocked:
+            self.last_action_error = (
+                f"Blocked navigation to {self._episode.blocked[0]}: only the task's sites are allowed "
+                f"({', '.join(self.allowed_origins)})."
+            )
+
+    def _evaluate(self, answered: bool) -> dict:
+        """Run the evaluator once; the active page/tab history is restored if it navigates."""
+        page, history = self.page, self.page_history.copy()
+        for open_page in self.context.pages:  # the evaluator reads HTML: no bid marks in it
+            unmark(open_page)
+        answer = answer_from_chat(self.chat.messages) if answered else ""
+        evaluation = self.task.evaluate(self.page, answer or "", last_url=self.page.url)
+        self.page, self.page_history = page, history
+        return evaluation
+
+    def _settle(self) -> None:
+        """Wait for load states (never a fixed sleep) and fix up which tab is active."""
+        if self.pre_observation_delay:
+            time.sleep(self.pre_observation_delay)
+        self.context.cookies()  # a round trip that lets queued page-activation callbacks run
+        self._wait_dom_loaded()
+        if self._episode.blocked_popups:
+            self._close_blocked_tabs()
+        self._active_page_check()
+
+    def _observe(self) -> dict:
+        obs = self._get_obs()
+        self._episode.last_obs = obs
+        return obs
+
+    def _get_obs(self) -> dict:
+        page_obs = self._extract_page()
+        pages = self.context.pages
+        screenshot = extract_screenshot(self.page) if self.obs_mode == "full" else np.zeros((1, 1, 3), np.uint8)
+        return {
+            "chat_messages": tuple(copy.deepcopy(self.chat.messages)),
+            "goal": _try_to_extract_legacy_goal(self.goal_object),
+            "goal_object": tuple(copy.deepcopy(self.goal_object)),
+            "open_pages_urls": tuple(page.url for page in pages),
+            "open_pages_titles": tuple(page.title() for page in pages),
+            "active_page_index": np.asarray([pages.index(self.page)], dtype=np.int64),
+            "url": self.page.url,
+            "screenshot": screenshot,
+            **page_obs,
+            "last_action": self.last_action,
+            "last_action_error": self.last_action_error,
+            "elapsed_time": np.asarray([time.time() - self.start_time], dtype=np.float64),
+        }
+
+    def _extract_page(self) -> dict:
+        """Mark elements with bids, then read the AX tree (and, in full mode, the DOM snapshot)."""
+        for tries_left in reversed(range(EXTRACT_OBS_MAX_TRIES)):
+            try:
+                sticky = mark_elements(
+                    self.page, self.tags_to_mark, with_visibility=self.obs_mode == "full", lenient=tries_left == 0
+                )
+                extracted = {
+                    "axtree_object": extract_merged_axtree(self.page),
+                    "focused_element_bid": focused_element_bid(self.page),
+                    "dom_object": {},
+                    "extra_element_properties": {},
+                }
+                if self.obs_mode == "full":
+                    dom = extract_dom_snapshot(self.page)
+                    extracted["dom_object"] = dom
+                    scale = getattr(self.page, "_bgym_scale_factor", 1.0)
+                    extracted["extra_element_properties"] = extract_dom_extra_properties(dom, scale_factor=scale)
+                break
+            except (playwright.sync_api.Error, MarkingError) as exc:
+                if tries_left == 0 or not any(text in str(exc) for text in _TRANSIENT_EXTRACTION_ERRORS):
+                    raise
+                logger.debug("page changed during extraction, retrying: %s", exc)
+                unmark(self.page)
+                self._wait_dom_loaded()
+        if not sticky:
+            unmark(self.page)
+        return extracted
+
+    def _mark_page(self) -> None:
+        """Give the current page's elements their bids without a full observation (used by replays)."""
+        if not mark_elements(self.page, self.tags_to_mark, with_visibility=False, lenient=True):
+            unmark(self.page)
+
+    # ------------------------------------------------------------------ URL guard
+
+    def _install_url_guard(self) -> None:
+        """Abort navigations (any frame) to origins outside the task's sites.
+
+        Only URLs outside the allowed origins are routed to Python (the pattern is matched by the
+        driver), so pages on the task's sites pay nothing. Sub-resources from other origins pass:
+        the real map site loads tiles and routes from servers on other ports.
+        """
+        allowed = "|".join(re.escape(allowed) for allowed in self.allowed_origins) or "(?!)"
+        outside = re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))(?:https?|wss?|ftp|file):", re.IGNORECASE)
+        self.context.route(outside, self._guard_request)
+
+    def _guard_request(self, route: playwright.sync_api.Route, request: playwright.sync_api.Request) -> None:
+        if not request.is_navigation_request():
+            route.continue_()
+            return
+        self._episode.blocked.append(request.url)
+        try:
+            request.frame
+        except playwright.sync_api.Error:
+            # A new tab's first navigation: abort it, so the tab commits an error page, gets reported
+            # to us and is closed after the action.
+            self._episode.blocked_popups += 1
+            route.abort("blockedbyclient")
+            return
+        # "204 No Content" cancels a navigation and leaves the page where it was (an abort would
+        # leave Chromium's error page in its place).
+        route.fulfill(status=204, body="")
+
+    def _close_blocked_tabs(self, wait: bool = False) -> None:
+        """Close the tabs that a blocked new-tab navigation left on Chromium's error page.
+
+        Playwright reports such a tab only once its error page commits, so an action that opened
+        one waits (briefly) for it, and later observations close any that arrive late.
+        """
+        if wait and not any(page.url.startswith("chrome-error://") for page in self.context.pages):
+            try:
+                self.context.wait_for_event("page", timeout=1_000)
+            except playwright.sync_api.TimeoutError:
+                pass
+        for page in list(self.context.pages):
+            if page.url.startswith("chrome-error://") and len(self.context.pages) > 1:
+                page.close()
+                self._episode.blocked_popups = max(0, self._episode.blocked_popups - 1)
+        self._active_page_check()
+
+    # ------------------------------------------------------------------ restore
+
+    def _restore_exact(self, snap: EnvSnapshot) -> dict:
+        if self.task is None:
+            self.backend.prepare()
+            self.task = self._new_task(snap.seed)
+        self._close_episode(keep_task=True)
+        self.backend.restore_state(snap.site_state)
+        self._open_context(storage_state=snap.storage_state)
+        self._start_chat(list(copy.deepcopy(snap.goal_object)))
+        for url in snap.tab_urls or ("about:blank",):
+            self.context.new_page().goto(url)
+        self.page = self.context.pages[0]
+        self._episode = _Episode(seed=snap.seed)
+        return {"restore_method": "exact"}
+
+    def _restore_by_replay(self, snap: EnvSnapshot) -> dict:
+        self.reset(seed=snap.seed)
+        mismatches = 0
+        for entry in snap.history:
+            if entry.kind == "goto":
+                self._run(lambda url=entry.value: self.page.goto(url), f"goto({entry.value!r})")
+            else:
+                self._mark_page()
+                self._replay_action(entry.value)
+            if entry.url and self.page.url != entry.url:
+                mismatches += 1
+                self._run(lambda url=entry.url: self.page.goto(url), f"goto({entry.url!r})")
+        return {"restore_method": "replay", "replay_mismatches": mismatches}
+
+    def _replay_action(self, action: str) -> None:
+        def noop(text: str) -> None:
+            """Answers are not replayed: a snapshot's chat log is restored as recorded."""
+
+        code = self.action_mapping(action) if self.action_mapping else action
+        self._run(lambda: execute_python_code(code, self.page, send_message_to_user=noop,
+                                              report_infeasible_instructions=noop), action)  # fmt: skip
+
+    def _focus_tab(self, index: int) -> None:
+        pages = self.context.pages
+        if pages:
+            self.page = pages[min(max(index, 0), len(pages) - 1)]
+            self.page.bring_to_front()
+            self.page_history[self.page] = None
+
+    # ------------------------------------------------------------------ browser lifecycle
+
+    def _browser_alive(self) -> bool:
+        return self.browser is not None and self.browser.is_connected()
+
+    def _require_browser(self) -> None:
+        if not self._browser_alive():
+            raise EpisodeError("the browser is not running (it crashed or was closed)")
+
+    def _ensure_browser(self) -> None:
+        """Reuse the running browser; relaunch it (and the driver if that died too) otherwise."""
+        if self._browser_alive():
+            return
+        self._close_browser()
+        if not self._leased:
+            acquire_playwright()
+            self._leased = True
+        try:
+            self.browser = self._launch()
+        except playwright.sync_api.Error:
+            logger.warning("Playwright driver unusable, restarting it")
+            stop_playwright()
+            self.browser = self._launch()
+
+    def _launch(self) -> playwright.sync_api.Browser:
+        from browsergym.core import _get_global_playwright
+
+        pw = _get_global_playwright()
+        pw.selectors.set_test_id_attribute(BROWSERGYM_ID_ATTRIBUTE)
+        return pw.chromium.launch(
+            headless=self.headless,
+            slow_mo=self.slow_mo or 0,
+            # Scrollbars stay visible so screenshots show them (as in BrowserGym).
+            args=["--disable-features=OverlayScrollbars,ExtendedOverlayScrollbars"],
+            ignore_default_args=["--hide-scrollbars"],
+            **self.pw_chromium_kwargs,
+        )
+
+    def _close_episode(self, keep_task: bool = False) -> None:
+        """Close the episode's chat and context (not the browser); safe on a dead browser."""
+        if self.task is not None and not keep_task:
+            self.task.teardown()
+            self.task = None
+        for resource in (self.chat, self.context):
+            if resource is not None:
+                try:
+                    resource.close()
+                except Exception as exc:  # noqa: BLE001 - a crashed browser cannot close cleanly
+                    logger.debug("closing %s failed: %s", type(resource).__name__, exc)
+        self.chat = None
+        self.context = None
+        self.page = None
+        self.page_history = {}
+
+    def _close_browser(self) -> None:
+        if self.browser is not None:
+            try:
+                self.browser.close()
+            except Exception as exc:  # noqa: BLE001
+                logger.debug("closing the browser failed: %s", exc)
+            self.browser = None
+
+    def _release_driver(self) -> None:
+        if self._leased:
+            self._leased = False
+            release_playwright()
+
+    # ------------------------------------------------------------------ failed transitions
+
+    def _error_transition(self, message: str, **info: Any) -> tuple[dict, float, bool, bool, dict]:
+        obs = copy.deepcopy(self._episode.last_obs) if self._episode.last_obs is not None else {}
+        obs["last_action_error"] = message
+        return obs, 0.0, False, True, {"error": message, **info}
+
+    def _broken_transition(self, exc: Exception) -> tuple[dict, float, bool, bool, dict]:
+        """The browser failed under the episode: end it (truncated, no evaluation) with a clear error."""
+        self._episode.over = True
+        alive = self._browser_alive()
+        reason = "the browser crashed or was closed" if not alive else f"the page failed: {exc}"
+        logger.warning("episode ended: %s", reason)
+        return self._error_transition(
+            f"{reason}; the episode cannot continue (call reset() to relaunch)", browser_dead=not alive
+        )

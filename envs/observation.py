@@ -1,0 +1,127 @@
+"""Faster page marking and focus lookup for BrowserGym observations.
+
+BrowserGym gives every element a ``bid`` by running a marking script that also writes the bid into
+each element's ``aria-roledescription``/``aria-description`` (so the AX tree carries it), and removes
+those ARIA marks again after every observation. Two costs follow, both measured on a 1,100-node page:
+- writing and removing ARIA attributes on every element invalidates Chromium's whole accessibility
+  tree, so every AX-tree fetch recomputes it from scratch;
+- the script waits for an IntersectionObserver to report each element's visibility, polling every
+  40 ms, although the ratios only feed ``extra_element_properties``.
+Here the marks are *sticky*: a mark already in place is left alone, so between two steps only the
+elements that changed are touched, and :func:`unmark` removes them only when something reads the
+page's HTML (the evaluator). The accessibility-tree-only mode skips the visibility wait and the full
+mode polls every 5 ms. The script is BrowserGym's, adjusted at load time; if its text ever changes,
+it runs unchanged (and is unmarked after every observation, as BrowserGym does).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import pkgutil
+from typing import Literal
+
+import playwright.sync_api
+from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
+from browsergym.core.observation import MarkingError, _post_extract
+
+logger = logging.getLogger(__name__)
+
+_VISIBILITY_WAIT = "await until(() => elems_to_be_visited.size == 0, visibility_marking_timeout);"
+_POLL_INTERVAL = "async function until(f, timeout, interval=40)"
+_PUSH_MARK = "function push_bid_to_attribute(bid, elem, attr){"
+# Replaces BrowserGym's mark writer (a later declaration wins): leave a correct mark untouched.
+_STICKY_PUSH_MARK = """
+function push_bid_to_attribute(bid, elem, attr) {
+    const mark = `browsergym_id_${bid} `;
+    const current = elem.getAttribute(attr);
+    if (current !== null && current.startsWith(mark)) return;
+    elem.setAttribute(attr, mark + (current || "").replace(/^browsergym_id_\\S*\\s/, ""));
+}
+"""
+
+# One evaluate: the focused element (through shadow roots), its bid, and whether it is a frame.
+_FOCUSED_SCRIPT = """(attr) => {
+  let element = document.activeElement;
+  while (element && element.shadowRoot && element.shadowRoot.activeElement) {
+    element = element.shadowRoot.activeElement;
+  }
+  if (!element || element === document.body) return null;
+  const tag = element.tagName.toLowerCase();
+  return {bid: element.getAttribute(attr), frame: tag === "iframe" || tag === "frame"};
+}"""
+
+
+@functools.lru_cache(maxsize=2)
+def marking_script(with_visibility: bool) -> tuple[str, bool]:
+    """(script, sticky): BrowserGym's marking script adjusted as the module docstring says."""
+    script = pkgutil.get_data("browsergym.core", "javascript/frame_mark_elements.js").decode("utf-8")
+    if any(text not in script for text in (_VISIBILITY_WAIT, _POLL_INTERVAL, _PUSH_MARK)):
+        logger.warning("BrowserGym's marking script changed; using it unmodified (slower)")
+        return script, False
+    if with_visibility:
+        script = script.replace(_POLL_INTERVAL, _POLL_INTERVAL.replace("40", "5"))
+    else:
+        script = script.replace(_VISIBILITY_WAIT, "")
+    return script + _STICKY_PUSH_MARK, True
+
+
+def mark_elements(
+    page: playwright.sync_api.Page,
+    tags_to_mark: Literal["all", "standard_html"] = "standard_html",
+    *,
+    with_visibility: bool = True,
+    lenient: bool = False,
+) -> bool:
+    """Give every element of the page and of its (script-enabled) frames a BrowserGym ``bid``.
+
+    Returns whether the marks are sticky; if not, call :func:`unmark` after reading the AX tree.
+    """
+    script, sticky = marking_script(with_visibility)
+
+    def mark(frame: playwright.sync_api.Frame, frame_bid: str) -> None:
+        for message in frame.evaluate(script, [frame_bid, BROWSERGYM_ID_ATTRIBUTE, tags_to_mark]):
+            logger.warning(message)
+        for child in frame.child_frames:
+            if child.is_detached():
+                continue
+            element = child.frame_element()
+            if element.content_frame() != child:  # e.g. a PDF viewer inside <embed>
+                continue
+            sandbox = element.get_attribute("sandbox")
+            if sandbox is not None and "allow-scripts" not in sandbox.split():
+                continue
+            child_bid = element.get_attribute(BROWSERGYM_ID_ATTRIBUTE)
+            if child_bid is None:
+                if lenient:
+                    continue
+                raise MarkingError("Cannot mark a child frame without a bid.")
+            mark(child, child_bid)
+
+    mark(page.main_frame, "")
+    return sticky
+
+
+def unmark(page: playwright.sync_api.Page) -> None:
+    """Remove the ARIA marks (bids stay in their own attribute), as BrowserGym does after each observation."""
+    _post_extract(page)
+
+
+def focused_element_bid(page: playwright.sync_api.Page) -> str:
+    """The bid of the focused element, following focus into iframes; "" if none."""
+    frame: playwright.sync_api.Frame | None = page.main_frame
+    bid = ""
+    while frame is not None:
+        found = frame.evaluate(_FOCUSED_SCRIPT, BROWSERGYM_ID_ATTRIBUTE)
+        if not found:
+            break
+        bid = found["bid"] or ""
+        if not found["frame"]:
+            break
+        frame = _focused_child(frame)
+    return bid
+
+
+def _focused_child(frame: playwright.sync_api.Frame) -> playwright.sync_api.Frame | None:
+    handle = frame.evaluate_handle("() => document.activeElement").as_element()
+    return handle.content_frame() if handle is not None else None

@@ -1,0 +1,120 @@
+"""Gymnasium ids for every task: ``webarena/<id>`` (real sites) and ``webarena/local.<id>`` (local suite).
+
+Registration reads no task file and imports nothing heavy: ids are known up front (the real suite) or
+read from the local suite's small JSON files, and each entry point loads its task config on demand.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+
+NAMESPACE = "webarena"
+REAL_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test.raw.json"
+N_REAL_TASKS = 812
+STEP_LIMIT_KWARG = "episode_step_limit"  # gym.make keeps max_episode_steps for its TimeLimit wrapper
+
+logger = logging.getLogger(__name__)
+Suite = Literal["real", "local"]
+
+
+@functools.lru_cache(maxsize=1)
+def _real_tasks() -> tuple[dict, ...]:
+    tasks = json.loads(REAL_TASKS_FILE.read_text())
+    return tuple(sorted(tasks, key=lambda task: task["task_id"]))
+
+
+def real_task_config(task_id: int) -> dict:
+    """A fresh copy of WebArena task ``task_id`` (placeholders not yet replaced)."""
+    return json.loads(json.dumps(_real_tasks()[task_id]))
+
+
+def _local_tasks() -> list[dict]:
+    """The local suite's tasks, or none while that suite is not installed."""
+    try:
+        from .local import registry
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(__package__ + ".local"):
+            return []
+        raise
+    return registry.load_tasks()
+
+
+def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    if STEP_LIMIT_KWARG in kwargs:
+        kwargs["max_episode_steps"] = kwargs.pop(STEP_LIMIT_KWARG)
+    return kwargs
+
+
+def make_real_env(task_id: int, **kwargs: Any) -> gym.Env:
+    """Entry point of ``webarena/<task_id>``: the task on the self-hosted sites (``WA_*`` variables)."""
+    from .backends import RealBackend, sites_in_config
+    from .env import WebArenaEnv
+
+    config = real_task_config(task_id)
+    backend = functools.partial(RealBackend, sites_in_config(config))
+    return WebArenaEnv(
+        task_kwargs={"config": config, "backend": backend}, env_id=f"{NAMESPACE}/{task_id}", **_env_kwargs(kwargs)
+    )
+
+
+def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
+    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites."""
+    from .env import WebArenaEnv
+    from .local.backend import LocalBackend
+    from .local.registry import get_task
+
+    config = get_task(task_id)
+    backend = functools.partial(LocalBackend, tuple(config["sites"]))
+    return WebArenaEnv(
+        task_kwargs={"config": config, "backend": backend},
+        env_id=f"{NAMESPACE}/local.{task_id}",
+        **_env_kwargs(kwargs),
+    )
+
+
+def register_all() -> None:
+    """Register every id (idempotent). Every spec is nondeterministic: live websites are."""
+    for task_id in range(N_REAL_TASKS):
+        env_id = f"{NAMESPACE}/{task_id}"
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=make_real_env, kwargs={"task_id": task_id}, nondeterministic=True)
+    for task in _local_tasks():
+        env_id = f"{NAMESPACE}/local.{task['task_id']}"
+        if env_id not in gym.registry:
+            gym.register(
+                env_id, entry_point=make_local_env, kwargs={"task_id": task["task_id"]}, nondeterministic=True
+            )
+
+
+def make(env_id: str, **kwargs: Any) -> gym.Env:
+    """``gym.make`` after registration, with ``max_episode_steps`` given to the environment itself.
+
+    ``gym.make(id, max_episode_steps=n)`` would only add Gymnasium's ``TimeLimit`` wrapper, which
+    truncates without running the evaluator; here the environment counts steps and evaluates the
+    last one.
+    """
+    register_all()
+    if "max_episode_steps" in kwargs:
+        kwargs[STEP_LIMIT_KWARG] = kwargs.pop("max_episode_steps")
+    return gym.make(env_id, **kwargs)
+
+
+def list_env_ids(suite: Suite = "real", site: str | None = None, template: int | None = None) -> list[str]:
+    """Env ids of one suite, optionally only tasks using ``site`` and/or from intent template ``template``."""
+    if suite == "real":
+        tasks, prefix = _real_tasks(), f"{NAMESPACE}/"
+    elif suite == "local":
+        tasks, prefix = tuple(_local_tasks()), f"{NAMESPACE}/local."
+    else:
+        raise ValueError(f"suite must be 'real' or 'local', not {suite!r}")
+    return [
+        f"{prefix}{task['task_id']}"
+        for task in tasks
+        if (site is None or site in task["sites"]) and (template is None or task["intent_template_id"] == template)
+    ]

@@ -1,0 +1,118 @@
+"""One WebArena task as a BrowserGym task: site URLs in, logged-in start tabs out, the answer scored once.
+
+The environment decides *when* an episode ends; this class knows *what* the task is (its JSON with the
+placeholders resolved) and how the end is scored (WebArena's evaluator, called exactly once).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import playwright.sync_api
+from browsergym.core.task import AbstractBrowserTask
+
+from .backends import SiteBackend, replace_placeholders, sites_in_config
+from .evaluator import Judge, evaluate, infeasible_answer
+
+logger = logging.getLogger(__name__)
+
+START_URL_SEPARATOR = " |AND| "
+ANSWER_ROLES = ("assistant", "infeasible")
+
+
+def answer_from_chat(chat_messages: list[dict]) -> str | None:
+    """The agent's final answer if its last chat message is one, else None.
+
+    ``send_msg_to_user(text)`` gives ``text``; ``report_infeasible(reason)`` gives "N/A" followed by the
+    reason (WebArena scores unachievable tasks by an exact "N/A" or by judging the stated reason). The
+    first message is BrowserGym's greeting, never an answer.
+    """
+    if len(chat_messages) < 2 or chat_messages[-1]["role"] not in ANSWER_ROLES:
+        return None
+    last = chat_messages[-1]
+    if last["role"] == "infeasible":
+        return infeasible_answer(last["message"])
+    return last["message"]
+
+
+class WebArenaTask(AbstractBrowserTask):
+    """A WebArena task config bound to a :class:`SiteBackend`."""
+
+    def __init__(
+        self,
+        seed: int | None,
+        config: dict,
+        backend: SiteBackend,
+        judge_model: str | None = None,
+        judge_mock: Any = None,
+        timeout_ms: int = 10_000,
+    ) -> None:
+        super().__init__(seed)
+        self.slow_mo = 0  # BrowserGym's default of 1 s per Playwright call is for human viewing
+        self.timeout = timeout_ms
+        self.backend = backend
+        self.raw_config = config
+        self.site_urls = {site: url for site, url in backend.urls().items() if site in sites_in_config(config)}
+        if "homepage" in backend.urls():  # AgentOccam's go_home needs it, whatever the task's sites
+            self.site_urls["homepage"] = backend.urls()["homepage"]
+        self.config: dict = replace_placeholders(config, backend.urls())
+        self.judge_model = judge_model  # None: the evaluator's default (WEBARENA_GYM_JUDGE_MODEL or WebArena's)
+        self.judge_mock = judge_mock
+
+    @classmethod
+    def get_task_id(cls) -> str:
+        return "webarena"
+
+    @property
+    def start_urls(self) -> list[str]:
+        return [url.strip() for url in self.config["start_url"].split(START_URL_SEPARATOR) if url.strip()]
+
+    def task_info(self) -> dict[str, Any]:
+        config = self.config
+        return {
+            "task_id": config.get("task_id"),
+            "sites": list(config.get("sites", [])),
+            "intent": config["intent"],
+            "intent_template_id": config.get("intent_template_id"),
+            "eval_types": list(config.get("eval", {}).get("eval_types", [])),
+            "start_url": config["start_url"],
+            "site_urls": dict(self.site_urls),
+        }
+
+    def setup(self, page: playwright.sync_api.Page) -> tuple[str, dict]:
+        self.backend.prepare()
+        self.backend.reset_state()
+        if self.config.get("require_login", True):
+            self.backend.login(page.context, self.config.get("sites", []))
+        urls = self.start_urls
+        page.goto(urls[0])
+        for url in urls[1:]:
+            page.context.new_page().goto(url)
+        if len(urls) > 1:
+            page.bring_to_front()  # WebArena starts on the first tab
+        return self.config["intent"], self.task_info()
+
+    def evaluate(self, page: playwright.sync_api.Page, answer: str, last_url: str | None = None) -> dict[str, Any]:
+        """Score ``answer`` and the final page with WebArena's evaluator: ``{"score", "details"}``.
+
+        An evaluator failure (a site error during ``program_html``, a judge error) scores 0 with the
+        error recorded, so a bad page never crashes a run.
+        """
+        try:
+            judge = Judge(self.judge_model, mock_response=self.judge_mock)
+            result = evaluate(
+                self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.backend.urls()
+            )
+            return {"score": float(result.score), "answer": answer, "details": result.details}
+        except Exception as exc:  # noqa: BLE001 - reported, scored 0
+            logger.warning("evaluation of task %s failed: %s", self.config.get("task_id"), exc)
+            return {"score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}"}
+
+    def validate(self, page: playwright.sync_api.Page, chat_messages: list[dict]) -> tuple[float, bool, str, dict]:
+        """Done once the agent has answered; then the evaluator runs (the env calls this only at the end)."""
+        answer = answer_from_chat(chat_messages)
+        if answer is None:
+            return 0.0, False, "", {}
+        evaluation = self.evaluate(page, answer)
+        return evaluation["score"], True, "", {"evaluation": evaluation}

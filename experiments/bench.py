@@ -1,0 +1,137 @@
+"""The project's benchmark entry point: ``python -m experiments.bench [--quick] [--only NAME] [--out FILE]``.
+
+Every module ``experiments/bench_<name>.py`` exposes ``run(quick: bool) -> list[dict]``; each row has
+``name``, ``value``, ``unit``, ``target`` and ``note``. The rows are printed and written, with a
+description of the machine they were measured on, into one section per module of
+``docs/benchmarks.md`` (sections of modules not run are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import json
+import os
+import pkgutil
+import platform
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import experiments
+
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+_SECTION = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->\n", re.S)
+_HEADER = (
+    "# Benchmarks\n\n"
+    "Written by `python -m experiments.bench` (one section per `experiments/bench_*.py`; "
+    "`--only NAME` re-runs one and keeps the others). Each section names the machine it ran on.\n\n"
+)
+
+
+def discover() -> list[str]:
+    """Names of the benchmark modules (``bench_<name>.py`` next to this file)."""
+    return sorted(
+        info.name[len("bench_") :] for info in pkgutil.iter_modules(experiments.__path__) if info.name.startswith("bench_")
+    )
+
+
+def machine() -> str:
+    """One line on the hardware and software a figure came from."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f", {kib / 2**20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = f", load average {os.getloadavg()[0]:.1f} at the start"
+    versions = []
+    for package in ("playwright", "browsergym.core", "gymnasium"):
+        try:
+            versions.append(f"{package} {importlib.import_module(package).__version__}")
+        except (ImportError, AttributeError):
+            continue
+    return (
+        f"{cpu}, {os.cpu_count()} cores{memory}{load}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}; {', '.join(versions)}"
+    )
+
+
+def run_module(name: str, quick: bool) -> list[dict[str, Any]]:
+    module = importlib.import_module(f"experiments.bench_{name}")
+    return list(module.run(quick=quick))
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def render_section(name: str, rows: list[dict[str, Any]], machine_line: str, quick: bool, error: str = "") -> str:
+    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"## {name}", "", f"Measured {when}{' (quick mode)' if quick else ''} on: {machine_line}.", ""]
+    if error:
+        lines += ["Run failed:", "", "```", error.strip(), "```", ""]
+    if rows:
+        lines += ["| figure | value | unit | target | note |", "|---|---|---|---|---|"]
+        for row in rows:
+            cells = [row.get("name", ""), _format_value(row.get("value", "")), row.get("unit", ""),
+                     row.get("target", "") or "", row.get("note", "") or ""]  # fmt: skip
+            lines.append("| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |")
+        lines.append("")
+    return f"<!-- bench:{name} -->\n" + "\n".join(lines) + f"<!-- /bench:{name} -->\n"
+
+
+def write_report(out: Path, sections: dict[str, str]) -> None:
+    """Replace the given sections in ``out`` (creating it), keeping every other section."""
+    existing = {m["name"]: m.group(0) for m in _SECTION.finditer(out.read_text())} if out.exists() else {}
+    existing.update(sections)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(_HEADER + "\n".join(existing[name] for name in sorted(existing)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", help="run only this benchmark (repeatable); default: all")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown file to update")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    names = discover()
+    unknown = sorted(set(args.only or ()) - set(names))
+    if unknown:
+        parser.error(f"unknown benchmark {', '.join(unknown)}; available: {', '.join(names)}")
+    machine_line = machine()
+    sections, failed = {}, False
+    for name in args.only or names:
+        print(f"== bench {name}", file=sys.stderr)
+        try:
+            rows, error = run_module(name, args.quick), ""
+        except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others
+            rows, error, failed = [], traceback.format_exc(), True
+            print(error, file=sys.stderr)
+        for row in rows:
+            print(json.dumps({"bench": name, **row}, default=str))
+        sections[name] = render_section(name, rows, machine_line, args.quick, error)
+    if not args.no_write:
+        write_report(args.out, sections)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""Test sites for the env tests: static pages on 127.0.0.1 behind a real ``SiteBackend``, plus a
+/proc scan for browser processes. Also the pure-Python checks of backends/task helpers."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from envs.backends import (
+    FixedBackend,
+    RealBackend,
+    SiteBackend,
+    SitesUnavailableError,
+    replace_placeholders,
+    sites_in_config,
+)
+from envs.task import answer_from_chat
+
+INDEX_HTML = """<!doctype html><html><head><title>Test shop</title></head><body>
+<h1>Test shop</h1>
+<a href="/page2.html">Second page</a>
+<a href="{outside}/secret.html">Outside link</a>
+<a href="{outside}/secret.html" target="_blank">Outside tab</a>
+<label>Quantity <input id="qty" type="text" name="qty"></label>
+<button id="add" onclick="document.getElementById('out').textContent = 'added ' + document.getElementById('qty').value">Add</button>
+<div id="out" role="status"></div>
+</body></html>"""
+PAGE2_HTML = """<!doctype html><html><head><title>Second page</title></head><body>
+<h1>Second page</h1><p>The answer is 42.</p><a href="/index.html">Back home</a></body></html>"""
+SECRET_HTML = "<!doctype html><html><head><title>Outside</title></head><body>Not a task site</body></html>"
+
+
+class _Server:
+    """A quiet static HTTP server for one directory, on a free port of 127.0.0.1."""
+
+    def __init__(self, root: Path) -> None:
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - http.server's signature
+        pass
+
+
+class StaticSites:
+    """Two origins: the task's "shopping" site and an outside site the URL guard must block."""
+
+    def __init__(self, root: Path) -> None:
+        (root / "site").mkdir(parents=True, exist_ok=True)
+        (root / "outside").mkdir(parents=True, exist_ok=True)
+        self.outside = _Server(root / "outside")
+        self.site = _Server(root / "site")
+        (root / "site" / "index.html").write_text(INDEX_HTML.format(outside=self.outside.url))
+        (root / "site" / "page2.html").write_text(PAGE2_HTML)
+        (root / "outside" / "secret.html").write_text(SECRET_HTML)
+
+    def close(self) -> None:
+        self.site.close()
+        self.outside.close()
+
+
+class StaticBackend(FixedBackend):
+    """The static shop as a ``SiteBackend`` that records the calls the env makes."""
+
+    def __init__(self, sites: StaticSites, *, snapshots: bool = False) -> None:
+        super().__init__({"shopping": sites.site.url})
+        self._snapshots = snapshots
+        self.calls: list[str] = []
+        self.restored: list[object] = []
+
+    def prepare(self) -> None:
+        self.calls.append("prepare")
+
+    def reset_state(self) -> None:
+        self.calls.append("reset_state")
+
+    def login(self, context, sites) -> None:
+        self.calls.append(f"login:{','.join(sites)}")
+        context.add_cookies([{"name": "session", "value": "emma", "url": self.urls()["shopping"]}])
+
+    def snapshot_state(self):
+        return {"calls": len(self.calls)} if self._snapshots else None
+
+    def restore_state(self, token) -> None:
+        self.restored.append(token)
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+@pytest.fixture(scope="module")
+def static_sites(tmp_path_factory):
+    sites = StaticSites(tmp_path_factory.mktemp("static_sites"))
+    yield sites
+    sites.close()
+
+
+@pytest.fixture
+def make_env(static_sites):
+    """Build ``WebArenaEnv``s on the static shop (axtree mode unless told); all closed at teardown."""
+    from envs.env import WebArenaEnv
+
+    made = []
+
+    def factory(config=None, backend=None, **kwargs):
+        backend = backend or StaticBackend(static_sites)
+        kwargs.setdefault("obs_mode", "axtree")
+        env = WebArenaEnv(task_kwargs={"config": config or task_config(), "backend": lambda: backend}, **kwargs)
+        made.append(env)
+        return env
+
+    yield factory
+    for env in made:
+        env.close()
+
+
+def bid_of(obs: dict, role: str, name: str) -> str:
+    """The bid of the first AX node with this role and accessible name."""
+    for node in obs["axtree_object"]["nodes"]:
+        if node.get("role", {}).get("value") == role and node.get("name", {}).get("value") == name:
+            if "browsergym_id" in node:
+                return node["browsergym_id"]
+    raise AssertionError(f"no {role} {name!r} in the AX tree")
+
+
+def task_config(**overrides) -> dict:
+    """A WebArena-format task on the static shop (string_match exact "42")."""
+    config = {
+        "sites": ["shopping"],
+        "task_id": 9001,
+        "require_login": True,
+        "storage_state": "./.auth/shopping_state.json",
+        "start_url": "__SHOPPING__/index.html",
+        "geolocation": None,
+        "intent_template": "What is the answer on the {{page}}?",
+        "instantiation_dict": {"page": "second page"},
+        "intent": "What is the answer on the second page?",
+        "require_reset": False,
+        "eval": {
+            "eval_types": ["string_match"],
+            "reference_answers": {"exact_match": "42"},
+            "reference_url": "",
+            "program_html": [],
+            "string_note": "",
+            "reference_answer_raw_annotation": "42",
+        },
+        "intent_template_id": 9001,
+    }
+    config.update(overrides)
+    return config
+
+
+def _process_table() -> dict[int, tuple[int, str, str]]:
+    """pid -> (parent pid, state, command line), read from /proc (no psutil)."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        table[int(entry)] = (int(fields[1]), fields[0], cmdline)
+    return table
+
+
+def browser_processes() -> set[int]:
+    """Live (non-zombie) chromium and Playwright-driver processes descended from this process."""
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, stack = set(), [os.getpid()]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            stack.append(child)
+            _, state, cmdline = table[child]
+            if state != "Z" and ("chrom" in cmdline or "playwright" in cmdline):
+                found.add(child)
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    """Which of ``pids`` still run (zombies waiting for their reaper count as gone)."""
+    table = _process_table()
+    return {pid for pid in pids if pid in table and table[pid][1] != "Z"}
+
+
+# ---------------------------------------------------------------- pure-Python checks
+
+
+def test_static_backend_satisfies_the_protocol(tmp_path):
+    sites = StaticSites(tmp_path)
+    try:
+        assert isinstance(StaticBackend(sites), SiteBackend)
+        assert isinstance(RealBackend(), SiteBackend)
+    finally:
+        sites.close()
+
+
+def test_placeholders_replaced_everywhere_longest_first():
+    config = {
+        "start_url": "__SHOPPING_ADMIN__/admin |AND| __SHOPPING__",
+        "eval": {"program_html": [{"url": "__SHOPPING__/cart", "locator": ""}], "note": ["__MAP__"]},
+    }
+    urls = {"shopping": "http://s:1", "shopping_admin": "http://a:2", "map": "http://m:3"}
+    out = replace_placeholders(config, urls)
+    assert out["start_url"] == "http://a:2/admin |AND| http://s:1"
+    assert out["eval"]["program_html"][0]["url"] == "http://s:1/cart"
+    assert out["eval"]["note"] == ["http://m:3"]
+    assert config["start_url"].startswith("__SHOPPING_ADMIN__")  # the input is not modified
+
+
+def test_sites_in_config_includes_placeholders_outside_sites():
+    config = task_config(start_url="__SHOPPING__ |AND| __WIKIPEDIA__")
+    assert sites_in_config(config) == ("shopping", "wikipedia")
+
+
+def test_answer_from_chat_roles():
+    greeting = {"role": "assistant", "message": "Hi!"}
+    goal = {"role": "user", "message": "do it"}
+    assert answer_from_chat([greeting]) is None
+    assert answer_from_chat([greeting, goal]) is None
+    assert answer_from_chat([greeting, goal, {"role": "assistant", "message": "42"}]) == "42"
+    assert answer_from_chat([greeting, goal, {"role": "infeasible", "message": "no such page"}]) == "N/A: no such page"
+    assert answer_from_chat([greeting, goal, {"role": "infeasible", "message": ""}]) == "N/A"
+
+
+def test_real_backend_names_missing_variables():
+    backend = RealBackend(("shopping", "gitlab"), environ={"WA_SHOPPING": "http://shop:7770/"})
+    assert backend.missing_variables() == ["WA_GITLAB"]
+    assert backend.urls() == {"shopping": "http://shop:7770"}
+    with pytest.raises(SitesUnavailableError, match="WA_GITLAB is not set") as err:
+        backend.prepare()
+    assert "export WA_GITLAB=" in str(err.value) and "WA_SHOPPING" not in str(err.value)
+    RealBackend(("shopping",), environ={"WA_SHOPPING": "http://shop:7770"}).prepare()
