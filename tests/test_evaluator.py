@@ -172,11 +172,33 @@ def test_infeasible_answer_format():
 
 def test_judge_failure_is_recorded_not_raised(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = evaluate(string_task({"fuzzy_match": ["x"]}), None, "y", judge=Judge(DEFAULT_JUDGE_MODEL, num_retries=0))
+    result = evaluate(string_task({"fuzzy_match": ["x"]}), None, "y", judge=Judge(DEFAULT_JUDGE_MODEL))
     assert result.score == 0.0
     call = result.details["string_match"]["checks"][0]["judge"]
     assert call["error"].startswith("judge call failed") and call["verdict"] is None
+    assert call["attempts"] == 1  # a missing key is not worth retrying
     assert result.details["judge"]["errors"] == [call["error"]]
+
+
+def test_judge_retries_transient_failures_only():
+    import litellm
+
+    replies = iter([litellm.RateLimitError("slow down", llm_provider="openai", model="m"), "correct"])
+
+    def flaky(messages):
+        reply = next(replies)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    call = Judge(DEFAULT_JUDGE_MODEL, mock_response=flaky, num_retries=2, backoff_s=0).fuzzy_match("q", "a", "b")
+    assert call.score == 1.0 and call.attempts == 2 and call.error is None
+
+    def denied(messages):
+        raise litellm.AuthenticationError("bad key", llm_provider="openai", model="m")
+
+    call = Judge(DEFAULT_JUDGE_MODEL, mock_response=denied, num_retries=2, backoff_s=0).fuzzy_match("q", "a", "b")
+    assert call.score == 0.0 and call.attempts == 1 and "AuthenticationError" in call.error
 
 
 def test_judge_model_default_and_override(monkeypatch):

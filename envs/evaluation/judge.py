@@ -1,6 +1,8 @@
 """The LLM judge behind WebArena's ``fuzzy_match`` and unachievable-task ("N/A") checks.
 
-Calls go through ``litellm.completion`` (temperature 0, litellm's own retries and timeout). A judge
+Calls go through ``litellm.completion`` (temperature 0, litellm's timeout). Retries of transient
+failures (rate limits, server errors, timeouts) happen here, with exponential backoff: litellm's own
+``num_retries`` needs the optional ``tenacity`` package and fails every call without it. A judge
 never raises: a missing key, a network error or a reply without a verdict gives score 0 and a recorded
 error, so an evaluation always finishes. Every call is recorded with its verdict, raw reply, tokens
 and cost. ``mock_response`` (a string, or a callable of the messages) is passed to litellm's mock
@@ -59,6 +61,7 @@ _UNACHIEVABLE = (
     "if it does not."
 )
 
+_MAX_BACKOFF_S = 30.0
 _SECRET = re.compile(r"\b(sk|key|api|token)[-_A-Za-z0-9]{12,}", re.IGNORECASE)
 
 
@@ -79,6 +82,7 @@ class JudgeCall:
     completion_tokens: int | None = None
     cost: float | None = None  # USD from litellm's price map; None where the model is not priced
     latency_s: float = 0.0
+    attempts: int = 0
     mocked: bool = False
     error: str | None = None
 
@@ -116,12 +120,14 @@ class Judge:
         num_retries: int = 3,
         timeout: float = 60.0,
         max_tokens: int = 768,
+        backoff_s: float = 2.0,
     ) -> None:
         self.model = model or os.environ.get(JUDGE_MODEL_ENV_VAR) or DEFAULT_JUDGE_MODEL
         self.mock_response = mock_response
         self.num_retries = num_retries
         self.timeout = timeout
         self.max_tokens = max_tokens
+        self.backoff_s = backoff_s
 
     def fuzzy_match(self, question: str, reference: str, answer: str, style: FuzzyPrompt = "webarena") -> JudgeCall:
         template = _FUZZY_AGENTOCCAM if style == "agentoccam" else _FUZZY_WEBARENA
@@ -137,12 +143,18 @@ class Judge:
         call = JudgeCall(kind=kind, model=self.model, score=0.0, verdict=None, response=None,
                          mocked=self.mock_response is not None)
         start = time.monotonic()
-        try:
-            response = self._complete(messages)
-        except Exception as exc:  # no key, network, provider error, a failing mock: recorded, never raised
-            call.error = _redact(f"judge call failed: {type(exc).__name__}: {exc}")[:2000]
-            call.latency_s = time.monotonic() - start
-            return call
+        response = None
+        while response is None:
+            call.attempts += 1
+            try:
+                response = self._complete(messages)
+            except Exception as exc:  # no key, network, provider error, a failing mock: recorded, never raised
+                if call.attempts <= self.num_retries and _transient(exc):
+                    time.sleep(min(self.backoff_s * 2 ** (call.attempts - 1), _MAX_BACKOFF_S))
+                    continue
+                call.error = _redact(f"judge call failed: {type(exc).__name__}: {exc}")[:2000]
+                call.latency_s = time.monotonic() - start
+                return call
         call.latency_s = time.monotonic() - start
         call.response = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
@@ -167,10 +179,23 @@ class Judge:
             messages=messages,
             temperature=0,
             max_tokens=self.max_tokens,
-            num_retries=self.num_retries,
+            num_retries=0,
             timeout=self.timeout,
             **kwargs,
         )
+
+
+def _transient(exc: BaseException) -> bool:
+    """Worth another attempt: rate limits, server errors, timeouts, dropped connections (not a missing key)."""
+    import litellm
+
+    text = str(exc).lower()
+    if "credential" in text or "api_key" in text or "api key" in text:
+        return False
+    kinds = (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
+             litellm.Timeout, litellm.APIConnectionError, litellm.BadGatewayError)
+    status = getattr(exc, "status_code", None)
+    return isinstance(exc, kinds) or isinstance(status, int) and (status == 429 or status >= 500)
 
 
 def _cost(response: Any) -> float | None:
