@@ -76,7 +76,7 @@ def test_properties_hold_on_every_local_suite_page():
 
     enc = cl100k()
     seen, tokens = [], {}
-    for page in local_pages(links_per_site=4):
+    for page in local_pages(links_per_site=3):
         tree = process_axtree(page.axtree_object)
         assert alignment_problems(page.axtree_object, tree) == [], page.url
         aligned = len(enc.encode(tree.render(ids=True)))
