@@ -20,6 +20,9 @@ Decisions beyond WebArena's code:
 * explicit URLs are opened in a new tab (the agent's page is left as it was), and we wait for the load
   event plus up to ``settle_timeout_ms`` of network quiet instead of a fixed 3 s sleep.
 
+Kept from WebArena: an empty locator selects the page's HTML (``page.content()``, entities unescaped);
+URL base paths compare host + path (the scheme is ignored); string answers are cleaned twice.
+
 AgentOccam's evaluator rectifications (paper App. E) are offered through :class:`EvalOptions`; the
 default is WebArena's original behaviour.
 """
