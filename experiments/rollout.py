@@ -260,60 +260,68 @@ def run_episode(
         return _finish(traj, env, policy, out, start)
 
     handle = RolloutHandle(env, seed)
-    while True:
-        if len(traj.steps) >= budget:
-            _force_stop(traj, env)
-            break
+    while len(traj.steps) < budget:
         rec = StepRecord(index=len(traj.steps), url=str(obs.get("url", "")), observation=str(obs.get("text") or ""),
                          action=None)
         traj.steps.append(rec)
+        started = time.perf_counter()
         if screenshots and out is not None:
             rec.screenshot = _save_screenshot(obs, out, rec.index)
-        rec_handle = handle.begin_decision()
-        del llm_log[:]
-        t0 = time.perf_counter()
-        try:
-            decision = policy.act(obs, handle)
-            if not isinstance(decision, Decision):
-                raise TypeError(f"{type(policy).__name__}.act returned {type(decision).__name__}, not Decision")
-        except Exception as exc:
-            rec.timings["act_s"] = time.perf_counter() - t0
-            rec.llm_calls = [jsonable(c.to_dict()) for c in llm_log]
-            rec.handle_calls = [jsonable(vars(c)) for c in rec_handle]
-            source = "llm" if isinstance(exc, LLMError) else "env" if isinstance(exc, EnvHandleError) else "policy"
-            _fail(traj, source, exc)
+        decision = _decide(policy, obs, handle, rec, traj, llm_log)
+        if decision is None:
             break
-        rec.timings["act_s"] = time.perf_counter() - t0
-        rec.timings["llm_s"] = sum(c.latency_s for c in llm_log)
-        _record_decision(rec, decision, list(llm_log))
-        rec.handle_calls = [jsonable(vars(c)) for c in rec_handle]
-        try:
-            rec.policy_state = jsonable(policy.state())
-        except Exception as exc:
-            rec.policy_state = {"error": f"{type(exc).__name__}: {exc}"}
-
         if handle.done:  # a handle step ended the episode inside the decision
             assert handle.last_step is not None
             _record_env_step(rec, traj, handle.last_step)
             rec.action = None
             break
-        if handle.obs is not None:  # the policy moved the browser: its action applies to that page
-            obs = handle.obs
-        if not decision.action:
-            continue
-        t1 = time.perf_counter()
-        try:
-            result = env.step(decision.action)
-        except Exception as exc:
-            rec.timings["env_s"] = time.perf_counter() - t1
-            _fail(traj, "env", exc)
+        obs = handle.obs if handle.obs is not None else obs  # a moved browser: the action applies there
+        ended = False
+        if decision.action:
+            t1 = time.perf_counter()
+            try:
+                result = env.step(decision.action)
+            except Exception as exc:
+                _fail(traj, "env", exc)
+                break
+            finally:
+                rec.timings["env_s"] = time.perf_counter() - t1
+            _record_env_step(rec, traj, result)
+            obs, ended = result[0], rec.terminated or rec.truncated
+        rec.timings["step_s"] = time.perf_counter() - started
+        if ended:
             break
-        rec.timings["env_s"] = time.perf_counter() - t1
-        _record_env_step(rec, traj, result)
-        obs = result[0]
-        if rec.terminated or rec.truncated:
-            break
+    else:
+        _force_stop(traj, env)
     return _finish(traj, env, policy, out, start)
+
+
+def _decide(policy: Policy, obs: Obs, handle: RolloutHandle, rec: StepRecord, traj: Trajectory,
+            llm_log: list[LLMCall]) -> Decision | None:
+    """Ask the policy for a decision and record it; ``None`` when it failed (recorded in ``traj``)."""
+    calls = handle.begin_decision()
+    del llm_log[:]
+    t0 = time.perf_counter()
+    try:
+        decision = policy.act(obs, handle)
+        if not isinstance(decision, Decision):
+            raise TypeError(f"{type(policy).__name__}.act returned {type(decision).__name__}, not Decision")
+    except Exception as exc:
+        source = "llm" if isinstance(exc, LLMError) else "env" if isinstance(exc, EnvHandleError) else "policy"
+        _fail(traj, source, exc)
+        decision = None
+    rec.timings["act_s"] = time.perf_counter() - t0
+    rec.timings["llm_s"] = sum(c.latency_s for c in llm_log)
+    rec.handle_calls = [jsonable(vars(c)) for c in calls]
+    if decision is None:
+        rec.llm_calls = [jsonable(c.to_dict()) for c in llm_log]
+        return None
+    _record_decision(rec, decision, list(llm_log))
+    try:
+        rec.policy_state = jsonable(policy.state())
+    except Exception as exc:
+        rec.policy_state = {"error": f"{type(exc).__name__}: {exc}"}
+    return decision
 
 
 def _force_stop(traj: Trajectory, env: gym.Env) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, register_policy
@@ -142,6 +142,49 @@ class ReferencePolicy(Policy):
         self.misses = 0
         return Decision(action=command, thought="reference solution step",
                         parsed={"steps": self.steps[self.cursor - used:self.cursor]})
+
+
+class ReferenceOracle:
+    """A scripted-LLM answer source for tests and benchmarks: each call answers with the local task's
+    next reference step, as a bracketed command wrapped by ``render`` into the policy's output format.
+
+    It reads the page the policy was given (``attach`` hooks the policy's ``reset``/``act``), like a
+    model that knows the solution. Use it as a :class:`policies.llm.Script` item:
+    ``Script({"actor": [oracle] * n})``. ``wrong_answer`` replaces the final answer (failure tests).
+    """
+
+    def __init__(self, task_id: int, preset: str, render: Callable[[str], str], wrong_answer: str | None = None):
+        from envs.local.registry import load_solutions
+        from wrappers.presets import PRESETS
+
+        self.steps = load_solutions()[task_id]
+        self.actions = PRESETS[preset].actions
+        self.render = render
+        self.wrong_answer = wrong_answer
+        self.cursor = 0
+        self.obs: Obs = {}
+        self.urls: dict[str, str] = {}
+
+    def attach(self, policy: Policy) -> Policy:
+        reset, act = policy.reset, policy.act
+
+        def watched_reset(task: TaskSpec) -> None:
+            self.urls, self.cursor = dict(task.site_urls), 0
+            reset(task)
+
+        def watched_act(obs: Obs, handle: EnvHandle) -> Decision:
+            self.obs = obs
+            return act(obs, handle)
+
+        policy.reset, policy.act = watched_reset, watched_act  # type: ignore[method-assign]
+        return policy
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        command, used = reference_command(self.steps, self.cursor, self.obs, self.actions, self.urls)
+        self.cursor += used
+        if self.wrong_answer is not None and command.startswith("stop"):
+            command = f"stop [{self.wrong_answer}]"
+        return self.render(command)
 
 
 _TYPABLE = {"textbox", "searchbox", "combobox", "spinbutton"}

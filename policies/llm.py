@@ -20,6 +20,7 @@ recorded the same way (``LLMCall``), and a study can be re-run offline exactly f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -392,11 +393,34 @@ class LLM:
 
 
 def _count_tokens(litellm: Any, model: str, **what: Any) -> int:
+    messages = what.get("messages")
+    if messages is not None and all(isinstance(m.get("content"), str) for m in messages):
+        # Per-message framing once per role sequence + cached content counts: the system prompt and
+        # examples repeat every step, so counting stays cheap (same total as litellm's counter).
+        framing = _framing_tokens(model, tuple(str(m.get("role")) for m in messages))
+        return framing + sum(_text_tokens(model, m["content"]) for m in messages)
+    if "text" in what:
+        return _text_tokens(model, what["text"])
     try:
         return int(litellm.token_counter(model=model, **what))
     except Exception:
-        text = what.get("text") or json.dumps(what.get("messages"), default=str)
+        return max(1, len(json.dumps(messages, default=str)) // 4)
+
+
+@functools.lru_cache(maxsize=512)
+def _text_tokens(model: str, text: str) -> int:
+    try:
+        return int(_litellm().token_counter(model=model, text=text))
+    except Exception:
         return max(1, len(text) // 4)
+
+
+@functools.lru_cache(maxsize=64)
+def _framing_tokens(model: str, roles: tuple[str, ...]) -> int:
+    try:
+        return int(_litellm().token_counter(model=model, messages=[{"role": r, "content": ""} for r in roles]))
+    except Exception:
+        return 4 * len(roles) + 3
 
 
 def _price(litellm: Any, model: str, prompt: int, completion: int) -> float | None:

@@ -3,8 +3,6 @@ scripted LLM that answers with the task's reference actions (real browser, sites
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from experiments.rollout import run_episode
@@ -135,50 +133,20 @@ def test_defaults_come_from_the_webarena_runner():
 # -- end to end on the local suite -------------------------------------------------------------------
 
 
-class Oracle:
-    """A scripted LLM that 'reads' the page the policy sees and answers with the next reference step."""
+def oracle_react(task_id: int, n_answers: int = 12, wrong_answer: str | None = None) -> ReActPolicy:
+    """ReAct whose scripted LLM answers with the task's reference steps in ReAct's format."""
+    from policies.baselines import ReferenceOracle
 
-    def __init__(self, task_id: int, preset: str = "webarena", wrong_answer: str | None = None):
-        from envs.local.registry import load_solutions
-        from wrappers.presets import PRESETS
-
-        self.steps = load_solutions()[task_id]
-        self.actions = PRESETS[preset].actions
-        self.cursor = 0
-        self.obs: dict[str, Any] = {}
-        self.urls: dict[str, str] = {}
-        self.wrong_answer = wrong_answer
-
-    def __call__(self, messages: list[dict[str, Any]]) -> str:
-        from policies.baselines import reference_command
-
-        command, used = reference_command(self.steps, self.cursor, self.obs, self.actions, self.urls)
-        self.cursor += used
-        if self.wrong_answer is not None and command.startswith("stop"):
-            command = f"stop [{self.wrong_answer}]"
-        return say(command, "Let's think step by step. Following the page towards the objective.")
-
-    def policy(self, n_answers: int = 12) -> ReActPolicy:
-        oracle = self
-
-        class Watched(ReActPolicy):
-            def reset(self, task: TaskSpec) -> None:
-                oracle.urls = dict(task.site_urls)
-                super().reset(task)
-
-            def act(self, obs, handle):
-                oracle.obs = obs
-                return super().act(obs, handle)
-
-        return Watched(script=Script({"actor": [self] * n_answers}))
+    oracle = ReferenceOracle(task_id, "webarena", lambda c: say(c, "Let's think step by step. On this page:"),
+                             wrong_answer=wrong_answer)
+    return oracle.attach(ReActPolicy(script=Script({"actor": [oracle] * n_answers})))
 
 
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", [200, 212, 306])
 def test_react_solves_local_tasks_with_reference_answers(task_id, tmp_path):
-    oracle = Oracle(task_id)
-    traj = run_episode(f"webarena/local.{task_id}", oracle.policy(), out_dir=tmp_path)
+    traj = run_episode(f"webarena/local.{task_id}", oracle_react(task_id), out_dir=tmp_path)
     assert traj.err_msg is None, traj.stack_trace
     assert traj.terminated and traj.reward == 1.0, traj.evaluation
     assert traj.steps[-1].action.startswith("stop [")
@@ -192,10 +160,10 @@ def test_react_solves_local_tasks_with_reference_answers(task_id, tmp_path):
 @pytest.mark.browser
 @pytest.mark.slow
 def test_react_fails_cleanly_on_a_wrong_answer_and_on_a_dead_script(tmp_path):
-    wrong = run_episode("webarena/local.200", Oracle(200, wrong_answer="SomebodyElse").policy())
+    wrong = run_episode("webarena/local.200", oracle_react(200, wrong_answer="SomebodyElse"))
     assert wrong.err_msg is None and wrong.terminated and wrong.reward == 0.0
     assert wrong.steps[-1].action == "stop [SomebodyElse]" and wrong.evaluation is not None
 
-    short = run_episode("webarena/local.200", Oracle(200).policy(n_answers=1))  # one answer, then nothing
+    short = run_episode("webarena/local.200", oracle_react(200, n_answers=1))  # one answer, then nothing
     assert short.error_source == "llm" and "no answer left for role 'actor'" in short.err_msg
     assert len(short.steps) == 2 and short.steps[0].action.startswith("goto [") and short.reward == 0.0
