@@ -114,10 +114,11 @@ def measure(pages: list[CapturedPage], repeats: int) -> list[dict[str, Any]]:
     """Rows: aligned/flat token ratio per site, and the wrapper's median time per page."""
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from wrappers.observation import process_axtree
+    from wrappers.observation import ObsConfig, process_axtree
 
     enc = cl100k()
-    per_site: dict[str, list[tuple[int, int]]] = {}
+    unaligned = ObsConfig.none(max_lines=10**9)
+    per_site: dict[str, list[tuple[int, int, int]]] = {}
     times: list[float] = []  # CPU time of this thread: other processes' load must not count
     walls: list[float] = []
     for p in pages:
@@ -127,16 +128,28 @@ def measure(pages: list[CapturedPage], repeats: int) -> list[dict[str, Any]]:
             times.append(time.thread_time() - start)
             walls.append(time.perf_counter() - wall)
         flat = flatten_axtree_to_str(p.axtree_object)
-        per_site.setdefault(p.site, []).append((len(enc.encode(text)), len(enc.encode(flat))))
+        plain = process_axtree(p.axtree_object, unaligned).render(ids=True)
+        per_site.setdefault(p.site, []).append(
+            (len(enc.encode(text)), len(enc.encode(flat)), len(enc.encode(plain)))
+        )
     rows = []
     for site, counts in per_site.items():
-        aligned, flat = sum(a for a, _ in counts), sum(f for _, f in counts)
+        aligned, flat, plain = (sum(c[i] for c in counts) for i in range(3))
         rows.append({
             "name": f"obs_tokens_ratio.{site}",
             "value": round(aligned / max(flat, 1), 3),
             "unit": "x flatten_axtree_to_str",
             "target": "<= 0.5",
             "note": f"{len(counts)} pages, {aligned} vs {flat} cl100k tokens (full page)",
+        })
+        # BrowserGym's default flattening also prints inline text boxes and link URLs; this row
+        # isolates the passes: the same normalised tree with every pass off, uncapped.
+        rows.append({
+            "name": f"obs_tokens_ratio_vs_passes_off.{site}",
+            "value": round(aligned / max(plain, 1), 3),
+            "unit": "x ObsConfig.none()",
+            "target": "informative",
+            "note": f"{aligned} vs {plain} cl100k tokens",
         })
     if times:
         rows.append({
