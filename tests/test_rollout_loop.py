@@ -252,3 +252,13 @@ def test_recorded_config_is_scrubbed(envs):
     assert traj.reward == 1.0 and secret not in blob
     assert traj.env_kwargs["api_key"] == "<redacted>" and traj.env_kwargs["judge_model"] == "gpt-4o"
     assert traj.policy["config"]["llm"]["model"] == policy.llm.model
+
+
+def test_policy_that_fails_to_reset_is_recorded(envs):
+    class NoSolution(Explorer):
+        def reset(self, task: TaskSpec) -> None:
+            raise KeyError(f"no reference solution for {task.task_id}")
+
+    traj = rollout.run_episode("test/shop", NoSolution())
+    assert traj.error_source == "policy" and "no reference solution for 7" in traj.err_msg
+    assert not traj.steps and envs[0].closed and traj.task["task_id"] == 7
