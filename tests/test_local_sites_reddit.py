@@ -147,6 +147,8 @@ def test_votes_toggle_and_keep_scores_consistent(member, db_path):
     assert 'class="vote vote--user-downvoted"' in member.get(url).data.decode() and score() == before - 1
     member.post(f"/sv/{sid}", data={"choice": "0", "next": url})
     assert score() == before
+    assert member.post(f"/sv/{sid}", data={"choice": "5"}).status_code == 400 and score() == before
+    assert member.post(f"/sv/{sid}", data={"choice": "1", "next": "//evil.example"}).headers["Location"] == "/"
 
 
 def test_reply_is_nested_under_its_parent(member, db_path):

@@ -261,7 +261,7 @@ def create_app(ctx: SiteContext) -> Flask:
                 session.clear()
                 session["user_id"] = user["id"]
                 target = request.args.get("redirect_to", "/")
-                return redirect(target if target.startswith("/") else "/")
+                return redirect(target if target.startswith("/") and not target.startswith("//") else "/")
             error = "Invalid login or password."
         return render_template("login.html", error=error), (401 if error else 200)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask, abort, flash, g, redirect, render_template, request, session, url_for
 
-from envs.local.framework import SiteContext, get_db, int_arg, make_app
+from envs.local.framework import SiteContext, get_db, int_arg, make_app, safe_next
 
 from .data import hash_password
 
@@ -119,6 +119,8 @@ def _comment_tree(sid: int) -> tuple[dict[int | None, list[sqlite3.Row]], dict[i
 def _apply_vote(kind: str, target: int, choice: int) -> None:
     """Record the user's vote and keep the denormalised up/down counters in step with it."""
     user = _require_login()
+    if choice not in (-1, 0, 1):
+        abort(400)
     table = "reddit_submission" if kind == "submission" else "reddit_comment"
     db = get_db()
     if db.execute(f"SELECT 1 FROM {table} WHERE id = ?", (target,)).fetchone() is None:
@@ -141,8 +143,7 @@ def _apply_vote(kind: str, target: int, choice: int) -> None:
 
 
 def _back(default: str) -> Any:
-    target = request.form.get("next") or default
-    return redirect(target if target.startswith("/") else default)
+    return redirect(safe_next(default))
 
 
 def _validate_submission(form: Any, need_forum: bool) -> tuple[dict[str, str], sqlite3.Row | None]:
@@ -202,8 +203,7 @@ def create_app(ctx: SiteContext) -> Flask:
             if user and user["password_hash"] == hash_password(name, request.form.get("_password", "")):
                 session.clear()
                 session["user_id"] = user["id"]
-                nxt = request.args.get("next", "/")
-                return redirect(nxt if nxt.startswith("/") else "/")
+                return redirect(safe_next("/"))
             error = "Invalid credentials."
         return render_template("login.html", error=error), (401 if error else 200)
 
