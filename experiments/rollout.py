@@ -197,7 +197,7 @@ def _record_decision(rec: StepRecord, decision: Decision, calls: list[LLMCall]) 
     rec.thought = decision.thought
     rec.parsed = jsonable(decision.parsed)
     rec.decision_error = decision.error
-    rec.llm_calls = [jsonable(c.to_dict()) for c in calls]
+    rec.llm_calls = [scrub(jsonable(c.to_dict())) for c in calls]
 
 
 def _record_env_step(rec: StepRecord, traj: Trajectory, result: StepResult) -> None:
@@ -314,7 +314,7 @@ def _decide(policy: Policy, obs: Obs, handle: RolloutHandle, rec: StepRecord, tr
     rec.timings["llm_s"] = sum(c.latency_s for c in llm_log)
     rec.handle_calls = [jsonable(vars(c)) for c in calls]
     if decision is None:
-        rec.llm_calls = [jsonable(c.to_dict()) for c in llm_log]
+        rec.llm_calls = [scrub(jsonable(c.to_dict())) for c in llm_log]
         return None
     _record_decision(rec, decision, list(llm_log))
     try:

@@ -88,6 +88,9 @@ class CallSettings:
 
 
 _SETTING_FIELDS = {"temperature", "top_p", "max_tokens", "n", "stop"}
+# Provider options that carry credentials: sent to litellm, never hashed into cache keys or recorded.
+_CREDENTIAL_PARAMS = frozenset({"api_key", "azure_ad_token", "aws_access_key_id", "aws_secret_access_key",
+                                "aws_session_token", "vertex_credentials", "extra_headers"})
 
 
 @dataclass
@@ -269,7 +272,9 @@ class LLM:
         return {
             "model": self.model, "scripted": self.script is not None, "retries": self.retries,
             "timeout": self.timeout, "cache": str(self.cache.path) if self.cache is not None else None,
-            "roles": {r: {**asdict(s), "stop": list(s.stop) if s.stop else None} for r, s in self.roles.items()},
+            "roles": {r: {**asdict(s), "stop": list(s.stop) if s.stop else None,
+                          "extra": {k: v for k, v in s.extra.items() if k not in _CREDENTIAL_PARAMS}}
+                      for r, s in self.roles.items()},
         }
 
     def complete(self, role: str, messages: list[Message], **overrides: Any) -> Completion:
@@ -279,14 +284,15 @@ class LLM:
         """
         settings = self.settings(role).merged(**overrides)
         params = settings.request_params()
+        public = {k: v for k, v in params.items() if k not in _CREDENTIAL_PARAMS}
         scripted = self.script is not None
-        base = cache_key(self.model, messages, params, -1, scripted)
+        base = cache_key(self.model, messages, public, -1, scripted)
         first = self._drawn.get(base, 0)
         self._drawn[base] = first + settings.n
-        keys = [cache_key(self.model, messages, params, first + i, scripted) for i in range(settings.n)]
+        keys = [cache_key(self.model, messages, public, first + i, scripted) for i in range(settings.n)]
 
         call = LLMCall(role=role, model=self.model, messages=messages, responses=[""] * settings.n,
-                       settings={**params, "n": settings.n})
+                       settings={**public, "n": settings.n})
         if self.log is not None:
             self.log.append(call)
         start = time.perf_counter()

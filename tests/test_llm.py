@@ -188,3 +188,15 @@ def test_describe_has_no_credentials(monkeypatch):
     call = llm.complete("actor", MSGS).call
     blob = json.dumps(llm.describe()) + json.dumps(call.to_dict())
     assert "sk-test" not in blob
+
+
+def test_credential_options_are_sent_but_never_recorded_or_hashed(tmp_path):
+    secret = "not-shaped-like-a-key-but-secret"
+    llm = LLM("gpt-4o", {"actor": CallSettings(extra={"api_key": secret, "api_base": "http://x/v1"})},
+              script=Script({"actor": ["ok"]}), cache_dir=tmp_path)
+    call = llm.complete("actor", MSGS).call
+    assert call.settings == {"api_base": "http://x/v1", "n": 1}
+    assert secret not in json.dumps(llm.describe()) and secret not in json.dumps(call.to_dict())
+    rotated = LLM("gpt-4o", {"actor": CallSettings(extra={"api_key": "another", "api_base": "http://x/v1"})},
+                  script=Script({"actor": []}), cache_dir=tmp_path)
+    assert rotated.complete("actor", MSGS).call.cached  # a rotated key still hits the cache

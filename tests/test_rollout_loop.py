@@ -262,3 +262,13 @@ def test_policy_that_fails_to_reset_is_recorded(envs):
     traj = rollout.run_episode("test/shop", NoSolution())
     assert traj.error_source == "policy" and "no reference solution for 7" in traj.err_msg
     assert not traj.steps and envs[0].closed and traj.task["task_id"] == 7
+
+
+def test_credentials_passed_as_provider_options_never_reach_the_trajectory(envs, tmp_path):
+    secret = "sk-live-0123456789abcdefghijklmn"
+    policy = react([say("stop [$12]")])
+    policy.llm.roles["actor"] = policy.llm.roles["actor"].merged(api_key=secret, api_base="http://llm.local/v1")
+    traj = rollout.run_episode("test/shop", policy, out_dir=tmp_path)
+    assert traj.reward == 1.0
+    assert secret not in (tmp_path / "trajectory.json").read_text()
+    assert traj.steps[0].llm_calls[0]["settings"]["api_base"] == "http://llm.local/v1"
