@@ -15,7 +15,7 @@ from flask import Flask, abort, flash, redirect, render_template, request, sessi
 from envs.local.framework import (SiteContext, current_user_id, execute, get_db, login_required, make_app, query,
                                   query_one, safe_next)
 
-from .common import ORDER_STATUSES, REVIEW_STATUSES, STATUS_LABELS, install_filters, now_str
+from .common import ORDER_STATUSES, REVIEW_STATUSES, STATUS_LABELS, setup_jinja, now_str
 from .grid import Column, Grid
 from .seed import hash_password
 
@@ -130,7 +130,7 @@ def _report_filter() -> dict[str, Any]:
 
 def create_app(ctx: SiteContext) -> Flask:
     app = make_app(ctx, __name__)
-    install_filters(app)
+    setup_jinja(app)
     app.jinja_env.globals.update(admin_menu=MENU)
 
     @app.context_processor

@@ -18,7 +18,7 @@ from envs.local.framework import (SiteContext, current_user_id, execute, get_db,
 
 from .catalog import REGIONS
 from .common import (RATING_SQL, SHIPPING_METHODS, address_lines, admin_token, breadcrumbs, category_tree,
-                     install_filters, now_str, subtree_ids)
+                     setup_jinja, now_str, subtree_ids)
 from .seed import hash_password
 
 SORTS = {"position": "p.id", "name": "p.name", "price": "p.price"}
@@ -32,9 +32,16 @@ PHONE_RE = re.compile(r"^[+\d][\d\s().-]{6,}$")
 REQUIRED_MSG = "This is a required field."
 
 
+def _stem(word: str) -> str:
+    """Plural-insensitive matching ("chairs" finds "Office Chair"), as Magento's search does."""
+    if len(word) > 3 and word.lower().endswith("s") and not word.lower().endswith("ss"):
+        return word[:-1]
+    return word
+
+
 def create_app(ctx: SiteContext) -> Flask:
     app = make_app(ctx, __name__)
-    install_filters(app)
+    setup_jinja(app)
     app.jinja_env.globals.update(address_lines=address_lines, regions=REGIONS)
 
     @app.context_processor
@@ -93,8 +100,9 @@ def create_app(ctx: SiteContext) -> Flask:
     def _word_filter(words: list[str]) -> tuple[str, list[Any]]:
         clauses, params = [], []
         for w in words:
+            stem = _stem(w)
             clauses.append("(p.name LIKE ? OR p.sku = ? OR p.brand LIKE ? OR p.description LIKE ?)")
-            params += [f"%{w}%", w.upper(), f"%{w}%", f"% {w} %"]
+            params += [f"%{stem}%", w.upper(), f"%{stem}%", f"% {stem} %"]
         return " AND ".join(clauses) or "1", params
 
     def _listing(category: Any = None, words: list[str] | None = None, q: str = "") -> str:
