@@ -198,8 +198,10 @@ def evaluate(
     eval_block = config.get("eval") if isinstance(config, dict) else None
     eval_types = list(eval_block.get("eval_types") or []) if isinstance(eval_block, dict) else []
     final_url = last_url if last_url is not None else _page_url(page)
-    run = _Run(config if isinstance(config, dict) else {}, page, answer or "", judge, final_url, urls if urls is not None else _urls_from_env(),
-               options or EvalOptions())
+    run = _Run(
+        config if isinstance(config, dict) else {}, page, answer or "", judge, final_url,
+        urls if urls is not None else _urls_from_env(), options or EvalOptions(),
+    )
     details: dict[str, Any] = {"eval_types": eval_types, "answer": run.answer, "final_url": final_url}
     score = 1.0 if eval_types else 0.0
     if not eval_types:
@@ -339,7 +341,9 @@ def _program_html(run: _Run) -> tuple[float, dict[str, Any]]:
     return math.prod(r["score"] for r in results), {"targets": results}
 
 
-_REACTIVATE_JS = "() => { if (typeof window.browsergym_page_activated === 'function') window.browsergym_page_activated(); }"
+_REACTIVATE_JS = (
+    "() => { if (typeof window.browsergym_page_activated === 'function') window.browsergym_page_activated(); }"
+)
 
 
 class _EvalTab:

@@ -21,6 +21,7 @@ DEFAULT_JUDGE_MODEL = "gpt-4-1106-preview"  # WebArena's grader
 JUDGE_MODEL_ENV_VAR = "WEBARENA_GYM_JUDGE_MODEL"
 
 FuzzyPrompt = Literal["webarena", "agentoccam"]
+JudgeKind = Literal["fuzzy_match", "unachievable"]
 MockResponse = str | Callable[[list[dict[str, str]]], str]
 
 _SYSTEM = "You are a careful, impartial grader."
@@ -73,7 +74,7 @@ def _redact(text: str) -> str:
 class JudgeCall:
     """One judge call as recorded in the evaluation details."""
 
-    kind: Literal["fuzzy_match", "unachievable"]
+    kind: JudgeKind
     model: str
     score: float
     verdict: str | None
@@ -138,7 +139,8 @@ class Judge:
         prompt = _UNACHIEVABLE.format(question=question, reference=reason, answer=answer)
         return self._call("unachievable", prompt, unachievable_verdict)
 
-    def _call(self, kind, prompt: str, read_verdict: Callable[[str], tuple[str | None, float]]) -> JudgeCall:
+    def _call(self, kind: JudgeKind, prompt: str, read_verdict: Callable[[str], tuple[str | None, float]],
+              ) -> JudgeCall:
         messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
         call = JudgeCall(kind=kind, model=self.model, score=0.0, verdict=None, response=None,
                          mocked=self.mock_response is not None)
@@ -156,7 +158,11 @@ class Judge:
                 call.latency_s = time.monotonic() - start
                 return call
         call.latency_s = time.monotonic() - start
-        call.response = response.choices[0].message.content or ""
+        try:
+            call.response = response.choices[0].message.content or ""
+        except (AttributeError, IndexError, TypeError):
+            call.error = "the judge's reply has no message"
+            return call
         usage = getattr(response, "usage", None)
         if usage is not None:
             call.prompt_tokens = usage.prompt_tokens
