@@ -27,7 +27,7 @@ ALL = [task for site in SITES for task in TASKS[site]]
 # Plausible wrong answers for the string_match tasks (fuzzy ones need the LLM judge and are left out).
 WRONG_ANSWERS = {
     200: "BookishOwl", 201: "BoldReader206", 202: "CircuitSam", 203: "books", 204: "science, space, sports",
-    300: "Dmitri Ivanova", 301: "Olga Silva", 302: "3", 303: "2",
+    223: "26", 300: "Dmitri Ivanova", 301: "Olga Silva", 302: "3", 303: "2", 322: "15",
 }
 # Plausible wrong state changes: (site, path, form) posted as the logged-in account.
 WRONG_ACTIONS = {
@@ -40,6 +40,7 @@ WRONG_ACTIONS = {
     312: ("gitlab", "/byteblaze/dotfiles/-/project_members", {"username": "vinta", "access_level": "20"}),
     314: ("gitlab", "/-/profile", {"name": "Byte Blaze", "status_message": "Away"}),
     317: ("gitlab", "/primer/design/-/merge_requests/5/update", {"reviewer": "ericwu"}),
+    323: ("gitlab", "/projects/new", {"name": "planner", "visibility": "public"}),
 }
 
 
