@@ -158,7 +158,7 @@ def _issuable_query(kind: str, base: list[str], params: list[Any]) -> dict[str, 
                       f" p.namespace || '/' || p.path AS full_path {frm} WHERE {where}"
                       f" ORDER BY {_ISSUABLE_SORTS.get(sort, _ISSUABLE_SORTS['created_date'])} LIMIT ? OFFSET ?",
                       (*values, PER_PAGE, (page - 1) * PER_PAGE)).fetchall()
-    total = counts.get(state, counts["all"]) if state != "all" else counts["all"]
+    total = counts.get(state, 0) if state in ("opened", "closed", "merged") else counts["all"]
     return {"items": _decorate(rows), "counts": counts, "state": state, "sort": sort, "search": search,
             "page": page, "has_next": page * PER_PAGE < total, "kind": kind, "sorts": _ISSUABLE_SORTS}
 
