@@ -212,6 +212,7 @@ class WebArenaEnv(BrowserEnv):
         self._backend_factory: BackendFactory = backend
         self._backend: SiteBackend | None = None
         self._leased = False
+        self._relaunch = False
         self._episode = _Episode()
         self.task: WebArenaTask | None = None
 
@@ -256,6 +257,7 @@ class WebArenaEnv(BrowserEnv):
         self._start_chat([{"type": "text", "text": goal}] if isinstance(goal, str) else list(goal or []))
         self._episode = _Episode(seed=seed)
         self._settle()
+        self._focus_tab(0)  # WebArena starts on the first of its start tabs
         obs = self._observe()
         info = {"env_id": self.env_id, **task_info, "task_info": task_info, "max_episode_steps": self.max_episode_steps}
         return obs, info
@@ -315,8 +317,8 @@ class WebArenaEnv(BrowserEnv):
         self._episode.step_count = snap.step_count
         self._episode.history = list(snap.history)
         self.chat.messages = copy.deepcopy(list(snap.chat_messages))
-        self._focus_tab(snap.active_tab)
         self._settle()
+        self._focus_tab(snap.active_tab)
         obs = self._observe()
         return obs, {"env_id": self.env_id, **self.task.task_info(), **info, "step": snap.step_count}
 
@@ -598,7 +600,8 @@ class WebArenaEnv(BrowserEnv):
         if pages:
             self.page = pages[min(max(index, 0), len(pages) - 1)]
             self.page.bring_to_front()
-            self.page_history[self.page] = None
+            self.page_history.pop(self.page, None)
+            self.page_history[self.page] = None  # most recently active
 
     # ------------------------------------------------------------------ browser lifecycle
 
@@ -611,8 +614,9 @@ class WebArenaEnv(BrowserEnv):
 
     def _ensure_browser(self) -> None:
         """Reuse the running browser; relaunch it (and the driver if that died too) otherwise."""
-        if self._browser_alive():
+        if self._browser_alive() and not self._relaunch:
             return
+        self._relaunch = False
         self._close_browser()
         if not self._leased:
             acquire_playwright()
@@ -677,9 +681,15 @@ class WebArenaEnv(BrowserEnv):
     def _broken_transition(self, exc: Exception) -> tuple[dict, float, bool, bool, dict]:
         """The browser failed under the episode: end it (truncated, no evaluation) with a clear error."""
         self._episode.over = True
-        alive = self._browser_alive()
-        reason = "the browser crashed or was closed" if not alive else f"the page failed: {exc}"
-        logger.warning("episode ended: %s", reason)
+        crashed = (
+            not self._browser_alive()
+            or isinstance(exc, (playwright.sync_api.TargetClosedError, EpisodeError))
+            or "crashed" in str(exc).lower()
+        )
+        # The disconnect may not have reached us yet: make sure the next reset starts a new browser.
+        self._relaunch = self._relaunch or crashed
+        reason = "the browser crashed or was closed" if crashed else f"the page failed: {exc}"
+        logger.warning("episode ended: %s (%s)", reason, exc)
         return self._error_transition(
-            f"{reason}; the episode cannot continue (call reset() to relaunch)", browser_dead=not alive
+            f"{reason}; the episode cannot continue (call reset() to relaunch)", browser_dead=crashed
         )

@@ -89,8 +89,6 @@ class WebArenaTask(AbstractBrowserTask):
         page.goto(urls[0])
         for url in urls[1:]:
             page.context.new_page().goto(url)
-        if len(urls) > 1:
-            page.bring_to_front()  # WebArena starts on the first tab
         return self.config["intent"], self.task_info()
 
     def evaluate(self, page: playwright.sync_api.Page, answer: str, last_url: str | None = None) -> dict[str, Any]:
