@@ -1,0 +1,16 @@
+"""The homepage lists every site of the instance with a working link, as WebArena's does."""
+
+from __future__ import annotations
+
+from envs.local.framework import SiteContext
+from envs.local.sites import homepage
+
+
+def test_lists_running_sites_with_links_and_marks_the_others():
+    urls = {"map": "http://127.0.0.1:5001", "wikipedia": "http://127.0.0.1:5002"}
+    client = homepage.create_app(SiteContext("homepage", ":memory:", urls)).test_client()
+    html = client.get("/").data.decode()
+    assert '<a href="http://127.0.0.1:5001/">OpenStreetMap</a>' in html
+    assert '<a href="http://127.0.0.1:5002/">Wikipedia</a>' in html
+    assert html.count("(not running)") == len(homepage.CARDS) - 2
+    assert client.get("/scratchpad").status_code == 200

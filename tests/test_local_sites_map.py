@@ -1,0 +1,137 @@
+"""The map site: place search, place pages, directions by mode over the fixed road graph (checked
+against an independent shortest-path computation), canonical URLs for url_match, and clear errors."""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+
+import pytest
+
+from envs.local import data
+from envs.local.framework import SiteContext
+from envs.local.sites import map as site
+
+
+@pytest.fixture(scope="module")
+def db_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("map") / "sites.sqlite"
+    data.build(path, ["map"])
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(db_path):
+    return site.create_app(SiteContext("map", str(db_path), {})).test_client()
+
+
+def summary(html: str) -> tuple[str, str] | None:
+    found = re.search(r"Distance: ([\d.]+ km) · Time: ([^<]+)<", html)
+    return (found.group(1), found.group(2).strip()) if found else None
+
+
+def directions(client, start: str, end: str, mode: str):
+    return client.get("/directions", query_string={"from": start, "to": end, "mode": mode})
+
+
+def test_graph_is_a_few_hundred_nodes_and_connected_for_walking(db_path):
+    conn = sqlite3.connect(db_path)
+    nodes = [r[0] for r in conn.execute("SELECT id FROM map_node")]
+    edges = conn.execute("SELECT a, b FROM map_edge").fetchall()
+    conn.close()
+    assert 300 <= len(nodes) <= 1500
+    neighbours: dict[int, set[int]] = {}
+    for a, b in edges:
+        neighbours.setdefault(a, set()).add(b)
+        neighbours.setdefault(b, set()).add(a)
+    seen, todo = {nodes[0]}, [nodes[0]]
+    while todo:
+        for nxt in neighbours.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    assert seen == set(nodes)
+
+
+def bellman_ford_seconds(db_path, start: int, goal: int, mode: str) -> float:
+    """Independent check of Dijkstra: relax every edge until nothing changes."""
+    conn = sqlite3.connect(db_path)
+    edges = conn.execute("SELECT a, b, kind, length_m FROM map_edge").fetchall()
+    conn.close()
+    speeds = site.SPEEDS[mode]
+    best = {start: 0.0}
+    changed = True
+    while changed:
+        changed = False
+        for a, b, kind, length in edges:
+            if kind not in speeds:
+                continue
+            cost = length / 1000 / speeds[kind] * 3600
+            for u, v in ((a, b), (b, a)):
+                if u in best and best[u] + cost < best.get(v, math.inf) - 1e-9:
+                    best[v] = best[u] + cost
+                    changed = True
+    return best.get(goal, math.inf)
+
+
+@pytest.mark.parametrize("mode", site.MODES)
+def test_directions_are_the_fastest_route_for_the_mode(client, db_path, mode):
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    src = conn.execute("SELECT * FROM map_place WHERE name = 'Kingston Town Hall'").fetchone()
+    dst = conn.execute("SELECT * FROM map_place WHERE name = 'Glenbury Town Hall'").fetchone()
+    route = site.shortest_route(conn.execute("SELECT * FROM map_edge").fetchall(), src["node_id"], dst["node_id"], mode)
+    conn.close()
+    assert route is not None
+    assert route.seconds == pytest.approx(bellman_ford_seconds(db_path, src["node_id"], dst["node_id"], mode))
+    shown = summary(directions(client, "Kingston Town Hall", "Glenbury Town Hall", mode).data.decode())
+    assert shown == (route.distance_km, route.duration)
+
+
+def test_modes_differ_and_the_island_has_no_driving_route(client):
+    times = {m: summary(directions(client, "Kingston Town Hall", "Glenbury Town Hall", m).data.decode()) for m in site.MODES}
+    assert len({t[1] for t in times.values()}) == 3
+    html = directions(client, "Larkridge Town Hall", "Larkridge Island Lighthouse", "driving").data.decode()
+    assert "No driving route found" in html and summary(html) is None
+    assert summary(directions(client, "Larkridge Town Hall", "Larkridge Island Lighthouse", "walking").data.decode())
+
+
+def test_typed_names_redirect_to_the_canonical_directions_url(client):
+    response = directions(client, "kingston town hall", "Glenbury Town", "cycling")
+    assert response.status_code == 302
+    assert response.headers["Location"] == (
+        "/directions?from=Kingston+Town+Hall&to=Glenbury+Town+Hall&mode=cycling")
+
+
+def test_bad_directions_input_gives_clear_errors(client):
+    response = directions(client, "Nowhere At All", "Kingston Town Hall", "driving")
+    assert response.status_code == 404
+    assert "Could not find a place matching &#39;Nowhere At All&#39;" in response.data.decode()
+    html = directions(client, "Kingston Town Hall", "Glenbury Town Hall", "teleport").data.decode()
+    assert "Unknown travel mode &#39;teleport&#39;" in html
+    assert client.get("/place/999999").status_code == 404
+
+
+def test_search_shows_coordinates_addresses_and_paginates(client, db_path):
+    html = client.get("/search?query=library").data.decode()
+    conn = sqlite3.connect(db_path)
+    n_libraries = conn.execute("SELECT COUNT(*) FROM map_place WHERE kind = 'library' OR name LIKE '%library%'").fetchone()[0]
+    lat, lon, address = conn.execute(
+        "SELECT lat, lon, address FROM map_place WHERE name = 'Kingston Public Library'").fetchone()
+    conn.close()
+    assert f"{n_libraries} results" in html and n_libraries > 25 and "Page 1 of 2" in html
+    first = set(re.findall(r'href="/place/(\d+)"', html))
+    second = set(re.findall(r'href="/place/(\d+)"', client.get("/search?query=library&page=2").data.decode()))
+    assert len(first) == 25 and len(first | second) == n_libraries
+    exact = client.get("/search?query=Kingston+Public+Library").data.decode()
+    assert f"Coordinates: {lat:.4f}, {lon:.4f}" in exact and address in exact
+    assert "No results found" in client.get("/search?query=zzzz").data.decode()
+
+
+def test_place_page_lists_nearby_places_by_distance(client):
+    html = client.get("/search?query=Kingston+Town+Hall").data.decode()
+    place_id = re.search(r'href="/place/(\d+)">Kingston Town Hall<', html).group(1)
+    page = client.get(f"/place/{place_id}").data.decode()
+    distances = [float(d) for d in re.findall(r"– ([\d.]+) km</li>", page)]
+    assert len(distances) == 10 and distances == sorted(distances)
