@@ -1,0 +1,88 @@
+"""``snapshot()``/``restore()``: replay (reset + recorded actions with URL checkpoints) for backends
+that cannot snapshot their data, and the exact path for those that can."""
+
+from __future__ import annotations
+
+import pytest
+from test_env_fixtures import StaticBackend, bid_of, make_env, static_sites, task_config  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+
+def _status(obs: dict) -> str:
+    """The text of the page's status region (the result of the Add button)."""
+    for node in obs["axtree_object"]["nodes"]:
+        if node.get("role", {}).get("value") == "status":
+            return node.get("name", {}).get("value", "")
+    raise AssertionError("no status region")
+
+
+def _play(env, obs, base):
+    """Three steps and a controlled goto: fill, add, second page, back to the shop."""
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '5')")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    obs, _ = env.goto(f"{base}/index.html")
+    return obs
+
+
+def test_replay_restore_reproduces_the_episode(make_env, static_sites):
+    env = make_env()
+    base = static_sites.site.url
+    obs, _ = env.reset(seed=3)
+    obs = _play(env, obs, base)
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '8')")
+    snap = env.snapshot()
+    assert snap.site_state is None and snap.step_count == 4 and snap.seed == 3
+    assert [e.kind for e in snap.history] == ["step", "step", "step", "goto", "step"]
+    assert snap.url_checkpoints[2] == f"{base}/page2.html"
+    assert snap.tab_urls == (f"{base}/index.html",)
+
+    # wander off, then come back
+    env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    env.step("send_msg_to_user('done')")
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "replay" and info["replay_mismatches"] == 0
+    assert obs["url"] == f"{base}/index.html" and env.step_count == 4
+    assert env.snapshot().history == snap.history
+    assert obs["chat_messages"][-1]["role"] == "user"  # the later answer is not in the restored chat
+    textbox = bid_of(obs, "textbox", "Quantity")
+    value = next(n for n in obs["axtree_object"]["nodes"] if n.get("browsergym_id") == textbox)["value"]["value"]
+    assert value == "8"  # in-page state after the goto was replayed too
+    # the restored episode continues normally and counts on from the snapshot
+    obs, reward, terminated, truncated, info = env.step("send_msg_to_user('42')")
+    assert terminated and reward == 1.0 and info["step"] == 5
+
+
+def test_replay_repairs_url_drift_with_checkpoints(make_env, static_sites):
+    env = make_env()
+    base = static_sites.site.url
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    snap = env.snapshot()
+    # A recorded action that no longer leads where it did (a site that changed): the checkpoint wins.
+    drifted = type(snap)(**{**snap.__dict__, "history": (type(snap.history[0])("step", "noop(0)", snap.history[0].url),)})
+    obs, info = env.restore(drifted)
+    assert info["replay_mismatches"] == 1 and obs["url"] == f"{base}/page2.html"
+
+
+def test_exact_restore_uses_the_backend_token_and_storage(make_env, static_sites):
+    backend = StaticBackend(static_sites, snapshots=True)
+    env = make_env(backend=backend, config=task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html"))
+    base = static_sites.site.url
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step("tab_focus(1)")
+    env.context.add_cookies([{"name": "cart", "value": "3 items", "url": base}])
+    snap = env.snapshot()
+    assert snap.site_state is not None and snap.active_tab == 1
+
+    env.reset(seed=0)
+    calls_before = list(backend.calls)
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "exact"
+    assert backend.restored == [snap.site_state]
+    assert backend.calls == calls_before  # no reset, no login: the token and cookies carry the state
+    assert {c["name"]: c["value"] for c in env.context.cookies()}["cart"] == "3 items"
+    assert obs["open_pages_urls"] == (f"{base}/index.html", f"{base}/page2.html")
+    assert obs["active_page_index"].tolist() == [1] and obs["url"] == f"{base}/page2.html"
+    assert env.step_count == 1
