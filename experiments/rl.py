@@ -66,16 +66,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env-kwargs", type=json.loads, default={}, help='JSON, e.g. \'{"headless": true}\'')
     args = parser.parse_args(argv)
-    result = train(
-        args.env,
-        args.steps,
-        preset=args.preset,
-        k=args.k,
-        n_steps=args.n_steps,
-        seed=args.seed,
-        max_steps=args.max_steps,
-        env_kwargs=args.env_kwargs,
-    )
+    options = {name: getattr(args, name) for name in ("preset", "k", "n_steps", "seed", "max_steps", "env_kwargs")}
+    result = train(args.env, args.steps, **options)
     print(json.dumps(result, indent=2))
 
 

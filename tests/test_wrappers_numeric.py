@@ -1,12 +1,12 @@
 """Numeric RL spaces: encoding, the discrete action -> command mapping, and SB3 PPO training a few steps
-through experiments.rl on a real page (the probe site of test_wrappers_action)."""
+through experiments.rl on a local-suite task."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from test_wrappers_action import bid, make_probe_env, probe_task_class, write_site
+from test_wrappers_action import bid, make_probe_env
 from wrappers.numeric import ROLES, NumericWebArena, interactive_elements
 from wrappers.presets import PRESETS
 
@@ -53,19 +53,14 @@ def test_encoding_and_action_mapping(numeric):
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_ppo_trains_a_few_steps(tmp_path):
-    import browsergym.core.env as bg_env
-    from browsergym.core.registration import register_task
+def test_ppo_trains_a_few_steps_on_a_local_task(capsys):
+    """The documented command line, on a local-suite task: PPO runs and reports its episodes."""
+    import json
 
-    from envs.browser import HeadlessChat, install_launch_patch
-    from experiments.rl import train
+    from experiments.rl import main
 
-    install_launch_patch()
-    bg_env.Chat = HeadlessChat
-    task_id = "wrappers.probe_rl"
-    register_task(task_id, probe_task_class(), task_kwargs={"start_url": write_site(tmp_path)})
-    result = train(
-        f"browsergym/{task_id}", 24, k=8, n_steps=12, max_steps=6, env_kwargs={"headless": True, "pre_observation_delay": 0.0}
-    )
-    assert result["steps"] == 24 and result["episodes"] >= 4  # 6-step cap: at least 4 episodes end
-    assert all(0.0 <= r <= 1.0 for r in result["episode_rewards"]) and sum(result["episode_lengths"]) <= 24
+    main(["--env", "webarena/local.0", "--steps", "8", "--n-steps", "4", "--max-steps", "4", "--k", "8"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["steps"] == 8 and result["episodes"] >= 2  # 4-step cap: at least 2 episodes end
+    assert all(0.0 <= r <= 1.0 for r in result["episode_rewards"]) and sum(result["episode_lengths"]) <= 8
+    assert result["mean_reward"] == sum(result["episode_rewards"]) / result["episodes"]

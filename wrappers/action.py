@@ -21,6 +21,10 @@ Decisions on the reference execution (agentoccam.md §2.5, §12 item 11):
 - ids are checked exactly against the ids the current observation shows (``obs["text_tree"].ids``
   when an observation wrapper provides them, else every id of the raw tree), never as substrings.
 - invalid commands cost no env step; bounding re-queries is the policy's/rollout loop's job.
+- the reference's scroll-into-view before element actions is not needed: Playwright's actions
+  scroll their target into view; its fixed 5 s sleeps are the env's load-state waits.
+- ``prune``'s return to the URL where the resumed plan started is the policy's move (via its
+  handle's ``goto``); the wrapper only hands the command back in ``info``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import gymnasium as gym
+from browsergym.core.spaces import Unicode
 
 from wrappers.grammar import Command, InvalidActionError, parse_action
 
@@ -57,6 +62,7 @@ class AgentOccamActions(gym.Wrapper):
         super().__init__(env)
         self.config = config
         self.commands: tuple[str, ...] = config.commands
+        self.action_space = Unicode()
         self._obs: dict[str, Any] | None = None
         self._site_urls: dict[str, str] = {}
 
