@@ -59,6 +59,9 @@ def _through_wrappers(env: gym.Env, obs: Obs) -> Obs:
     return obs
 
 
+_HANDLE_INFO_KEYS = {"restore_method", "replay_mismatches", "reward", "terminated", "truncated", "action_error"}
+
+
 def _raise_env_error(info: Info) -> None:
     """The env reports a broken browser in ``info["error"]`` instead of raising; the handle raises."""
     if info.get("error"):
@@ -160,8 +163,7 @@ class RolloutHandle:
         if obs is not None:
             self.obs = obs
             call.url = obs.get("url")
-        call.info = jsonable({k: v for k, v in info.items() if k in {"restore_method", "reward", "terminated",
-                                                                     "truncated", "action_error"}})
+        call.info = jsonable({k: v for k, v in info.items() if k in _HANDLE_INFO_KEYS})
         return value
 
 

@@ -114,7 +114,11 @@ class EnvHandle(Protocol):
         ...
 
     def step(self, action: str) -> StepResult:
-        """Run one extra action in the preset's grammar; counts as an environment step."""
+        """Run one extra action in the preset's grammar; counts as an environment step.
+
+        An answer (``stop [...]``) sent here ends the episode and runs the evaluator: search policies
+        should return their final answer as ``Decision.action`` instead.
+        """
         ...
 
 

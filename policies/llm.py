@@ -296,14 +296,12 @@ class LLM:
         if self.log is not None:
             self.log.append(call)
         start = time.perf_counter()
-        missing: list[int] = []
+        hits = {i: hit for i, key in enumerate(keys)
+                if self.cache is not None and (hit := self.cache.get(key)) is not None}
+        missing = [i for i in range(settings.n) if i not in hits]
+        for i, hit in hits.items():
+            call.responses[i] = hit[0]
         paid_cost: float | None = 0.0
-        for i, key in enumerate(keys):
-            hit = self.cache.get(key) if self.cache is not None else None
-            if hit is None:
-                missing.append(i)
-            else:
-                call.responses[i] = hit[0]
         try:
             if missing:
                 texts, prompt_tokens, completion_tokens, paid_cost, attempts = self._fetch(
@@ -316,12 +314,12 @@ class LLM:
                     if self.cache is not None:
                         share = None if paid_cost is None else paid_cost / len(missing)
                         self.cache.put(keys[i], self.model, text, prompt_tokens, completion_tokens // len(missing), share)
-            else:
+            else:  # all cached: show what the call cost when it was made
                 call.cached = True
-                hit = self.cache.get(keys[0]) if self.cache is not None else None
-                if hit is not None:  # show what the call cost when it was made
-                    call.prompt_tokens, call.completion_tokens = hit[1], hit[2] * settings.n
-                    paid_cost = None if hit[3] is None else hit[3] * settings.n
+                call.prompt_tokens = hits[0][1]
+                call.completion_tokens = sum(h[2] for h in hits.values())
+                costs = [h[3] for h in hits.values()]
+                paid_cost = None if None in costs else sum(costs)
         except LLMError as exc:
             call.error = str(exc)
             call.attempts = getattr(exc, "attempts", call.attempts)
