@@ -143,3 +143,26 @@ def _as_command(step: dict, obs: dict) -> str:
         )
         return f"click [{option}]"
     return f"click [{element}]"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not _local_env_ids(), reason="local suite not installed yet")
+def test_go_home_on_a_multi_site_local_task():
+    from envs.local.registry import load_tasks
+    from wrappers.presets import make_env
+
+    task = next(t for t in load_tasks() if len(t["sites"]) > 1)
+    env = make_env(f"webarena/local.{task['task_id']}", "agentoccam", headless=True)
+    try:
+        obs, info = env.reset(seed=0)
+        home = info["site_urls"]["homepage"]
+        assert "go_home" in info["commands"] and not obs["url"].startswith(home)
+        obs, _, _, _, info = env.step("go_home")
+        assert obs["last_action_error"] == "" and info["browser_action"] == f"goto('{home}')"
+        assert obs["url"].rstrip("/") == home
+        obs, _, _, _, info = env.step("goto [http://example.com/]")
+        # AgentOccam does not offer goto (the reference accepted it silently; we do not)
+        assert "not available here 'goto'" in info["action_error"] and obs["url"].rstrip("/") == home
+    finally:
+        env.close()
