@@ -63,7 +63,7 @@ def env_for():
     def get(task_id: int):
         key = tuple(sorted(TASKS[task_id]["sites"]))
         if key not in made:
-            made[key] = envs.make(f"webarena/local.{task_id}", judge_mock=JUDGE)
+            made[key] = envs.make(f"webarena/local.{task_id}", judge_mock=JUDGE, obs_mode="axtree")
         env = made[key]
         env.unwrapped.task_kwargs["config"] = registry.get_task(task_id)
         env.unwrapped.env_id = f"webarena/local.{task_id}"

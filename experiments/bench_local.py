@@ -1,0 +1,113 @@
+"""Benchmark of the embedded local suite: reset, exact restore against reset + replay, and page sizes.
+
+- ``reset``: median ``env.reset()`` of a local task (database restore, fresh browser context, login
+  from cached cookies, start page), after a warm-up reset that starts the server and browser.
+- ``restore``: after reset + 10 steps, a snapshot is taken; the median ``env.restore(snapshot)`` (exact:
+  database + cookies/storage + tabs + counters) is compared with restoring the same snapshot without
+  its site state, which makes the environment fall back to reset + replay of the 10 recorded actions.
+- page size: for every local site, the raw accessibility tree of its main page and the first pages it
+  links to, flattened with BrowserGym's ``flatten_axtree_to_str`` and counted in cl100k tokens.
+Targets (issue 3): reset <= 1 s median, restore <= 0.3 s median and >= 10x faster than reset + replay(10),
+typical full pages in the thousands of tokens.
+Run: ``python -m experiments.bench_local [--quick]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import sys
+import time
+from collections import defaultdict
+from typing import Any, Callable
+
+RESET_TASK = 500  # wikipedia: article pages with many links to walk through
+N_STEPS = 10
+
+
+def _timed(fn: Callable[[], Any], rounds: int) -> list[float]:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def _walk_action(obs: dict, step: int) -> str:
+    """A deterministic step: click the (7 + step)-th link of the page, so each step opens a new page."""
+    links = [
+        node["browsergym_id"] for node in obs["axtree_object"]["nodes"]
+        if node.get("role", {}).get("value") == "link" and node.get("browsergym_id") and not node.get("ignored")
+    ]
+    return f"click({links[(7 + step) % len(links)]!r})" if links else "noop(0)"
+
+
+def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
+    import envs
+
+    rounds = 5 if quick else 20
+    env = envs.make(f"webarena/local.{RESET_TASK}", judge_mock="correct")
+    try:
+        env.reset()  # warm-up: server, browser, login cookies
+        resets = _timed(env.reset, rounds)
+        obs, _ = env.reset()
+        for step in range(N_STEPS):
+            obs, *_ = env.step(_walk_action(obs, step))
+        snap = env.unwrapped.snapshot()
+        url = obs["url"]
+
+        def restore_exact() -> None:
+            _, info = env.unwrapped.restore(snap)
+            assert info["restore_method"] == "exact" and env.unwrapped.page.url == url
+
+        def restore_replay() -> None:
+            _, info = env.unwrapped.restore(dataclasses.replace(snap, site_state=None))
+            assert info["restore_method"] == "replay"
+
+        exact = _timed(restore_exact, rounds)
+        replay = _timed(restore_replay, max(3, rounds // 4))
+    finally:
+        env.close()
+    reset_s, exact_s, replay_s = (statistics.median(x) for x in (resets, exact, replay))
+    task = f"webarena/local.{RESET_TASK}"
+    return [
+        {"name": f"reset median ({task})", "value": round(reset_s, 3), "unit": "s", "target": "<= 1",
+         "note": f"{rounds} resets after a warm-up; max {max(resets):.3f} s"},
+        {"name": f"exact restore median (after {N_STEPS} steps)", "value": round(exact_s, 3), "unit": "s",
+         "target": "<= 0.3", "note": "database + cookies/storage + tabs + step count + history"},
+        {"name": f"reset + replay({N_STEPS}) median", "value": round(replay_s, 3), "unit": "s", "target": "",
+         "note": "the fallback real WebArena uses (restore without site state)"},
+        {"name": "restore speed-up over reset + replay", "value": round(replay_s / exact_s, 1), "unit": "x",
+         "target": ">= 10", "note": ""},
+    ]
+
+
+def page_size_rows(quick: bool) -> list[dict[str, Any]]:
+    from browsergym.utils.obs import flatten_axtree_to_str
+
+    from experiments.bench_wrappers import cl100k, local_pages
+
+    encoding = cl100k()
+    tokens: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for page in local_pages(links_per_site=2 if quick else 6):
+        text = flatten_axtree_to_str(page.axtree_object)
+        tokens[page.site].append((len(encoding.encode(text)), page.url))
+    rows = []
+    for site, sizes in tokens.items():
+        counts = [n for n, _ in sizes]
+        rows.append({
+            "name": f"{site}: raw AX tree tokens (median of {len(counts)} pages)",
+            "value": int(statistics.median(counts)), "unit": "tokens", "target": "thousands",
+            "note": f"main page {counts[0]}, min {min(counts)}, max {max(counts)}",
+        })
+    return rows
+
+
+def run(quick: bool = False) -> list[dict[str, Any]]:
+    return reset_and_restore_rows(quick) + page_size_rows(quick)
+
+
+if __name__ == "__main__":
+    for row in run(quick="--quick" in sys.argv[1:]):
+        print(f"{row['name']}: {row['value']} {row['unit']} (target {row['target']}) {row['note']}")
