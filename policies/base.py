@@ -191,6 +191,8 @@ def register_policy(name: str, **defaults: Any):
         if name in _REGISTRY and _REGISTRY[name][0] is not cls:
             raise ValueError(f"policy name {name!r} is already registered by {_REGISTRY[name][0].__name__}")
         _REGISTRY[name] = (cls, defaults)
+        if "name" not in cls.__dict__:  # the first (innermost) registration names directly built instances
+            cls.name = name
         return cls
 
     return decorate

@@ -45,7 +45,7 @@ def test_variants_share_a_class_with_different_defaults(monkeypatch):
         def act(self, obs, handle: EnvHandle) -> Decision:
             return Decision(action=f"stop [{self.volume}]")
 
-    assert make_policy("echo").volume == 1 and make_policy("echo_loud").volume == 11
+    assert Echo().name == "echo" and make_policy("echo").volume == 1 and make_policy("echo_loud").volume == 11
     assert make_policy("echo_loud", volume=3).volume == 3 and make_policy("echo_loud").name == "echo_loud"
     with pytest.raises(ValueError, match="already registered"):
         register_policy("echo")(type("Other", (Echo,), {}))
