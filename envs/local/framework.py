@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlencode
 
 from flask import Flask, g, redirect, request, session, url_for
+from jinja2 import ChoiceLoader, FileSystemLoader
 
 LOCAL_DIR = Path(__file__).resolve().parent
 TEMPLATES_DIR = LOCAL_DIR / "templates"
@@ -85,6 +86,9 @@ def make_app(ctx: SiteContext, import_name: str) -> Flask:
         TEMPLATES_AUTO_RELOAD=False,
         JSON_SORT_KEYS=False,
     )
+    # Templates shared by all sites (e.g. pager.html) come after the site's own, which may override them.
+    app.jinja_loader = ChoiceLoader([FileSystemLoader(str(TEMPLATES_DIR / ctx.site)),
+                                     FileSystemLoader(str(TEMPLATES_DIR / "common"))])
     app.jinja_env.globals.update(site_url=functools.partial(site_url, ctx), page_url=page_url)
 
     @app.before_request
