@@ -206,6 +206,11 @@ class ReActPolicy(Policy):
         ]
 
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
+        why = self._early_stop_reason()
+        if why:  # WebArena's runner checks before asking the model, and answers with the reason
+            action = f"stop [Early stop: {why}]"
+            self.s.actions.append(action)
+            return Decision(action=action, thought=f"early stop: {why}", parsed={"early_stop": why, "action": action})
         completion = self.llm.complete("actor", self.messages(obs))
         answer = completion.text
         try:
@@ -213,34 +218,25 @@ class ReActPolicy(Policy):
         except ActionParseError as exc:
             self.s.parse_failures += 1
             self.s.previous_action = f"None (your last answer could not be used: {exc})"
-            if self.s.parse_failures >= self.parse_failure_th:
-                return self._early_stop(f"failed to parse actions for {self.s.parse_failures} times",
-                                        completion, answer, str(exc))
             return Decision(action=None, thought=answer, parsed={"raw": answer}, llm_calls=[completion.call],
                             error=f"unparseable answer: {exc}")
         self.s.parse_failures = 0
-        if self._repeats(action):
-            return self._early_stop(f"same action repeated {self.repeat_th} times", completion, answer, None,
-                                    reasoning=reasoning)
         self.s.actions.append(action)
         self.s.previous_action = action
         return Decision(action=action, thought=reasoning, parsed={"reasoning": reasoning, "action": action,
                                                                   "raw": answer}, llm_calls=[completion.call])
 
-    def _repeats(self, action: str) -> bool:
-        """WebArena's rule: ``repeat_th`` identical actions in a row, or the same typing anywhere."""
-        if self.repeat_th < 2 or action.startswith("stop"):
-            return False
-        if action.startswith("type"):
-            return self.s.actions.count(action) >= self.repeat_th - 1
-        recent = self.s.actions[-(self.repeat_th - 1):]
-        return len(recent) == self.repeat_th - 1 and all(a == action for a in recent)
-
-    def _early_stop(self, why: str, completion, answer: str, error: str | None, reasoning: str = "") -> Decision:
-        """WebArena's early stop: answer with the reason so the evaluator still scores the episode."""
-        action = f"stop [Early stop: {why}]"
-        self.s.actions.append(action)
-        self.s.previous_action = action
-        return Decision(action=action, thought=reasoning or answer,
-                        parsed={"raw": answer, "early_stop": why, "action": action},
-                        llm_calls=[completion.call], error=error)
+    def _early_stop_reason(self) -> str | None:
+        """WebArena's early-stop rules: ``parse_failure_th`` unparseable answers in a row; the last
+        ``repeat_th`` actions identical, or (for typing) the same typing action ``repeat_th`` times."""
+        if self.parse_failure_th and self.s.parse_failures >= self.parse_failure_th:
+            return f"failed to parse actions for {self.s.parse_failures} times"
+        if not self.repeat_th or not self.s.actions:
+            return None
+        last = self.s.actions[-1]
+        if last.startswith("type"):
+            repeated = self.s.actions.count(last) >= self.repeat_th
+        else:
+            recent = self.s.actions[-self.repeat_th:]
+            repeated = len(recent) == self.repeat_th and len(set(recent)) == 1
+        return f"same action repeated {self.repeat_th} times" if repeated else None

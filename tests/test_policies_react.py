@@ -113,13 +113,15 @@ def test_failed_action_is_reported_in_previous_action():
 def test_repeated_actions_trigger_webarena_early_stop():
     policy = ReActPolicy(script=Script({"actor": [say("scroll [down]")] * 3}), actions=list(WEBARENA_ACTIONS))
     policy.reset(TASK)
-    actions = [policy.act({"text": "", "url": "u"}, None).action for _ in range(3)]
-    assert actions == ["scroll [down]", "scroll [down]", "stop [Early stop: same action repeated 3 times]"]
+    decisions = [policy.act({"text": "", "url": "u"}, None) for _ in range(4)]
+    assert [d.action for d in decisions] == ["scroll [down]"] * 3 + ["stop [Early stop: same action repeated 3 times]"]
+    assert decisions[-1].llm_calls == []  # decided before asking the model, as WebArena's runner does
     typing = ReActPolicy(script=Script({"actor": [say("type [3] [a] [1]"), say("click [4]"), say("type [3] [a] [1]"),
                                                   say("click [5]"), say("type [3] [a] [1]")]}),
                          actions=list(WEBARENA_ACTIONS))
     typing.reset(TASK)
-    assert [typing.act({"text": "", "url": "u"}, None).action for _ in range(5)][-1].startswith("stop [Early stop")
+    actions = [typing.act({"text": "", "url": "u"}, None).action for _ in range(6)]
+    assert actions[4] == "type [3] [a] [1]" and actions[5].startswith("stop [Early stop: same action repeated")
 
 
 def test_defaults_come_from_the_webarena_runner():

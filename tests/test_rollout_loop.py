@@ -220,7 +220,7 @@ def test_handle_step_that_ends_the_episode_ends_the_decision(envs):
 
 def test_unparseable_answers_are_fed_back_then_early_stop(envs):
     traj = rollout.run_episode("test/shop", react(["I am not sure.", "Still thinking", say("jump [3]")]))
-    assert [s.action for s in traj.steps] == [None, None, "stop [Early stop: failed to parse actions for 3 times]"]
+    assert [s.action for s in traj.steps] == [None, None, None, "stop [Early stop: failed to parse actions for 3 times]"]
     assert "no action found" in traj.steps[0].decision_error
     second_prompt = traj.steps[1].llm_calls[0]["messages"][-1]["content"]
     assert "PREVIOUS ACTION: None (your last answer could not be used: no action found" in second_prompt
