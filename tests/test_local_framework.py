@@ -157,6 +157,13 @@ def test_unknown_sites_are_rejected_clearly():
     assert set(available_sites()) <= set(SITE_NAMES) and {"map", "wikipedia", "homepage"} <= set(available_sites())
 
 
+def test_serve_command_rejects_unknown_sites(capsys):
+    from envs.local.serve import main
+
+    assert main(["nosuch"]) == 2
+    assert "not available: nosuch" in capsys.readouterr().err
+
+
 def test_each_site_has_its_own_session_cookie():
     assert len({session_cookie_name(site) for site in SITE_NAMES}) == len(SITE_NAMES)
 
