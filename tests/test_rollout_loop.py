@@ -272,3 +272,18 @@ def test_credentials_passed_as_provider_options_never_reach_the_trajectory(envs,
     assert traj.reward == 1.0
     assert secret not in (tmp_path / "trajectory.json").read_text()
     assert traj.steps[0].llm_calls[0]["settings"]["api_base"] == "http://llm.local/v1"
+
+
+def test_restoring_the_initial_state_resets_the_episode(envs):
+    class Retry(Explorer):
+        def act(self, obs, handle) -> Decision:
+            if obs["url"] == "http://t/hats" and not self.seen:
+                start, info = handle.restore(handle.initial)  # a new trial from the start (Devil's Advocate)
+                self.seen.append(f"{info['restore_method']}:{start['url']}:{envs[0].n}")
+                return Decision(action="click [1]")
+            return Decision(action="stop [$12]" if self.seen else "click [1]")
+
+    traj = rollout.run_episode("test/shop", Retry())
+    assert traj.final_policy_state == {"seen": ["reset:http://t/:0"]} and traj.reward == 1.0
+    assert [s.action for s in traj.steps] == ["click [1]", "click [1]", "stop [$12]"]
+    assert traj.steps[1].handle_calls[0]["arg"] == "initial"
