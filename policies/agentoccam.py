@@ -443,6 +443,8 @@ class AgentOccamPolicy(Policy):
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
         assert self.task is not None, "reset() first"
         step = len(self.records)
+        if step == 0 and obs.get("url"):  # the root plan starts on the page actually shown (normalised URL)
+            self.tree.nodes[0].url = str(obs["url"])
         error = obs.get("last_action_error")
         if error and self._last_sent and self.planning:
             self.tree.note(_texts()["failed_action_note"].format(action=self._last_sent, error=str(error)[:300]),

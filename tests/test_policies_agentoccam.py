@@ -178,7 +178,7 @@ def test_policy_branch_prune_navigate_back_and_scope_the_history():
     assert "ACTIVE PLAN:\n[1] Use the search box" in user
     assert "\tNote 0 (step 2): search has no email" in user  # notes stay visible in PREVIOUS PLANS
     decision = p.act(OTHER_OBS, handle)
-    assert decision.action == "prune [0] [Search is a dead end]" and handle.gotos == ["http://r/"]
+    assert decision.action == "prune [0] [Search is a dead end]" and handle.gotos == ["http://google/"]  # where the root plan began
     assert p.tree.active_id == 0 and p.tree.active.steps_taken == [0, 1, 2]
     user = p.messages(GOOGLE_OBS)[1]["content"]
     plans = user.split("PREVIOUS PLANS:\n")[1].split("INTERACTION HISTORY:")[0]
