@@ -2,16 +2,18 @@
 
 BrowserGym gives every element a ``bid`` by running a marking script that also writes the bid into
 each element's ``aria-roledescription``/``aria-description`` (so the AX tree carries it), and removes
-those ARIA marks again after every observation. Two costs follow, both measured on a 1,100-node page:
-- writing and removing ARIA attributes on every element invalidates Chromium's whole accessibility
-  tree, so every AX-tree fetch recomputes it from scratch;
+those ARIA marks again after every observation. The costs, measured on a 1,100-node page:
+- writing and removing attributes on every element invalidates Chromium's accessibility tree, so
+  every AX-tree fetch recomputes it from scratch;
 - the script waits for an IntersectionObserver to report each element's visibility, polling every
-  40 ms, although the ratios only feed ``extra_element_properties``.
-Here the marks are *sticky*: a mark already in place is left alone, so between two steps only the
-elements that changed are touched, and :func:`unmark` removes them only when something reads the
-page's HTML (the evaluator). The accessibility-tree-only mode skips the visibility wait and the full
-mode polls every 5 ms. The script is BrowserGym's, adjusted at load time; if its text ever changes,
-it runs unchanged (and is unmarked after every observation, as BrowserGym does).
+  40 ms, and hit-tests every element for set-of-marks (a forced layout), although both only feed
+  ``extra_element_properties``.
+Here the marks are *sticky*: a mark already in place is left alone and live input values are written
+only when they changed, so between two steps only the elements that changed are touched;
+:func:`unmark` removes the marks only when something reads the page's HTML (the evaluator). The
+accessibility-tree-only mode skips visibility and set-of-marks; the full mode polls every 5 ms. The
+script is BrowserGym's, edited at load time; if its text ever changes, it runs unchanged (and is
+unmarked after every observation, as BrowserGym does).
 """
 
 from __future__ import annotations
@@ -27,10 +29,7 @@ from browsergym.core.observation import MarkingError, _post_extract
 
 logger = logging.getLogger(__name__)
 
-_VISIBILITY_WAIT = "await until(() => elems_to_be_visited.size == 0, visibility_marking_timeout);"
-_POLL_INTERVAL = "async function until(f, timeout, interval=40)"
-_PUSH_MARK = "function push_bid_to_attribute(bid, elem, attr){"
-# Replaces BrowserGym's mark writer (a later declaration wins): leave a correct mark untouched.
+# Edits of BrowserGym's marking script: (original text, replacement, applies in full mode, in axtree mode).
 _STICKY_PUSH_MARK = """
 function push_bid_to_attribute(bid, elem, attr) {
     const mark = `browsergym_id_${bid} `;
@@ -39,6 +38,20 @@ function push_bid_to_attribute(bid, elem, attr) {
     elem.setAttribute(attr, mark + (current || "").replace(/^browsergym_id_\\S*\\s/, ""));
 }
 """
+_SCRIPT_EDITS: tuple[tuple[str, str, bool, bool], ...] = (
+    # sticky marks: a later declaration of the mark writer replaces BrowserGym's
+    ("function push_bid_to_attribute(bid, elem, attr){", "function push_bid_to_attribute_unused(bid, elem, attr){",
+     True, True),
+    # write an input's live value into the DOM only when it differs (each write dirties the AX node)
+    ("if (typeof elem.value !== 'undefined') {",
+     "if (typeof elem.value !== 'undefined' && elem.getAttribute('value') !== String(elem.value)) {", True, True),
+    # full mode: poll the visibility observer every 5 ms instead of 40 ms
+    ("async function until(f, timeout, interval=40)", "async function until(f, timeout, interval=5)", True, False),
+    # axtree mode: no visibility ratios, no set-of-marks hit tests (both only feed extra_element_properties)
+    ("elem.setAttribute('browsergym_visibility_ratio', 0);\n        elems_to_be_visited.add(elem);\n"
+     "        intersection_observer.observe(elem);", "", False, True),
+    ('if (["self", "child"].includes(whoCapturesCenterClick(elem))) {', "if (false) {", False, True),
+)  # fmt: skip
 
 # One evaluate: the focused element (through shadow roots), its bid, and whether it is a frame.
 _FOCUSED_SCRIPT = """(attr) => {
@@ -54,15 +67,15 @@ _FOCUSED_SCRIPT = """(attr) => {
 
 @functools.lru_cache(maxsize=2)
 def marking_script(with_visibility: bool) -> tuple[str, bool]:
-    """(script, sticky): BrowserGym's marking script adjusted as the module docstring says."""
-    script = pkgutil.get_data("browsergym.core", "javascript/frame_mark_elements.js").decode("utf-8")
-    if any(text not in script for text in (_VISIBILITY_WAIT, _POLL_INTERVAL, _PUSH_MARK)):
+    """(script, sticky): BrowserGym's marking script with the edits above for this mode."""
+    original = pkgutil.get_data("browsergym.core", "javascript/frame_mark_elements.js").decode("utf-8")
+    edits = [(old, new) for old, new, full, axtree in _SCRIPT_EDITS if (full if with_visibility else axtree)]
+    if any(old not in original for old, _ in edits):
         logger.warning("BrowserGym's marking script changed; using it unmodified (slower)")
-        return script, False
-    if with_visibility:
-        script = script.replace(_POLL_INTERVAL, _POLL_INTERVAL.replace("40", "5"))
-    else:
-        script = script.replace(_VISIBILITY_WAIT, "")
+        return original, False
+    script = original
+    for old, new in edits:
+        script = script.replace(old, new)
     return script + _STICKY_PUSH_MARK, True
 
 
