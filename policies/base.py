@@ -181,6 +181,7 @@ def build_llm(
 
 _REGISTRY: dict[str, tuple[type[Policy], dict[str, Any]]] = {}
 _DISCOVERED = False
+_NAMED: set[type] = set()  # classes whose ``name`` the registry set (not their own class body)
 
 
 def register_policy(name: str, **defaults: Any):
@@ -191,8 +192,9 @@ def register_policy(name: str, **defaults: Any):
         if name in _REGISTRY and _REGISTRY[name][0] is not cls:
             raise ValueError(f"policy name {name!r} is already registered by {_REGISTRY[name][0].__name__}")
         _REGISTRY[name] = (cls, defaults)
-        if "name" not in cls.__dict__:  # the first (innermost) registration names directly built instances
+        if "name" not in cls.__dict__ or cls in _NAMED:  # the outermost registration names the class
             cls.name = name
+            _NAMED.add(cls)
         return cls
 
     return decorate

@@ -33,8 +33,8 @@ def test_registry_lists_and_builds_the_methods():
 def test_variants_share_a_class_with_different_defaults(monkeypatch):
     monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
 
-    @register_policy("echo_loud", volume=11)
     @register_policy("echo")
+    @register_policy("echo_loud", volume=11)
     class Echo(Policy):
         def __init__(self, volume: int = 1):
             self.volume = volume
