@@ -3,7 +3,6 @@ browser untouched, and a small task solved end to end with commands (real Chromi
 
 from __future__ import annotations
 
-import string
 from pathlib import Path
 
 import gymnasium as gym

@@ -18,7 +18,7 @@ def numeric(tmp_path_factory):
     env.close()
 
 
-def test_needs_the_command_wrapper(tmp_path):
+def test_needs_the_command_wrapper():
     import gymnasium as gym
 
     with pytest.raises(TypeError, match="AgentOccamActions"):

@@ -44,8 +44,12 @@ def test_preset_spaces_on_a_page(base_env, name):
     obs, info = env.reset(seed=0)
     # single-site task: go_home is dropped, everything else of the preset is offered
     assert info["commands"] == [c for c in preset.actions if c != "go_home"]
-    full_page = f"[{bid(obs, 'button', BELOW_THE_FOLD)}]" in obs["text"]
+    bottom = bid(obs, "button", BELOW_THE_FOLD)
+    full_page = f"[{bottom}]" in obs["text"]
     assert full_page == (preset.obs_config is not None)  # vanilla rows see the viewport only
+    obs, _, _, _, info = env.step(f"click [{bottom}]")  # usable iff shown
+    assert ("not on the current page" in info.get("action_error", "")) == (not full_page)
+    assert ("'bottom'" in obs["text"]) == full_page  # the button's effect, read back from the page
     assert (obs["text_tree"] is None) == (preset.obs_config is None)
     if preset.obs_config is not None and preset.obs_config.fold_options:
         # options are folded into their dropdown's line with their own ids; the dropdown shows none

@@ -18,8 +18,8 @@ Decisions on the reference execution (agentoccam.md §2.5, §12 item 11):
 - ``go_home`` opens ``info["site_urls"]["homepage"]`` from the env's reset (a full URL: the
   reference's hard-coded homepage lacked a scheme), offered only for multi-site tasks.
 - ``goto`` must stay on the task's sites (when the env reports them); the env guards as well.
-- ids are checked exactly against the ids the current observation shows (``obs["text_tree"].ids``
-  when an observation wrapper provides them, else every id of the raw tree), never as substrings.
+- ids are checked exactly against the ids the current observation shows (see :func:`page_ids`),
+  never as substrings.
 - invalid commands cost no env step; bounding re-queries is the policy's/rollout loop's job.
 - the reference's scroll-into-view before element actions is not needed: Playwright's actions
   scroll their target into view; its fixed 5 s sleeps are the env's load-state waits.
@@ -195,11 +195,20 @@ class AgentOccamActions(gym.Wrapper):
 
 
 def page_ids(obs: dict[str, Any]) -> set[str]:
-    """Element ids the agent may use now: those the observation wrapper shows, else the raw tree's."""
+    """Element ids the agent may use now: exactly those its observation shows.
+
+    The AgentOccam observation lists them (``text_tree.ids``); the vanilla WebArena text shows an
+    id only at the start of an element's line (``[12] link 'Cart'``), so off-viewport elements stay
+    unusable there, as in WebArena; with no text observation, every id of the raw tree counts.
+    """
     tree = obs.get("text_tree")
     shown = getattr(tree, "ids", None)
     if shown is not None:
         return set(shown)
+    text = obs.get("text")
+    if isinstance(text, str):
+        lines = (line.lstrip("\t") for line in text.splitlines())
+        return {line[1:].split("]", 1)[0] for line in lines if line.startswith("[")}
     nodes = (obs.get("axtree_object") or {}).get("nodes") or []
     return {str(n["browsergym_id"]) for n in nodes if n.get("browsergym_id")}
 
