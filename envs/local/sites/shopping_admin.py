@@ -26,8 +26,10 @@ def login(page: Any, base_url: str, account: Mapping[str, str]) -> None:
     page.goto(f"{base_url}/admin/auth/login/")
     page.get_by_label("Username", exact=True).fill(account["username"])
     page.get_by_label("Password", exact=True).fill(account["password"])
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{base_url}/dashboard/**")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign in").click()
+    if "/admin/auth/login" in page.url:
+        raise RuntimeError(f"shopping_admin rejected the login of {account['username']!r}")
 
 
 __all__ = ["SCHEMA", "seed", "create_app", "ACCOUNT", "login"]

@@ -20,8 +20,10 @@ def login(page: Any, base_url: str, account: Mapping[str, str]) -> None:
     page.goto(f"{base_url}/customer/account/login/")
     page.get_by_label("Email", exact=True).fill(account["username"])
     page.get_by_label("Password", exact=True).fill(account["password"])
-    page.get_by_role("button", name="Sign In").click()
-    page.wait_for_url(f"{base_url}/customer/account/**")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign In").click()
+    if "/customer/account/login" in page.url:
+        raise RuntimeError(f"shopping rejected the login of {account['username']!r}")
 
 
 __all__ = ["SCHEMA", "seed", "create_app", "ACCOUNT", "login"]

@@ -1,0 +1,159 @@
+"""The shopping sites in a real browser: login through their forms, and the evaluator on their tasks.
+
+One server process and one Chromium serve every check. For each state-changing task the pristine
+shop must score 0 (the missing state change), a plausible wrong change must score 0 and the right
+change 1; url tasks must reject a near-miss page. The full replay of every reference solution through
+the environment is tests/test_local_tasks.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envs.backends import replace_placeholders
+from envs.browser import install_launch_patch
+from envs.evaluation.judge import Judge
+from envs.evaluator import evaluate
+from envs.local.registry import get_task, load_tasks
+from envs.local.sites import shopping, shopping_admin
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+JUDGE = Judge(mock_response="incorrect")
+
+
+@pytest.fixture(scope="module")
+def sites():
+    from envs.local.launcher import LocalSites
+
+    with LocalSites(["shopping", "shopping_admin"]) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser():
+    import browsergym.core
+
+    install_launch_patch()
+    browser = browsergym.core._get_global_playwright().chromium.launch(headless=True)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture()
+def page(sites, browser):
+    """A fresh context on a pristine shop, logged into both sites through their own forms."""
+    sites.reset_state()
+    context = browser.new_context()
+    page = context.new_page()
+    shopping.login(page, sites.urls["shopping"], shopping.ACCOUNT)
+    shopping_admin.login(page, sites.urls["shopping_admin"], shopping_admin.ACCOUNT)
+    yield page
+    context.close()
+
+
+def score(sites, page, task_id: int, answer: str = "Done", last_url: str | None = None) -> float:
+    config = replace_placeholders(get_task(task_id), sites.urls)
+    return evaluate(config, page, answer, judge=JUDGE, last_url=last_url, urls=sites.urls).score
+
+
+def post(page, url: str, form: dict[str, Any]) -> None:
+    response = page.request.post(url, form=form)
+    assert response.ok, (url, response.status)
+
+
+def test_login_forms_sign_in_and_reject_bad_passwords(sites, browser, page) -> None:
+    shop, admin = sites.urls["shopping"], sites.urls["shopping_admin"]
+    page.goto(shop + "/")
+    assert page.get_by_text("Welcome, Emma Lopez!").is_visible()
+    page.goto(admin + "/sales/order/")
+    assert page.get_by_role("heading", name="Orders").is_visible()
+    stranger = browser.new_context().new_page()
+    with pytest.raises(RuntimeError, match="rejected the login"):
+        shopping.login(stranger, shop, {"username": "emma.lopez@gmail.com", "password": "nope"})
+    assert "sign-in was incorrect" in stranger.get_by_role("alert").inner_text()
+    with pytest.raises(RuntimeError, match="rejected the login"):
+        shopping_admin.login(stranger, admin, {"username": "admin", "password": "nope"})
+    stranger.context.close()
+
+
+def test_every_state_changing_task_scores_zero_on_the_pristine_shop(sites, page) -> None:
+    ids = [t["task_id"] for t in load_tasks() if t["sites"][0].startswith("shopping")
+           and "program_html" in t["eval"]["eval_types"]]
+    assert len(ids) >= 15
+    page.goto(sites.urls["shopping"] + "/contact/")  # "last"-page tasks read the page the agent ends on
+    assert {task_id: score(sites, page, task_id) for task_id in ids} == {task_id: 0.0 for task_id in ids}
+
+
+def test_price_task_wrong_then_right_change(sites, page) -> None:
+    edit = sites.urls["shopping_admin"] + "/catalog/product/edit/id/20/"  # task 106: reduce by $5 from $34.12
+    post(page, edit, {"product[price]": "24.12"})
+    assert score(sites, page, 106) == 0.0
+    post(page, edit, {"product[price]": "29.12"})
+    assert score(sites, page, 106) == 1.0
+
+
+def test_stock_task_needs_quantity_and_stock_status(sites, page) -> None:
+    config = get_task(108)
+    product_id = config["eval"]["program_html"][0]["url"].rstrip("/").rsplit("/", 1)[1]
+    edit = f"{sites.urls['shopping_admin']}/catalog/product/edit/id/{product_id}/"
+    post(page, edit, {"product[quantity_and_stock_status][qty]": "5"})
+    assert score(sites, page, 108) == 0.0
+    post(page, edit, {"product[quantity_and_stock_status][is_in_stock]": "1"})
+    assert score(sites, page, 108) == 1.0
+
+
+def test_review_task_checks_rating_and_author(sites, page) -> None:
+    shop = sites.urls["shopping"]
+    page.goto(shop + "/catalogsearch/result/?q=B04IWBZJ6L")  # the comforter of task 19
+    page.get_by_role("link", name="Linenspa Full Comforter, 4 Piece").first.click()
+    product_id = page.url
+    form = {"rating": "4", "nickname": "Emma Lopez", "title": "ok", "detail": "fine"}
+    review_url = shop + page.locator("form.review-form").get_attribute("action")
+    post(page, review_url, form)
+    assert score(sites, page, 19) == 0.0
+    post(page, review_url, {**form, "rating": "5", "nickname": "Emma L."})
+    assert score(sites, page, 19) == 0.0
+    post(page, review_url, {**form, "rating": "5"})
+    assert score(sites, page, 19) == 1.0, product_id
+
+
+def test_order_task_rejects_the_wrong_variant(sites, page) -> None:
+    shop = sites.urls["shopping"]
+    page.goto(shop + "/clarks-women-s-sandal.html")  # task 16: 2 pairs, size 8, Blue
+    product = page.locator("input[name=product]").first.get_attribute("value")
+    address = {"firstname": "Emma", "lastname": "Lopez", "street1": "101 S San Mateo Dr", "city": "San Mateo",
+               "region": "California", "postcode": "94010", "country": "United States", "phone": "6505551212",
+               "shipping_method": "flatrate"}
+    post(page, shop + "/checkout/cart/add/", {"product": product, "qty": "2", "size": "8", "color": "Green"})
+    post(page, shop + "/checkout/", address)
+    assert score(sites, page, 16) == 0.0
+    post(page, shop + "/checkout/cart/add/", {"product": product, "qty": "2", "size": "8", "color": "Blue"})
+    post(page, shop + "/checkout/", address)
+    assert score(sites, page, 16) == 1.0
+
+
+def test_report_task_needs_the_right_dates_on_the_report_page(sites, page) -> None:
+    report = sites.urls["shopping_admin"] + "/reports/report_sales/sales/?report_period=day&from={}&to={}"
+    page.goto(report.format("2/1/23", "2/27/23"))
+    assert score(sites, page, 116) == 0.0
+    page.goto(report.format("2/1/23", "2/28/23"))
+    assert score(sites, page, 116) == 1.0
+    page.goto(report.format("2/1/23", "2/28/23").replace("/sales/?", "/bestsellers/?"))
+    assert score(sites, page, 116) == 0.0
+
+
+@pytest.mark.parametrize("task_id, wrong_url, right_url", [
+    (6, "/catalogsearch/result/?q=chairs", "/catalogsearch/result/index/?q=chairs&product_list_order=price&product_list_dir=asc"),
+    (7, "/catalogsearch/result/?q=headphones&product_list_order=price&product_list_dir=asc",
+     "/catalogsearch/result/?q=headphones&product_list_order=price&product_list_dir=desc"),
+    (10, "/electronics.html", "/electronics/headphones.html?p=2"),
+    (11, "/clothing-shoes-jewelry/women/shoes.html?price=25-50", "/clothing-shoes-jewelry/women/shoes.html?price=0-25"),
+    (103, "/review/product/", "/review/product/pending/?search=x"),
+])
+def test_url_tasks_reject_near_misses(sites, task_id: int, wrong_url: str, right_url: str) -> None:
+    base = sites.urls[get_task(task_id)["sites"][0]]
+    assert score(sites, None, task_id, last_url=base + wrong_url) == 0.0
+    assert score(sites, None, task_id, last_url=base + right_url) == 1.0
