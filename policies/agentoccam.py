@@ -61,20 +61,13 @@ def _specs() -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     for line in (PROMPTS / "agentoccam_specs.txt").read_text().splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        kind, head, text = line.split("|", 2) if line.startswith("field|") else _command_line(line)
+        kind, head, text = line.split(" | ", 2)
         text = text.replace("\\n", "\n")
         if kind == "field":
             fields[head] = text
         else:
             commands[head.split(" ", 1)[0]] = (head, text)
     return fields, commands
-
-
-def _command_line(line: str) -> tuple[str, str, str]:
-    """A command line's grammar may itself contain ``|`` (``[0|1]``): split at the ``]|`` or name``|``."""
-    body = line.removeprefix("command|")
-    cut = body.find("]|") + 1 or body.find("|")
-    return "command", body[:cut], body[cut + 1:]
 
 
 @cache

@@ -349,3 +349,15 @@ def test_judge_variant_re_asks_when_no_candidate_is_valid():
     decision = p.act(GOOGLE_OBS, Handle())
     assert decision.action == "click [12]" and decision.parsed["reasks"] == 1
     assert "holds no valid `- action: [...]` item" in decision.llm_calls[1].messages[0]["content"]
+
+
+def test_llm_failures_propagate_with_the_recorded_call():
+    """The rollout loop ends the episode on an LLMError (source "llm"); the failed call is attached."""
+    from policies.llm import LLMError, _litellm
+
+    limit = _litellm().RateLimitError("mock rate limit", llm_provider="openai", model="gpt-4-turbo")
+    p = policy([limit], retries=0)
+    with pytest.raises(LLMError, match="RateLimitError") as info:
+        p.act(GOOGLE_OBS, Handle())
+    assert info.value.call is not None and info.value.call.role == "actor"
+    assert p.records == [] and p.decisions == 0
