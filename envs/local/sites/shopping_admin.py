@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any, Mapping
 
 from envs.local.sites.shopping.admin import create_app
+from envs.local.sites.shopping.common import form_login
 from envs.local.sites.shopping.seed import ADMIN_PASSWORD, ADMIN_USERNAME
 
 SCHEMA = ""
@@ -23,13 +24,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
 
 def login(page: Any, base_url: str, account: Mapping[str, str]) -> None:
     """Sign in through the admin form (Username, Password, "Sign in")."""
-    page.goto(f"{base_url}/admin/auth/login/")
-    page.get_by_label("Username", exact=True).fill(account["username"])
-    page.get_by_label("Password", exact=True).fill(account["password"])
-    with page.expect_navigation():
-        page.get_by_role("button", name="Sign in").click()
-    if "/admin/auth/login" in page.url:
-        raise RuntimeError(f"shopping_admin rejected the login of {account['username']!r}")
+    form_login(page, f"{base_url}/admin/auth/login/", "Username", "Sign in", account)
 
 
 __all__ = ["SCHEMA", "seed", "create_app", "ACCOUNT", "login"]

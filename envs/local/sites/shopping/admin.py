@@ -356,40 +356,34 @@ def create_app(ctx: SiteContext) -> Flask:
 
     # -- reports -----------------------------------------------------------------------------
 
-    @app.get("/reports/report_sales/bestsellers/")
-    @login_required
-    def report_bestsellers() -> str:
-        f = _report_filter()
-        rows: list[Any] = []
-        if f["ready"]:
-            bucket = f"strftime('{_PERIOD_FMT[f['period']]}', o.created_at)"
-            rows = query(f"SELECT {bucket} AS interval, i.name AS product, p.price, SUM(i.qty) AS qty"
-                         " FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id"
-                         " JOIN shop_product p ON p.id = i.product_id WHERE o.status != 'canceled'"
-                         " AND date(o.created_at) BETWEEN ? AND ? GROUP BY interval, i.product_id"
-                         " ORDER BY interval, qty DESC, i.name", (f["start"].isoformat(), f["end"].isoformat()))
-        return render_template("report.html", kind="bestsellers", title="Bestsellers Report", f=f, rows=rows,
-                               periods=PERIODS)
-
-    @app.get("/reports/report_sales/sales/")
-    @app.get("/reports/report_sales/sales")
-    @login_required
-    def report_sales() -> str:
+    def _report(kind: str) -> str:
+        """Bestsellers (products by quantity) or orders (counts and totals), per day/month/year bucket."""
         f = _report_filter()
         rows: list[Any] = []
         if f["ready"]:
             bucket = f"strftime('{_PERIOD_FMT[f['period']]}', o.created_at)"
             where, params = ["date(o.created_at) BETWEEN ? AND ?"], [f["start"].isoformat(), f["end"].isoformat()]
-            if f["status"] in ORDER_STATUSES:
-                where.append("o.status = ?")
-                params.append(f["status"])
-            rows = query(f"SELECT {bucket} AS interval, COUNT(*) AS orders,"
-                         " SUM((SELECT SUM(qty) FROM shop_order_item i WHERE i.order_id = o.id)) AS items,"
-                         " ROUND(SUM(o.subtotal), 2) AS sales, ROUND(SUM(o.shipping_amount), 2) AS shipping,"
-                         " ROUND(SUM(o.grand_total), 2) AS total"
-                         f" FROM shop_order o WHERE {' AND '.join(where)} GROUP BY interval ORDER BY interval", params)
-        return render_template("report.html", kind="sales", title="Orders Report", f=f, rows=rows, periods=PERIODS,
+            if kind == "bestsellers":
+                rows = query(f"SELECT {bucket} AS interval, i.name AS product, p.price, SUM(i.qty) AS qty"
+                             " FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id"
+                             f" JOIN shop_product p ON p.id = i.product_id WHERE o.status != 'canceled' AND {where[0]}"
+                             " GROUP BY interval, i.product_id ORDER BY interval, qty DESC, i.name", params)
+            else:
+                if f["status"] in ORDER_STATUSES:
+                    where.append("o.status = ?")
+                    params.append(f["status"])
+                rows = query(f"SELECT {bucket} AS interval, COUNT(*) AS orders,"
+                             " SUM((SELECT SUM(qty) FROM shop_order_item i WHERE i.order_id = o.id)) AS items,"
+                             " ROUND(SUM(o.subtotal), 2) AS sales, ROUND(SUM(o.shipping_amount), 2) AS shipping,"
+                             " ROUND(SUM(o.grand_total), 2) AS total"
+                             f" FROM shop_order o WHERE {' AND '.join(where)} GROUP BY interval ORDER BY interval", params)
+        title = "Bestsellers Report" if kind == "bestsellers" else "Orders Report"
+        return render_template("report.html", kind=kind, title=title, f=f, rows=rows, periods=PERIODS,
                                statuses=_STATUS_OPTS)
+
+    app.add_url_rule("/reports/report_sales/bestsellers/", "report_bestsellers",
+                     login_required(lambda: _report("bestsellers")))
+    app.add_url_rule("/reports/report_sales/sales/", "report_sales", login_required(lambda: _report("sales")))
 
     @app.get("/search/term/report/")
     @login_required

@@ -39,6 +39,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def _default_address(customer_id: int | None, kind: str) -> Any:
+    column = "is_default_billing" if kind == "billing" else "is_default_shipping"
+    return query_one(f"SELECT * FROM shop_address WHERE customer_id = ? AND {column} = 1", (customer_id,))
+
+
 def create_app(ctx: SiteContext) -> Flask:
     app = make_app(ctx, __name__)
     setup_jinja(app)
@@ -92,6 +97,11 @@ def create_app(ctx: SiteContext) -> Flask:
             execute("INSERT INTO shop_search_term (query, num_results, uses, updated_at) VALUES (?, ?, 1, ?)",
                     (q.lower(), hits, now_str()))
         return _listing(words=words, q=q)
+
+    @app.get("/search/term/popular/")
+    def popular_terms() -> str:
+        terms = query("SELECT query, uses FROM shop_search_term WHERE num_results > 0 ORDER BY query")
+        return render_template("popular_terms.html", terms=terms, top=max((t["uses"] for t in terms), default=1))
 
     def _count_matches(words: list[str]) -> int:
         where, params = _word_filter(words)
@@ -264,8 +274,7 @@ def create_app(ctx: SiteContext) -> Flask:
             flash("You have no items in your shopping cart.", "error")
             return redirect(url_for("cart"))
         uid = current_user_id()
-        default = query_one("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_shipping = 1",
-                            (uid,)) if uid else None
+        default = _default_address(uid, "shipping") if uid else None
         form: dict[str, str] = {f: (default[f] if default else "") for f in ADDRESS_FIELDS}
         form.setdefault("country", "United States")
         form["country"] = form["country"] or "United States"
@@ -386,8 +395,7 @@ def create_app(ctx: SiteContext) -> Flask:
     def account() -> str:
         uid = current_user_id()
         recent = query("SELECT * FROM shop_order WHERE customer_id = ? ORDER BY created_at DESC LIMIT 5", (uid,))
-        billing = query_one("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_billing = 1", (uid,))
-        shipping = query_one("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_shipping = 1", (uid,))
+        billing, shipping = _default_address(uid, "billing"), _default_address(uid, "shipping")
         return render_template("account.html", recent=recent, billing=billing, shipping=shipping, section="account")
 
     @app.get("/sales/order/history/")
@@ -407,8 +415,7 @@ def create_app(ctx: SiteContext) -> Flask:
             abort(404)
         items = query("SELECT * FROM shop_order_item WHERE order_id = ? ORDER BY id", (order_id,))
         comments = query("SELECT * FROM shop_order_comment WHERE order_id = ? AND notify = 1 ORDER BY id", (order_id,))
-        billing = query_one("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_billing = 1",
-                            (current_user_id(),))
+        billing = _default_address(current_user_id(), "billing")
         return render_template("order_view.html", order=order, items=items, comments=comments, billing=billing,
                                section="orders")
 
@@ -429,8 +436,7 @@ def create_app(ctx: SiteContext) -> Flask:
     @login_required
     def address_book() -> str:
         uid = current_user_id()
-        billing = query_one("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_billing = 1", (uid,))
-        shipping = query_one("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_shipping = 1", (uid,))
+        billing, shipping = _default_address(uid, "billing"), _default_address(uid, "shipping")
         others = query("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_billing = 0"
                        " AND is_default_shipping = 0 ORDER BY id", (uid,))
         return render_template("address_book.html", billing=billing, shipping=shipping, others=others,
