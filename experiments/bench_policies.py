@@ -20,9 +20,10 @@ import sys
 import time
 from typing import Any
 
-# Local tasks whose reference solutions need no ``goto`` (the AgentOccam action space has none).
-QUICK_TASKS = (203, 306)
-FULL_TASKS = (203, 204, 212, 216, 302, 303, 306, 314)
+# Local tasks whose reference solutions need neither ``goto`` (the AgentOccam action space has none)
+# nor a native <select> (the vanilla viewport text does not list its options).
+QUICK_TASKS = (203, 216)
+FULL_TASKS = (203, 204, 216, 217, 300, 301, 314, 315)
 PAPER_OBS_TOKENS = {"react": 2210.2, "agentoccam": 2930.9}  # Table 4, "All" column (GPT-2 tokens)
 
 

@@ -85,6 +85,48 @@ def reference_command(steps: Sequence[Mapping[str, Any]], i: int, obs: Obs, acti
     return command, 1
 
 
+class ReferenceReplay:
+    """Walks a reference solution step by step on live observations.
+
+    When the previous command failed (``last_action_error``) and its step still resolves on the
+    page, that step is issued again (at most ``max_retries`` times): a click that timed out under
+    load is retried instead of the walk drifting out of step with the page.
+    """
+
+    def __init__(self, steps: Sequence[Mapping[str, Any]], urls: Mapping[str, str], max_retries: int = 2):
+        self.steps, self.urls, self.max_retries = list(steps), dict(urls), max_retries
+        self.cursor, self.retries = 0, 0
+        self._last: int | None = None  # cursor of the last issued step
+
+    @property
+    def done(self) -> bool:
+        return self.cursor >= len(self.steps)
+
+    def skip(self) -> Mapping[str, Any]:
+        """Consume the next step without issuing a command (the caller performs it another way)."""
+        step = self.steps[self.cursor]
+        self.cursor, self._last = self.cursor + 1, None
+        return step
+
+    def next_command(self, obs: Obs, actions: Sequence[str]) -> str:
+        """The next bracketed command; raises SolutionStepError/ReferenceStepError if it cannot be built."""
+        from envs.local.solutions import SolutionStepError
+
+        if obs.get("last_action_error") and self._last is not None and self.retries < self.max_retries:
+            try:
+                command, used = reference_command(self.steps, self._last, obs, actions, self.urls)
+            except (SolutionStepError, ReferenceStepError):
+                pass  # the failed step's target is gone: it did take effect; go on
+            else:
+                self.retries += 1
+                self.cursor = self._last + used
+                return command
+        start = self.cursor
+        command, used = reference_command(self.steps, start, obs, actions, self.urls)
+        self._last, self.cursor, self.retries = start, start + used, 0
+        return command
+
+
 @register_policy("reference")
 class ReferencePolicy(Policy):
     """Replays the local task's reference solution (upper bound, no LLM). ``goto`` steps use the
@@ -96,10 +138,8 @@ class ReferencePolicy(Policy):
         self.preset = preset
         self.max_steps = max_steps
         self.max_misses = max_misses
-        self.steps: list[dict[str, Any]] = []
-        self.cursor = 0
+        self.replay = ReferenceReplay([], {})
         self.misses = 0
-        self.urls: dict[str, str] = {}
 
     def config(self) -> dict[str, Any]:
         return {"preset": self.preset, "max_steps": self.max_steps, "llm": None}
@@ -111,37 +151,33 @@ class ReferencePolicy(Policy):
         task_id = int(task.task_id)
         if task_id not in solutions:
             raise ReferenceStepError(f"local task {task_id} has no reference solution")
-        self.steps, self.cursor, self.misses = solutions[task_id], 0, 0
-        self.urls = dict(task.site_urls)
+        self.replay = ReferenceReplay(solutions[task_id], task.site_urls)
+        self.misses = 0
 
     def state(self) -> dict[str, Any]:
-        return {"cursor": self.cursor, "n_reference_steps": len(self.steps), "misses": self.misses}
+        return {"cursor": self.replay.cursor, "n_reference_steps": len(self.replay.steps), "misses": self.misses}
 
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
-        from envs.local.solutions import SolutionStepError
+        from envs.local.solutions import SolutionStepError, fill_placeholders
         from wrappers.presets import PRESETS
 
         actions = PRESETS[self.preset].actions
-        if self.cursor >= len(self.steps):
+        if self.replay.done:
             return Decision(action="stop []", error="reference solution exhausted without an answer")
-        step = self.steps[self.cursor]
+        step = self.replay.steps[self.replay.cursor]
         if step.get("action") == "goto" and "goto" not in actions:
-            from envs.local.solutions import fill_placeholders
-
-            handle.goto(fill_placeholders(str(step.get("url", "")), self.urls))
-            self.cursor += 1
+            handle.goto(fill_placeholders(str(step.get("url", "")), self.replay.urls))
+            self.replay.skip()
             return Decision(action=None, thought="reference step via controlled navigation", parsed={"step": step})
         try:
-            command, used = reference_command(self.steps, self.cursor, obs, actions, self.urls)
+            command = self.replay.next_command(obs, actions)
         except (SolutionStepError, ReferenceStepError) as exc:
             self.misses += 1
             if self.misses >= self.max_misses:
                 raise
             return Decision(action=None, parsed={"step": step}, error=f"reference step not resolvable yet: {exc}")
-        self.cursor += used
         self.misses = 0
-        return Decision(action=command, thought="reference solution step",
-                        parsed={"steps": self.steps[self.cursor - used:self.cursor]})
+        return Decision(action=command, thought="reference solution step", parsed={"step": step})
 
 
 class ReferenceOracle:
@@ -157,19 +193,18 @@ class ReferenceOracle:
         from envs.local.registry import load_solutions
         from wrappers.presets import PRESETS
 
-        self.steps = load_solutions()[task_id]
+        self.solution = load_solutions()[task_id]
         self.actions = PRESETS[preset].actions
         self.render = render
         self.wrong_answer = wrong_answer
-        self.cursor = 0
+        self.replay = ReferenceReplay(self.solution, {})
         self.obs: Obs = {}
-        self.urls: dict[str, str] = {}
 
     def attach(self, policy: Policy) -> Policy:
         reset, act = policy.reset, policy.act
 
         def watched_reset(task: TaskSpec) -> None:
-            self.urls, self.cursor = dict(task.site_urls), 0
+            self.replay = ReferenceReplay(self.solution, task.site_urls)
             reset(task)
 
         def watched_act(obs: Obs, handle: EnvHandle) -> Decision:
@@ -180,8 +215,7 @@ class ReferenceOracle:
         return policy
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
-        command, used = reference_command(self.steps, self.cursor, self.obs, self.actions, self.urls)
-        self.cursor += used
+        command = self.replay.next_command(self.obs, self.actions)
         if self.wrong_answer is not None and command.startswith("stop"):
             command = f"stop [{self.wrong_answer}]"
         return self.render(command)

@@ -22,7 +22,7 @@ def node(node_id: str, role: str, name: str, bid: str | None, parent: str | None
 
 OBS = {
     "url": "http://site/form",
-    "text": "[5] searchbox 'Search' [6] combobox 'Label' [9] link 'Home' [11] button 'Go'",
+    "text": "[5] searchbox 'Search'\n[6] combobox 'Label'\n\t[9] link 'Home'\n[11] button 'Go'",
     "axtree_object": {"nodes": [
         node("1", "RootWebArea", "Form", None),
         node("2", "searchbox", "Search", "5", "1"),
@@ -98,3 +98,19 @@ def test_random_policy_runs_within_its_budget():
     assert traj.err_msg is None and 1 <= len(traj.steps) <= 4
     assert all(s.action and s.parsed["n_candidates"] > 3 for s in traj.steps)
     assert all(not (s.action_error or "").startswith("Invalid action") for s in traj.steps)
+
+
+def test_replay_retries_a_failed_step_while_its_target_is_still_there():
+    from policies.baselines import ReferenceReplay
+
+    steps = [{"action": "click", "target": {"role": "link", "name": "Home"}},
+             {"action": "click", "target": {"role": "button", "name": "Go"}},
+             {"action": "send_msg_to_user", "text": "done"}]
+    replay = ReferenceReplay(steps, {}, max_retries=1)
+    assert replay.next_command(OBS, WEBARENA_COMMANDS) == "click [9]"
+    failed = {**OBS, "last_action_error": "TimeoutError: Locator.click: Timeout 500ms exceeded."}
+    assert replay.next_command(failed, WEBARENA_COMMANDS) == "click [9]"  # retried once
+    assert replay.next_command(failed, WEBARENA_COMMANDS) == "click [11]"  # budget spent: go on
+    gone = {**failed, "axtree_object": {"nodes": [node("1", "RootWebArea", "Done", None)]}}
+    assert replay.next_command(gone, WEBARENA_COMMANDS) == "stop [done]"  # failed step's target gone
+    assert replay.done

@@ -146,7 +146,7 @@ def oracle_react(task_id: int, n_answers: int = 12, wrong_answer: str | None = N
 
 @pytest.mark.browser
 @pytest.mark.slow
-@pytest.mark.parametrize("task_id", [200, 212, 306])
+@pytest.mark.parametrize("task_id", [200, 203, 216])
 def test_react_solves_local_tasks_with_reference_answers(task_id, tmp_path):
     traj = run_episode(f"webarena/local.{task_id}", oracle_react(task_id), out_dir=tmp_path)
     assert traj.err_msg is None, traj.stack_trace
