@@ -128,8 +128,8 @@ OBJECTIVE = 'Open my latest updated issue that has keyword "feature" in its titl
 def test_plan_tree_rendering_after_branches_matches_card_example():
     tree = PlanTree(OBJECTIVE, "http://g/")
     assert tree.render() == f'[0] (Active Plan) Find the solution to "{OBJECTIVE}"'
-    tree.branch(0, 'Navigate to the Issues page to search for the latest issue with the keyword "feature" in the title.',
-                "http://g/", 0)
+    tree.branch(0, 'Navigate to the Issues page to search for the latest issue with the keyword "feature" in the '
+                'title.', "http://g/", 0)
     tree.branch(1, 'Search for the latest issue with the keyword "feature" in the title and check if it is closed.',
                 "http://g/issues", 2)
     tree.branch(1, 'Open the latest issue with the keyword "feature" in the title.', "http://g/issues?s=f", 5)
@@ -178,11 +178,13 @@ def test_policy_branch_prune_navigate_back_and_scope_the_history():
     assert "ACTIVE PLAN:\n[1] Use the search box" in user
     assert "\tNote 0 (step 2): search has no email" in user  # notes stay visible in PREVIOUS PLANS
     decision = p.act(OTHER_OBS, handle)
-    assert decision.action == "prune [0] [Search is a dead end]" and handle.gotos == ["http://google/"]  # where the root plan began
+    assert decision.action == "prune [0] [Search is a dead end]"
+    assert handle.gotos == ["http://google/"]  # where the root plan began
     assert p.tree.active_id == 0 and p.tree.active.steps_taken == [0, 1, 2]
     user = p.messages(GOOGLE_OBS)[1]["content"]
     plans = user.split("PREVIOUS PLANS:\n")[1].split("INTERACTION HISTORY:")[0]
-    assert plans == "[0] (Active Plan) Find the solution to \"Find the dean's email\" # resumed 1 time(s); reasons: 0. Search is a dead end\n"
+    assert plans == ("[0] (Active Plan) Find the solution to \"Find the dean's email\""
+                     " # resumed 1 time(s); reasons: 0. Search is a dead end\n")
     assert user.count("<step_") == 3 and "ACTION:\nbranch [0] [Use the search box]" in user
     assert json.loads(json.dumps(p.state()))["plan_tree"]["active"] == 0
 
@@ -311,7 +313,8 @@ def candidates(*pairs: tuple[str, str]) -> str:
 
 
 def test_parse_candidates():
-    text = "- reason: [search]\n- action: [type [12] [x] [1]]\n\n- reason: [no action]\n\n- reason: [r]\n- action: go_back"
+    text = ("- reason: [search]\n- action: [type [12] [x] [1]]\n\n- reason: [no action]\n\n"
+            "- reason: [r]\n- action: go_back")
     assert parse_candidates(text) == [("search", "type [12] [x] [1]"), ("r", "go_back")]
 
 

@@ -21,8 +21,9 @@ GIVE_UP = "stop [N/A: the page does not show it]"
 def fields(action: str) -> str:
     """The card's output fields, highlighting the element the command acts on."""
     ids = ",".join(re.findall(r"^\w+ \[(\w+)\]", action)) if not action.startswith(("stop", "note")) else ""
-    return (f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page has what is needed.\n"
-            f"REASON:\nThis is the next step of the solution.\nACTION:\n{action}\nOBSERVATION HIGHLIGHT:\n{ids}")
+    return (f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page has what is "
+            f"needed.\nREASON:\nThis is the next step of the solution.\nACTION:\n{action}\n"
+            f"OBSERVATION HIGHLIGHT:\n{ids}")
 
 
 def candidate_fields(action: str) -> str:
@@ -38,7 +39,8 @@ def judge_choosing(pred):
     def judge(messages):
         choices = messages[-1]["content"].split("ACTION CHOICES:\n")[1].split("\n\n")
         index = next(i for i, c in enumerate(choices) if pred(c.split("\n")[1]))
-        return f"PLAN PROGRESS ASSESSMENT:\n- plan [0]\nACTION ASSESSMENT:\n- action [0]: ok\nACTION SELECTION:\n{index}"
+        return (f"PLAN PROGRESS ASSESSMENT:\n- plan [0]\nACTION ASSESSMENT:\n- action [0]: ok\n"
+                f"ACTION SELECTION:\n{index}")
 
     return judge
 
@@ -52,7 +54,8 @@ def oracle_policy(task_id: int, *, judge: bool = False, wrong_answer: str | None
     return oracle.attach(make_policy("agentoccam_judge" if judge else "agentoccam", script=Script(script)))
 
 
-@pytest.mark.parametrize("task_id,judge", [(212, False), (306, False), *((t, True) for t in TASKS)])
+@pytest.mark.parametrize("task_id,judge", [(212, False), (306, False), *((t, True) for t in TASKS)],
+                         ids=["agentoccam-212", "agentoccam-306", *(f"judge-{t}" for t in TASKS)])
 def test_solves_local_tasks_with_reference_answers(task_id, judge):
     traj = run_episode(f"webarena/local.{task_id}", oracle_policy(task_id, judge=judge))
     assert traj.err_msg is None, traj.stack_trace
@@ -74,15 +77,16 @@ def test_fails_cleanly_on_a_wrong_answer_and_a_misled_judge():
 
 
 def test_branch_and_prune_navigate_back_through_the_rollout():
-    """AgentOccam's third solved task: branch, a reference click under the subplan, prune back to the root (the start page), then the
-    reference solution from the start: the prune's return is a recorded ``goto``."""
+    """AgentOccam's third solved task: branch, a reference click under the subplan, prune back to the
+    root (the start page), then the reference solution from the start; prune's return is a recorded goto."""
     explorer = ReferenceOracle(203, "agentoccam", fields)
     policy = oracle_policy(203, prefix=[fields("branch [0] [Open the forum first]"), explorer,
                                         fields("prune [0] [Wrong forum, start again]")])
     traj = run_episode("webarena/local.203", explorer.attach(policy))
     assert traj.err_msg is None and traj.reward == 1.0, traj.stack_trace or traj.evaluation
     actions = [s.action for s in traj.steps]
-    assert actions[0] == "branch [0] [Open the forum first]" and actions[2] == "prune [0] [Wrong forum, start again]"
+    assert actions[0] == "branch [0] [Open the forum first]"
+    assert actions[2] == "prune [0] [Wrong forum, start again]"
     start = traj.steps[0].url
     assert traj.steps[1].url == start and traj.steps[2].url != start  # the click moved, then ...
     assert [(c["op"], c["arg"]) for c in traj.steps[2].handle_calls] == [("goto", start)]
