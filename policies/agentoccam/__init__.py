@@ -24,6 +24,8 @@ Decisions on the card's §12 quirks and gaps:
   pruned node); ids therefore stay unique;
 * ``prune`` hides the later siblings of the resumed plan *with* their subtrees ([C] hid only the
   sibling nodes), so an abandoned branch disappears entirely;
+* ``prune`` clears the resumed plan's notes as [C] does: what they said survives in its history,
+  which now holds the ``note`` steps taken beneath it;
 * the STEP input section is not rendered (as in [C]'s effective prompts; the final-step warning
   carries the budget);
 * an action the env reports as failed (``last_action_error``) is noted on the active plan, the
