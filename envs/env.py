@@ -39,7 +39,7 @@ from browsergym.core.observation import (
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
 from .backends import BackendFactory, SiteBackend, origin
-from .browser import HeadlessChat, acquire_playwright, install_fast_stack_patch, release_playwright, stop_playwright
+from .browser import HeadlessChat, acquire_playwright, install_playwright_speedups, release_playwright, stop_playwright
 from .observation import focused_element_bid, mark_elements, unmark
 from .task import WebArenaTask, answer_from_chat
 
@@ -188,7 +188,7 @@ class WebArenaEnv(BrowserEnv):
             raise ValueError("max_episode_steps must be at least 1")
         if browser_kwargs.pop("use_raw_page_output", False):
             raise ValueError("use_raw_page_output is not supported by WebArenaEnv")
-        install_fast_stack_patch()
+        install_playwright_speedups()
         task_kwargs = dict(task_kwargs or {})
         backend = task_kwargs.pop("backend", None)
         if "config" not in task_kwargs or backend is None:
@@ -250,9 +250,10 @@ class WebArenaEnv(BrowserEnv):
             self.page = self.context.new_page()
             goal, task_info = self.task.setup(page=self.page)
         except Exception:
+            # Leave nothing running (missing variables, unreachable sites, a failed login).
             self._close_episode()
-            if self.browser is None:
-                self._release_driver()
+            self._close_browser()
+            self._release_driver()
             raise
         self._start_chat([{"type": "text", "text": goal}] if isinstance(goal, str) else list(goal or []))
         self._episode = _Episode(seed=seed)
@@ -342,19 +343,24 @@ class WebArenaEnv(BrowserEnv):
 
     def _open_context(self, storage_state: dict | None = None) -> None:
         """A fresh browser context (cookies, storage, tabs) on the reused browser."""
-        self._ensure_browser()
         viewport = self.viewport or self.task.viewport
-        context_kwargs = dict(self.pw_context_kwargs)
+        context_kwargs = {
+            "viewport": viewport,
+            "locale": self.locale or self.task.locale,
+            "timezone_id": self.timezone_id or self.task.timezone_id,
+            "record_video_dir": f"{self.record_video_dir}/task_video" if self.record_video_dir else None,
+            "record_video_size": viewport if self.record_video_dir else None,
+            **self.pw_context_kwargs,  # the caller's settings win
+        }
         if storage_state is not None:
             context_kwargs["storage_state"] = storage_state
-        self.context = self.browser.new_context(
-            viewport=viewport,
-            locale=self.locale or self.task.locale,
-            timezone_id=self.timezone_id or self.task.timezone_id,
-            record_video_dir=f"{self.record_video_dir}/task_video" if self.record_video_dir else None,
-            record_video_size=viewport if self.record_video_dir else None,
-            **context_kwargs,
-        )
+        self._ensure_browser()
+        try:
+            self.context = self.browser.new_context(**context_kwargs)
+        except playwright.sync_api.Error:  # died since the last episode without us noticing
+            self._relaunch = True
+            self._ensure_browser()
+            self.context = self.browser.new_context(**context_kwargs)
         self.context.set_default_timeout(self.timeout or self.task.timeout)
         self.context.expose_binding(
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])

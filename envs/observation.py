@@ -50,6 +50,7 @@ _SCRIPT_EDITS: tuple[tuple[str, str, bool, bool], ...] = (
     # axtree mode: no visibility ratios, no set-of-marks hit tests (both only feed extra_element_properties)
     ("elem.setAttribute('browsergym_visibility_ratio', 0);\n        elems_to_be_visited.add(elem);\n"
      "        intersection_observer.observe(elem);", "", False, True),
+    ('elem.setAttribute("browsergym_set_of_marks", "0");', "", False, True),
     ('if (["self", "child"].includes(whoCapturesCenterClick(elem))) {', "if (false) {", False, True),
 )  # fmt: skip
 
@@ -138,3 +139,4 @@ def focused_element_bid(page: playwright.sync_api.Page) -> str:
 def _focused_child(frame: playwright.sync_api.Frame) -> playwright.sync_api.Frame | None:
     handle = frame.evaluate_handle("() => document.activeElement").as_element()
     return handle.content_frame() if handle is not None else None
+

@@ -104,7 +104,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     from browsergym.core.task import OpenEndedTask
 
     from envs.backends import FixedBackend
-    from envs.browser import install_fast_stack_patch, install_launch_patch, remove_fast_stack_patch
+    from envs.browser import install_playwright_speedups, install_launch_patch, remove_playwright_speedups
     from envs.env import WebArenaEnv
 
     rounds = 6 if quick else 25
@@ -126,10 +126,10 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 for mode in ("full", "axtree")
             }
             envs = [plain, tuned, *ours.values()]
-            remove_fast_stack_patch()
+            remove_playwright_speedups()
             plain_obs, _ = plain.reset(seed=0)
             tuned.reset(seed=0)
-            install_fast_stack_patch()
+            install_playwright_speedups()
             ours_obs = {mode: env.reset(seed=0)[0] for mode, env in ours.items()}
             n_nodes = len(ours_obs["axtree"]["axtree_object"]["nodes"])
             action = {name: f"click('{_counter_bid(obs)}')" for name, obs in [("plain", plain_obs), *ours_obs.items()]}
@@ -157,7 +157,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 for contender in contenders:
                     contender.samples.append(_timed(contender))
         finally:
-            install_fast_stack_patch()
+            install_playwright_speedups()
             for env in envs:
                 env.close()
     return _rows(contenders, n_nodes, rounds)
@@ -170,16 +170,16 @@ def _checked(transition: tuple) -> None:
 
 
 def _timed(contender: _Contender) -> float:
-    from envs.browser import install_fast_stack_patch, remove_fast_stack_patch
+    from envs.browser import install_playwright_speedups, remove_playwright_speedups
 
     if contender.plain:
-        remove_fast_stack_patch()
+        remove_playwright_speedups()
     try:
         start = time.perf_counter()
         contender.step()
         return (time.perf_counter() - start) * 1000
     finally:
-        install_fast_stack_patch()
+        install_playwright_speedups()
 
 
 def _rows(contenders: list[_Contender], n_nodes: int, rounds: int) -> list[dict[str, Any]]:
