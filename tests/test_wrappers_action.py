@@ -240,7 +240,7 @@ def test_fuzz_typed_content_reaches_browsergym_intact(content):
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory):
-    env = AgentOccamActions(make_probe_env(tmp_path_factory.mktemp("probe")), ActionConfig(WEBARENA_COMMANDS + ("note",)))
+    env = AgentOccamActions(make_probe_env(tmp_path_factory.mktemp("probe")), ActionConfig(WEBARENA_COMMANDS + ("note", "branch", "prune")))
     obs, info = env.reset(seed=0)
     yield env, obs
     env.close()
@@ -327,6 +327,12 @@ def test_memory_commands_do_not_touch_the_browser(probe):
     obs, _, _, _, info = env.step("note [the code is on page 2]")
     assert info["memory_action"] == {"name": "note", "args": ["the code is on page 2"]}
     assert info["browser_action"] is None and obs["last_action_error"] == ""
+    obs, _, _, _, info = env.step("branch [0] [open the details]\nprune [0] [details were a dead end]")
+    assert info["memory_actions"] == [
+        {"name": "branch", "args": ["0", "open the details"]},
+        {"name": "prune", "args": ["0", "details were a dead end"]},
+    ]
+    assert info["memory_action"] == info["memory_actions"][-1] and info["browser_action"] is None
     assert (page.url, page.content()) == before
 
 

@@ -1,6 +1,6 @@
 """Presets: each ablation row's observation/action spaces, and a task solved through both AgentOccam
-wrappers (real Chromium on the file:// probe site of test_wrappers_action; a local-suite task when the
-local suite is installed)."""
+wrappers (real Chromium on the file:// probe site of test_wrappers_action; local-suite tasks are in
+test_wrappers_presets_local)."""
 
 from __future__ import annotations
 
@@ -78,95 +78,3 @@ def test_probe_task_solved_through_both_agentoccam_wrappers(base_env):
     assert "7731" in obs["text"]
     obs, reward, terminated, truncated, info = env.step("stop [7731]")
     assert (reward, terminated, info["browser_action"]) == (1.0, True, "send_msg_to_user('7731')")
-
-
-def _local_env_ids() -> list[str]:
-    try:
-        from envs.registration import list_env_ids
-
-        return list_env_ids("local")
-    except Exception:  # the local suite is built in parallel; until it lands there is nothing to run
-        return []
-
-
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.skipif(not _local_env_ids(), reason="local suite not installed yet")
-def test_local_task_solved_with_agentoccam_commands():
-    """A local-suite task through make_env('agentoccam'): its reference solution, as AgentOccam commands."""
-    from envs.local.registry import load_solutions
-    from wrappers.presets import make_env
-
-    solutions = load_solutions()
-    env_id = next(i for i in _local_env_ids() if _translatable(solutions.get(_task_id(i))))
-    env = make_env(env_id, "agentoccam", headless=True)
-    try:
-        obs, info = env.reset(seed=0)
-        reward, terminated = 0.0, False
-        for step in solutions[_task_id(env_id)]:
-            obs, reward, terminated, _, info = env.step(_as_command(step, obs))
-            assert obs["last_action_error"] == "", (step, obs["last_action_error"])
-        assert terminated and reward == 1.0
-    finally:
-        env.close()
-
-
-def _task_id(env_id: str) -> int:
-    return int(env_id.rsplit(".", 1)[-1])
-
-
-_COMMAND_OF = {"click", "fill", "select_option", "go_back", "send_msg_to_user"}
-
-
-def _translatable(steps) -> bool:
-    return bool(steps) and all(s["action"] in _COMMAND_OF for s in steps) and steps[-1]["action"] == "send_msg_to_user"
-
-
-def _as_command(step: dict, obs: dict) -> str:
-    """A reference-solution step (envs.local.solutions format) as the AgentOccam command a model would write."""
-    if step["action"] == "send_msg_to_user":
-        return f"stop [{step.get('text', '')}]"
-    if step["action"] == "go_back":
-        return "go_back"
-    target = step["target"]
-    matches = [
-        n["browsergym_id"]
-        for n in obs["axtree_object"]["nodes"]
-        if n.get("browsergym_id")
-        and n.get("role", {}).get("value") == target["role"]
-        and n.get("name", {}).get("value") == target["name"]
-    ]
-    element = matches[target.get("nth", 0)]
-    if step["action"] == "fill":
-        return f"type [{element}] [{step['value']}] [0]"
-    if step["action"] == "select_option":
-        option = next(
-            n["browsergym_id"]
-            for n in obs["axtree_object"]["nodes"]
-            if n.get("role", {}).get("value") == "option" and n.get("name", {}).get("value") == step["value"]
-        )
-        return f"click [{option}]"
-    return f"click [{element}]"
-
-
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.skipif(not _local_env_ids(), reason="local suite not installed yet")
-def test_go_home_on_a_multi_site_local_task():
-    from envs.local.registry import load_tasks
-    from wrappers.presets import make_env
-
-    task = next(t for t in load_tasks() if len(t["sites"]) > 1)
-    env = make_env(f"webarena/local.{task['task_id']}", "agentoccam", headless=True)
-    try:
-        obs, info = env.reset(seed=0)
-        home = info["site_urls"]["homepage"]
-        assert "go_home" in info["commands"] and not obs["url"].startswith(home)
-        obs, _, _, _, info = env.step("go_home")
-        assert obs["last_action_error"] == "" and info["browser_action"] == f"goto('{home}')"
-        assert obs["url"].rstrip("/") == home
-        obs, _, _, _, info = env.step("goto [http://example.com/]")
-        # AgentOccam does not offer goto (the reference accepted it silently; we do not)
-        assert "not available here 'goto'" in info["action_error"] and obs["url"].rstrip("/") == home
-    finally:
-        env.close()
