@@ -75,6 +75,14 @@ def run_module(name: str, quick: bool) -> list[dict[str, Any]]:
     return list(module.run(quick=quick))
 
 
+def describe(name: str) -> str:
+    """What a benchmark measures: its module docstring."""
+    try:
+        return (importlib.import_module(f"experiments.bench_{name}").__doc__ or "").strip()
+    except ImportError:
+        return ""
+
+
 def _format_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
@@ -83,7 +91,8 @@ def _format_value(value: Any) -> str:
 
 def render_section(name: str, rows: list[dict[str, Any]], machine_line: str, quick: bool, error: str = "") -> str:
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"## {name}", "", f"Measured {when}{' (quick mode)' if quick else ''} on: {machine_line}.", ""]
+    lines = [f"## {name}", "", describe(name), "",
+             f"Measured {when}{' (quick mode)' if quick else ''} on: {machine_line}.", ""]  # fmt: skip
     if error:
         lines += ["Run failed:", "", "```", error.strip(), "```", ""]
     if rows:

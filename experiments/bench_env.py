@@ -4,7 +4,7 @@ One static page of about 1,100 accessibility nodes (a product table) is served f
 ``http.server`` thread. In the same process and over the same Playwright driver, each round runs,
 interleaved so that machine load hits all of them alike:
 - plain BrowserGym: ``BrowserEnv`` with its defaults (chat browser, 0.5 s pre-observation delay,
-  the task's default ``slow_mo``, DOM + AX tree + screenshot), without our Playwright speed patch;
+  the task's default ``slow_mo``, DOM + AX tree + screenshot), without our Playwright speed-ups;
 - plain BrowserGym tuned (``slow_mo=0``, no delay): what the defaults cost, for context;
 - ``WebArenaEnv`` in ``obs_mode="full"`` and ``"axtree"``;
 - the floor: one click (the same input event) plus one ``Accessibility.getFullAXTree`` over a

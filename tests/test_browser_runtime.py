@@ -1,0 +1,82 @@
+"""The browser runtime (envs/browser.py) and the marking edits (envs/observation.py) on a real Chromium."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from browsergym.core.observation import extract_merged_axtree
+
+from envs import browser
+from envs.observation import focused_element_bid, mark_elements, marking_script, unmark
+
+PAGE = """<!doctype html><html><body>
+<button aria-description="adds to cart" id="add">Add</button>
+<input id="qty" type="text" value="1" aria-label="Quantity">
+<iframe srcdoc="<button id='inner'>Inner</button>"></iframe>
+</body></html>"""
+
+
+@pytest.fixture(scope="module")
+def page():
+    playwright = browser.acquire_playwright()
+    chromium = playwright.chromium.launch(headless=True)
+    page = chromium.new_page()
+    page.set_content(PAGE)
+    page.frames[1].wait_for_load_state()
+    yield page
+    chromium.close()
+    browser.release_playwright()
+
+
+def test_launch_options_use_the_system_chromium_and_quiet_flags(monkeypatch):
+    monkeypatch.delenv(browser.CHROMIUM_ENV_VAR, raising=False)
+    options = browser.launch_options(["--lang=en-US"])
+    assert options["args"][0] == "--lang=en-US" and "--no-sandbox" in options["args"]
+    assert options["executable_path"] == browser.find_chromium()
+    monkeypatch.setenv(browser.CHROMIUM_ENV_VAR, "/nonexistent/chrome")
+    with pytest.raises(browser.BrowserNotFoundError, match="not an executable"):
+        browser.find_chromium()
+
+
+def test_speedups_are_reversible_and_keep_results():
+    import playwright._impl._connection as connection
+
+    browser.install_playwright_speedups()
+    assert connection.inspect.stack is not inspect.stack
+    frames = connection.inspect.stack()
+    assert frames[0].function == "test_speedups_are_reversible_and_keep_results" and frames[0].lineno > 0
+    browser.remove_playwright_speedups()
+    assert connection.inspect is inspect
+    browser.install_playwright_speedups()
+
+
+@pytest.mark.browser
+def test_sticky_marks_give_the_same_tree_as_browsergym_and_unmark_cleanly(page):
+    for with_visibility in (False, True):
+        assert marking_script(with_visibility)[1] is True  # the edits applied to this BrowserGym version
+        mark_elements(page, with_visibility=with_visibility)
+        mark_elements(page, with_visibility=with_visibility)  # idempotent: marks are not stacked
+        description = page.get_attribute("#add", "aria-description")
+        assert description.startswith("browsergym_id_") and description.count("browsergym_id_") == 1
+        assert description.endswith(" adds to cart")
+        tree = extract_merged_axtree(page)
+        named = {n["browsergym_id"]: n.get("name", {}).get("value") for n in tree["nodes"] if "browsergym_id" in n}
+        assert "Add" in named.values() and "Quantity" in named.values()
+        assert "Inner" in named.values()  # the iframe's tree is merged, its elements marked
+        add = next(n for n in tree["nodes"] if n.get("name", {}).get("value") == "Add")
+        assert add["description"]["value"] == "adds to cart"  # the page's own description survives
+        unmark(page)
+        assert page.get_attribute("#add", "aria-description") == "adds to cart"
+        assert page.get_attribute("#add", "aria-roledescription") is None
+        assert page.get_attribute("#add", "bid") is not None  # bids stay, as in BrowserGym
+
+
+@pytest.mark.browser
+def test_live_values_reach_the_dom_and_focus_is_reported(page):
+    page.fill("#qty", "7")
+    mark_elements(page, with_visibility=False)
+    assert page.get_attribute("#qty", "value") == "7"
+    assert focused_element_bid(page) == page.get_attribute("#qty", "bid")
+    page.frames[1].focus("#inner")
+    assert focused_element_bid(page) == page.frames[1].get_attribute("#inner", "bid")

@@ -1,0 +1,24 @@
+"""The benchmark entry point: discovery of ``bench_*`` modules and the per-section report file."""
+
+from __future__ import annotations
+
+from experiments import bench
+
+
+def test_discovers_the_env_benchmark():
+    assert "env" in bench.discover()
+
+
+def test_report_sections_are_replaced_one_at_a_time(tmp_path):
+    out = tmp_path / "benchmarks.md"
+    row = {"name": "step median", "value": 12.345, "unit": "ms", "target": "<= 20", "note": "a|b"}
+    bench.write_report(out, {"env": bench.render_section("env", [row], "test machine", quick=True)})
+    bench.write_report(out, {"other": bench.render_section("other", [], "m2", quick=False, error="boom")})
+    text = out.read_text()
+    assert text.startswith("# Benchmarks")
+    assert "| step median | 12.3 | ms | <= 20 | a\\|b |" in text and "test machine (quick mode)" not in text
+    assert "(quick mode) on: test machine." in text and "boom" in text
+    bench.write_report(out, {"env": bench.render_section("env", [{**row, "value": 9.0}], "m3", quick=False)})
+    text = out.read_text()
+    assert "| 9 |" in text and "12.3" not in text and "boom" in text  # env replaced, other kept
+    assert text.count("<!-- bench:env -->") == 1
