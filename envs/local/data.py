@@ -1,6 +1,7 @@
 """The pristine database: built once from every site's deterministic seed, cached on disk, copied per reset.
 
-The cache key hashes the source of every site module and of this file, so editing a seed rebuilds the database while unchanged sources reuse it across processes and runs.
+The cache key hashes every Python file of the local suite, so editing a seed (or the shared world)
+rebuilds the database while unchanged sources reuse it across processes and runs.
 A file lock makes concurrent environments build it only once.
 """
 
@@ -15,8 +16,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from envs.local.framework import create_schema
-from envs.local.sites import available_sites, load_site, source_files
+from envs.local.framework import LOCAL_DIR, create_schema
+from envs.local.sites import available_sites, load_site
 
 CACHE_ENV_VAR = "WEBARENA_GYM_CACHE"
 SEED_PREFIX = "webarena-gym-local-v1"
@@ -35,11 +36,11 @@ def site_rng(site: str) -> random.Random:
 
 
 def sources_hash(sites: list[str]) -> str:
-    digest = hashlib.sha256(Path(__file__).read_bytes())
-    for site in sites:
-        digest.update(site.encode())
-        for path in source_files(site):
-            digest.update(path.read_bytes())
+    """Hash of the site list and of every Python file of the local suite (seeds, shared world data)."""
+    digest = hashlib.sha256(",".join(sites).encode())
+    for path in sorted(LOCAL_DIR.rglob("*.py")):
+        digest.update(str(path.relative_to(LOCAL_DIR)).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-from pathlib import Path
 from types import ModuleType
 
 logger = logging.getLogger(__name__)
@@ -43,14 +42,6 @@ def load_site(name: str) -> ModuleType:
     if not hasattr(module, "create_app"):
         raise UnknownSiteError(f"local site {name!r} is not implemented yet (no create_app)")
     return module
-
-
-def source_files(name: str) -> list[Path]:
-    """The Python files a site is made of (one module, or every module of its package)."""
-    module = load_site(name)
-    if hasattr(module, "__path__"):
-        return sorted(p for root in module.__path__ for p in Path(root).rglob("*.py"))
-    return [Path(module.__file__ or "")]
 
 
 def available_sites() -> list[str]:
