@@ -33,14 +33,13 @@ from browsergym.core.observation import (
     MarkingError,
     extract_dom_extra_properties,
     extract_dom_snapshot,
-    extract_merged_axtree,
     extract_screenshot,
 )
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
 from .backends import BackendFactory, SiteBackend, origin
 from .browser import HeadlessChat, acquire_playwright, install_playwright_speedups, release_playwright, stop_playwright
-from .observation import focused_element_bid, mark_elements, unmark
+from .observation import AXTreeReader, focused_element_bid, mark_elements, unmark
 from .task import WebArenaTask, answer_from_chat
 
 logger = logging.getLogger(__name__)
@@ -214,6 +213,7 @@ class WebArenaEnv(BrowserEnv):
         self._leased = False
         self._relaunch = False
         self._episode = _Episode()
+        self._axtree = AXTreeReader()
         self.task: WebArenaTask | None = None
 
     # ------------------------------------------------------------------ public API
@@ -490,7 +490,7 @@ class WebArenaEnv(BrowserEnv):
                     self.page, self.tags_to_mark, with_visibility=self.obs_mode == "full", lenient=tries_left == 0
                 )
                 extracted = {
-                    "axtree_object": extract_merged_axtree(self.page),
+                    "axtree_object": self._axtree.read(self.page),
                     "focused_element_bid": focused_element_bid(self.page),
                     "dom_object": {},
                     "extra_element_properties": {},
@@ -659,6 +659,7 @@ class WebArenaEnv(BrowserEnv):
                     resource.close()
                 except Exception as exc:  # noqa: BLE001 - a crashed browser cannot close cleanly
                     logger.debug("closing %s failed: %s", type(resource).__name__, exc)
+        self._axtree.forget()
         self.chat = None
         self.context = None
         self.page = None

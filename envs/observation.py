@@ -25,7 +25,7 @@ from typing import Literal
 
 import playwright.sync_api
 from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
-from browsergym.core.observation import MarkingError, _post_extract
+from browsergym.core.observation import MarkingError, _post_extract, extract_data_items_from_aria, extract_merged_axtree
 
 logger = logging.getLogger(__name__)
 
@@ -140,3 +140,62 @@ def _focused_child(frame: playwright.sync_api.Frame) -> playwright.sync_api.Fram
     handle = frame.evaluate_handle("() => document.activeElement").as_element()
     return handle.content_frame() if handle is not None else None
 
+
+
+class AXTreeReader:
+    """The AX tree with ``browsergym_id`` on each marked node, as BrowserGym's ``extract_merged_axtree``.
+
+    BrowserGym opens a CDP session per read and closes it, which turns Chromium's accessibility
+    mode off and on again, so every read rebuilds the whole tree. A session kept per page lets
+    Chromium update the tree incrementally. Pages with frames go through BrowserGym's reader,
+    which merges the frames' trees.
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[playwright.sync_api.Page, playwright.sync_api.CDPSession] = {}
+
+    def read(self, page: playwright.sync_api.Page) -> dict:
+        if len(page.frames) > 1:
+            return extract_merged_axtree(page)
+        try:
+            tree = self._session(page).send("Accessibility.getFullAXTree")
+        except playwright.sync_api.Error:
+            if page.is_closed():
+                raise
+            self._sessions.pop(page, None)  # the session died (e.g. a renderer swap): open a new one
+            tree = self._session(page).send("Accessibility.getFullAXTree")
+        for node in tree["nodes"]:
+            _take_bid(node)
+        return {"nodes": tree["nodes"]}
+
+    def forget(self) -> None:
+        """Drop the sessions (their context is closing)."""
+        self._sessions.clear()
+
+    def _session(self, page: playwright.sync_api.Page) -> playwright.sync_api.CDPSession:
+        for closed in [known for known in self._sessions if known.is_closed()]:
+            del self._sessions[closed]
+        if page not in self._sessions:
+            self._sessions[page] = page.context.new_cdp_session(page)
+        return self._sessions[page]
+
+
+def _take_bid(node: dict) -> None:
+    """Move the bid a mark put in the node's role description (else description) to ``browsergym_id``."""
+    bid = None
+    for index, prop in enumerate(node.get("properties", [])):
+        if prop["name"] == "roledescription":
+            items, rest = extract_data_items_from_aria(prop["value"]["value"])
+            prop["value"]["value"] = rest
+            if not rest:
+                del node["properties"][index]
+            bid = items[0] if items else None
+            break
+    if "description" in node:
+        items, rest = extract_data_items_from_aria(node["description"]["value"])
+        node["description"]["value"] = rest
+        if not rest:
+            del node["description"]
+        bid = bid or (items[0] if items else None)
+    if bid:
+        node["browsergym_id"] = bid

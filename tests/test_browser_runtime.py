@@ -8,7 +8,7 @@ import pytest
 from browsergym.core.observation import extract_merged_axtree
 
 from envs import browser
-from envs.observation import focused_element_bid, mark_elements, marking_script, unmark
+from envs.observation import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
 
 PAGE = """<!doctype html><html><body>
 <button aria-description="adds to cart" id="add">Add</button>
@@ -80,3 +80,20 @@ def test_live_values_reach_the_dom_and_focus_is_reported(page):
     assert focused_element_bid(page) == page.get_attribute("#qty", "bid")
     page.frames[1].focus("#inner")
     assert focused_element_bid(page) == page.frames[1].get_attribute("#inner", "bid")
+
+
+@pytest.mark.browser
+def test_ax_reader_matches_browsergym_on_a_single_frame_page(page):
+    context = page.context.browser.new_context()
+    single = context.new_page()
+    try:
+        single.set_content("<h1>Shop</h1><a href='#x' aria-description='go'>Link</a><input aria-label='Name'>")
+        mark_elements(single, with_visibility=False)
+        reader = AXTreeReader()
+        ours, theirs = reader.read(single), extract_merged_axtree(single)
+        assert ours == theirs
+        assert {n["browsergym_id"] for n in ours["nodes"] if "browsergym_id" in n}
+        single.fill("input", "Ada")  # later reads through the kept session see changes
+        assert any(n.get("value", {}).get("value") == "Ada" for n in reader.read(single)["nodes"])
+    finally:
+        context.close()
