@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib
+import importlib.metadata
 import json
 import os
 import pkgutil
 import platform
 import re
+import subprocess
 import sys
 import traceback
 from pathlib import Path
@@ -59,11 +61,19 @@ def machine() -> str:
     if hasattr(os, "getloadavg"):
         load = f", load average {os.getloadavg()[0]:.1f} at the start"
     versions = []
-    for package in ("playwright", "browsergym.core", "gymnasium"):
+    for package in ("playwright", "browsergym-core", "gymnasium"):
         try:
-            versions.append(f"{package} {importlib.import_module(package).__version__}")
-        except (ImportError, AttributeError):
+            versions.append(f"{package} {importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
             continue
+    try:
+        from envs.browser import find_chromium
+
+        chromium = find_chromium()
+        if chromium:
+            versions.append(subprocess.run([chromium, "--version"], capture_output=True, text=True, timeout=30).stdout.strip())
+    except (OSError, subprocess.SubprocessError, RuntimeError):
+        pass
     return (
         f"{cpu}, {os.cpu_count()} cores{memory}{load}; {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}; {', '.join(versions)}"
