@@ -7,33 +7,12 @@ import sqlite3
 
 import pytest
 
-from envs.local.data import site_rng
-from envs.local.framework import SiteContext, create_schema
+from envs.local.data import build
+from envs.local.framework import SiteContext
 from envs.local.sites import gitlab
 
+SITE = "gitlab"
 ME = gitlab.ACCOUNT["username"]
-
-
-def _build(path) -> None:
-    conn = sqlite3.connect(path)
-    create_schema(conn, [gitlab.SCHEMA])
-    gitlab.seed(conn, site_rng("gitlab"))
-    conn.commit()
-    conn.close()
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
-    path = tmp_path_factory.mktemp("gitlab") / "pristine.sqlite"
-    _build(path)
-    return path
-
-
-@pytest.fixture
-def db_path(pristine, tmp_path):
-    path = tmp_path / "site.sqlite"
-    path.write_bytes(pristine.read_bytes())
-    return path
 
 
 @pytest.fixture
@@ -49,7 +28,7 @@ def _one(db_path, sql: str, *params):
 
 def test_seed_is_deterministic_and_realistic(pristine, tmp_path):
     again = tmp_path / "again.sqlite"
-    _build(again)
+    build(again, [SITE])
     dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
     assert dump(pristine) == dump(again)
     count = lambda sql: _one(pristine, sql)[0]  # noqa: E731
