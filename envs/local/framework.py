@@ -219,3 +219,14 @@ def create_schema(conn: sqlite3.Connection, schemas: Iterable[str]) -> None:
     for ddl in schemas:
         if ddl.strip():
             conn.executescript(ddl)
+
+
+def form_login(page: Any, login_url: str, username_label: str, button: str, account: Mapping[str, str]) -> None:
+    """Sign a Playwright page in through a site's own form; a rejected login raises instead of passing silently."""
+    page.goto(login_url)
+    page.get_by_label(username_label, exact=True).fill(account["username"])
+    page.get_by_label("Password", exact=True).fill(account["password"])
+    with page.expect_navigation():
+        page.get_by_role("button", name=button).click()
+    if page.url.split("?")[0] == login_url:
+        raise RuntimeError(f"{login_url} rejected the login of {account['username']!r}")

@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any, Mapping
 
 from envs.local.sites.shopping.admin import create_app
-from envs.local.sites.shopping.common import form_login
+from envs.local.framework import form_login
 from envs.local.sites.shopping.seed import ADMIN_PASSWORD, ADMIN_USERNAME
 
 SCHEMA = ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .common import form_login
+from envs.local.framework import form_login
 from .schema import SCHEMA
 from .seed import CUSTOMER_EMAIL, CUSTOMER_PASSWORD, seed
 from .store import create_app

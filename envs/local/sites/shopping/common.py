@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import hmac
 import sqlite3
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import quote
 
 from flask import Flask
@@ -120,17 +120,6 @@ def address_lines(a: Any) -> list[str]:
         lines.append(a["street2"])
     lines += [f"{a['city']}, {a['region']}, {a['postcode']}", a["country"], f"T: {a['phone']}"]
     return lines
-
-
-def form_login(page: Any, login_url: str, username_label: str, button: str, account: Mapping[str, str]) -> None:
-    """Sign a Playwright page in through a site's own form; a rejected login raises instead of passing silently."""
-    page.goto(login_url)
-    page.get_by_label(username_label, exact=True).fill(account["username"])
-    page.get_by_label("Password", exact=True).fill(account["password"])
-    with page.expect_navigation():
-        page.get_by_role("button", name=button).click()
-    if page.url.split("?")[0] == login_url:
-        raise RuntimeError(f"{login_url} rejected the login of {account['username']!r}")
 
 
 def admin_token(secret: str, username: str) -> str:
