@@ -67,6 +67,11 @@ _ACTIVATION_SCRIPT = (
     " document.addEventListener('visibilitychange', () => {"
     " if (document.visibilityState === 'visible') ping(); }, {capture: true}); })();"
 )
+# Element actions wait this long for actionability and for the navigation they start. BrowserGym's
+# 500 ms is shorter than one page load of a local site under CPU load; a missing element still fails
+# within a few seconds (twice that with the forced retry).
+DEFAULT_ACTION_TIMEOUT_MS = 3_000
+_BGYM_ACTION_TIMEOUT = re.compile(r"\btimeout=500\b")
 # Safe, non-terminating actions for ``action_space.sample()`` (random exploration, env checkers).
 _SAMPLE_ACTIONS = ("noop(0)", "scroll(0, 200)", "scroll(0, -200)", "go_back()", "go_forward()")
 
@@ -106,11 +111,22 @@ def observation_space() -> gym.spaces.Dict:
     )
 
 
-def default_action_set() -> HighLevelActionSet:
-    """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule)."""
-    return HighLevelActionSet(
+def default_action_set(action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS) -> HighLevelActionSet:
+    """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule).
+
+    BrowserGym's action functions give every element call (click, fill, press, hover, ...) a fixed
+    500 ms timeout, and a click's timeout also covers the navigation it starts: on a busy machine a
+    click that did navigate was reported as a timeout (and retried with force). The generated
+    ``python_includes`` are BrowserGym's own function sources, so their literal timeout is rewritten
+    here; the agent's action text never passes through this.
+    """
+    if action_timeout_ms < 1:
+        raise ValueError("action_timeout_ms must be at least 1")
+    actions = HighLevelActionSet(
         subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=False, strict=False, retry_with_force=True
     )
+    actions.python_includes = _BGYM_ACTION_TIMEOUT.sub(f"timeout={int(action_timeout_ms)}", actions.python_includes)
+    return actions
 
 
 @dataclass(frozen=True)
@@ -177,6 +193,7 @@ class WebArenaEnv(BrowserEnv):
         judge_model: str | None = None,
         judge_mock: Any = None,
         action_mapping: Any = None,
+        action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
         **browser_kwargs: Any,
@@ -197,7 +214,7 @@ class WebArenaEnv(BrowserEnv):
             task_kwargs=task_kwargs,
             headless=headless,
             slow_mo=slow_mo,
-            action_mapping=action_mapping or default_action_set().to_python_code,
+            action_mapping=action_mapping or default_action_set(action_timeout_ms).to_python_code,
             pre_observation_delay=pre_observation_delay,
             **browser_kwargs,
         )

@@ -72,13 +72,13 @@ def get_preset(preset: str | Preset) -> Preset:
     return PRESETS[preset]
 
 
-def paired_action_mapping() -> Callable[[str], str]:
+def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str], str]:
     """The env's own BrowserGym action set, accepting multi-actions so ``type ... [1]`` runs fill +
     Enter as one env step (one step of the budget, as in WebArena); the action wrapper sends at
-    most one command's actions per step."""
-    from envs.env import default_action_set
+    most one command's actions per step. ``action_timeout_ms``: the env option of that name."""
+    from envs.env import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
 
-    actions = default_action_set()
+    actions = default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS)
     actions.multiaction = True
     return actions.to_python_code
 
@@ -87,5 +87,6 @@ def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any
     """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers."""
     import envs
 
-    env_kwargs.setdefault("action_mapping", paired_action_mapping())
+    if "action_mapping" not in env_kwargs:
+        env_kwargs["action_mapping"] = paired_action_mapping(env_kwargs.get("action_timeout_ms"))
     return get_preset(preset).wrap(envs.make(env_id, **env_kwargs))

@@ -1,0 +1,77 @@
+"""Action options of ``WebArenaEnv``: the element-action timeout must cover a slow navigation, and
+the first start tab is the active one."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+
+import pytest
+from test_env_fixtures import FixedBackend, bid_of, make_env, static_sites, task_config  # noqa: F401
+
+from envs.env import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
+
+SLOW_PAGE_DELAY_S = 1.0  # twice BrowserGym's hard-coded 500 ms click timeout
+START_HTML = b"<!doctype html><title>Start</title><a href='/slow'>Slow page</a>"
+SLOW_HTML = b"<!doctype html><title>Slow</title><h1>Arrived</h1>"
+
+
+class _SlowHandler(http.server.BaseHTTPRequestHandler):
+    """``/`` links to ``/slow``, which answers only after a delay (a busy site)."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self.path.startswith("/slow"):
+            time.sleep(SLOW_PAGE_DELAY_S)
+            body = SLOW_HTML
+        else:
+            body = START_HTML
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+@pytest.fixture(scope="module")
+def slow_site():
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowHandler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_action_set_timeout_replaces_browsergym_literal():
+    code = default_action_set(4321).to_python_code("click('12')")
+    assert "timeout=4321" in code and "timeout=500" not in code
+    assert f"timeout={DEFAULT_ACTION_TIMEOUT_MS}" in default_action_set().python_includes
+    with pytest.raises(ValueError):
+        default_action_set(0)
+
+
+@pytest.mark.browser
+def test_click_whose_navigation_outlasts_500ms_lands_without_error(make_env, slow_site):
+    env = make_env(backend=FixedBackend({"shopping": slow_site}), config=task_config(start_url="__SHOPPING__/"))
+    obs, _ = env.reset(seed=0)
+    started = time.monotonic()
+    obs, reward, terminated, truncated, info = env.step(f"click('{bid_of(obs, 'link', 'Slow page')}')")
+    assert time.monotonic() - started >= SLOW_PAGE_DELAY_S  # the navigation really was slow
+    assert obs["last_action_error"] == ""
+    assert obs["url"] == f"{slow_site}/slow" and obs["open_pages_titles"] == ("Slow",)
+    assert not (terminated or truncated)
+
+
+@pytest.mark.browser
+def test_first_start_tab_is_active(make_env, static_sites):
+    env = make_env(config=task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html"))
+    base = static_sites.site.url
+    for _ in range(3):
+        obs, _ = env.reset(seed=0)
+        assert obs["open_pages_urls"] == (f"{base}/index.html", f"{base}/page2.html")
+        assert obs["active_page_index"].tolist() == [0] and obs["url"] == f"{base}/index.html"
+        obs, *_ = env.step("noop(0)")  # late activation pings from the second tab change nothing
+        assert obs["active_page_index"].tolist() == [0] and obs["url"] == f"{base}/index.html"
