@@ -4,6 +4,10 @@ The instance serves the task's sites plus the homepage (WebArena's "go home" tar
 those keeps the server's start-up short. Logging in goes through each site's real
 form once per instance; the cookies it set are cached and re-added on later resets, which keeps reset
 fast and stays valid because the pristine accounts and the instance's secret key never change.
+
+Closing the backend parks its instance in the process's pool (:data:`envs.local.launcher.POOL`), and a
+new backend serving the same sites leases it instead of starting a server, cookies included; see
+:mod:`envs.local.launcher` for the option that turns this off.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from envs.backends import SitesUnavailableError
-from envs.local.launcher import LocalSites, LocalSitesError
+from envs.local.launcher import POOL, LocalSites, LocalSitesError
 from envs.local.sites import load_site
 
 
@@ -23,13 +27,13 @@ class LocalBackend:
     def __init__(self, sites: list[str] | tuple[str, ...] = ()) -> None:
         self.sites = tuple(sites)
         self._local: LocalSites | None = None
-        self._cookies: dict[str, list[dict[str, Any]]] = {}
 
     @property
     def local(self) -> LocalSites:
         if self._local is None:
+            served = sorted(set(self.sites) | {"homepage"})
             try:
-                self._local = LocalSites(sorted(set(self.sites) | {"homepage"}))
+                self._local = POOL.lease(served) or LocalSites(served)
             except LocalSitesError as exc:
                 raise SitesUnavailableError(str(exc)) from exc
         return self._local
@@ -49,14 +53,15 @@ class LocalBackend:
     def login(self, context: Any, sites: list[str] | tuple[str, ...]) -> None:
         """Log ``context`` (a Playwright BrowserContext) into every site of ``sites`` that has accounts."""
         urls = self.urls()
+        cookies = self.local.login_cookies
         for site in sites:
             module = load_site(site)
             account = getattr(module, "ACCOUNT", None)
             if account is None or not hasattr(module, "login"):
                 continue
-            if site not in self._cookies:
-                self._cookies[site] = self._login_once(context, module, urls[site], account)
-            context.add_cookies(self._cookies[site])
+            if site not in cookies:
+                cookies[site] = self._login_once(context, module, urls[site], account)
+            context.add_cookies(cookies[site])
 
     @staticmethod
     def _login_once(context: Any, module: Any, base_url: str, account: dict[str, str]) -> list[dict[str, Any]]:
@@ -79,7 +84,7 @@ class LocalBackend:
         self.local.restore(token)
 
     def close(self) -> None:
+        """Hand the instance back to the pool (which closes it when reuse is off or it is unhealthy)."""
         if self._local is not None:
-            self._local.close()
-            self._local = None
-        self._cookies.clear()
+            local, self._local = self._local, None
+            POOL.release(local)

@@ -5,10 +5,16 @@ state), a server process started with ``python -m envs.local.server`` and a stab
 cached login cookies stay valid across resets and server restarts). State operations work on the
 database file directly with SQLite's backup API; the server opens a connection per request, so a
 restore is visible on the next page load without restarting anything.
+
+Starting a server costs seconds, so a closed environment's instance is not stopped but parked in
+:data:`POOL` (at most :data:`MAX_IDLE` per process, reset to pristine) and leased exclusively by the
+next environment of this process that serves the same sites. Reuse is on by default;
+``WEBARENA_GYM_REUSE_SITES=0`` turns it off (every environment then starts and stops its own server).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import secrets
@@ -25,6 +31,8 @@ from envs.local import data
 from envs.local.sites import available_sites
 
 START_TIMEOUT_S = 30.0
+REUSE_ENV_VAR = "WEBARENA_GYM_REUSE_SITES"
+MAX_IDLE = 2
 
 
 class LocalSitesError(RuntimeError):
@@ -46,6 +54,9 @@ class LocalSites:
         self._proc: subprocess.Popen[str] | None = None
         self._urls: dict[str, str] = {}
         self._pristine: Path | None = None
+        # Login cookies clients obtained from this instance (per site). They stay valid as long as the
+        # secret does, i.e. for the instance's whole life, so a later lessee reuses them.
+        self.login_cookies: dict[str, list[dict]] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -172,6 +183,72 @@ class LocalSites:
             return "\n".join((self._dir / "server.log").read_text().splitlines()[-n:])  # type: ignore[operator]
         except OSError:
             return "(no log)"
+
+
+def reuse_enabled() -> bool:
+    return os.environ.get(REUSE_ENV_VAR, "1").strip() != "0"
+
+
+class SitesPool:
+    """Idle :class:`LocalSites` of this process, handed out exclusively (a leased one leaves the pool)."""
+
+    def __init__(self, max_idle: int = MAX_IDLE) -> None:
+        self.max_idle = max_idle
+        self._idle: list[LocalSites] = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def lease(self, sites: list[str]) -> LocalSites | None:
+        """A healthy idle instance serving exactly ``sites``, or None; dead ones found on the way are closed."""
+        while True:
+            with self._lock:
+                self._forget_if_forked()
+                found = next((i for i in self._idle if i.sites == list(sites)), None)
+                if found is None:
+                    return None
+                self._idle.remove(found)
+            if found.is_alive():
+                return found
+            found.close()
+
+    def release(self, instance: LocalSites) -> None:
+        """Park ``instance`` in pristine state for a later lease, or close it (reuse off, unhealthy, pool full)."""
+        if not reuse_enabled() or not instance.is_alive():
+            instance.close()
+            return
+        try:
+            instance.reset_state()
+        except (LocalSitesError, OSError):
+            instance.close()
+            return
+        with self._lock:
+            self._forget_if_forked()
+            self._idle.append(instance)
+            evicted = self._idle[: -self.max_idle] if self.max_idle > 0 else list(self._idle)
+            del self._idle[: len(evicted)]
+        for old in evicted:
+            old.close()
+
+    def idle(self) -> int:
+        with self._lock:
+            return len(self._idle)
+
+    def shutdown(self) -> None:
+        """Close every idle instance (registered with atexit)."""
+        with self._lock:
+            self._forget_if_forked()
+            idle, self._idle = self._idle, []
+        for instance in idle:
+            instance.close()
+
+    def _forget_if_forked(self) -> None:
+        # A forked child must not stop or lease its parent's servers.
+        if os.getpid() != self._pid:
+            self._idle, self._pid = [], os.getpid()
+
+
+POOL = SitesPool()
+atexit.register(POOL.shutdown)
 
 
 def _read_line(proc: subprocess.Popen[str], timeout: float) -> str:
