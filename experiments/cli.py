@@ -16,6 +16,7 @@ BASELINE_LABELS = {
     "reference": "reference solutions (non-LLM upper bound)",
     "random": "random actions (non-LLM floor)",
 }
+DEMO_RANDOM_STEPS = 10  # the floor needs no 30-step budget to show it fails; keeps `make demo` short
 DEMO_LLM_POLICIES = ("react", "agentoccam")
 
 
@@ -32,7 +33,10 @@ def _policy_spec(text: str, model: str | None):
         except json.JSONDecodeError:
             config[key] = value
     if name in BASELINE_LABELS:
-        return PolicySpec(name, config, BASELINE_LABELS[name])
+        label = BASELINE_LABELS[name]
+        if "max_steps" in config:
+            label = label.replace("(", f"({config['max_steps']} steps, ", 1)
+        return PolicySpec(name, config, label)
     model = config.setdefault("model", model)
     if not model:
         raise SystemExit(f"policy {name!r} needs a model: pass --model or set {MODEL_ENV_VAR}")
@@ -85,7 +89,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     """The README's main command: a comparison on the local suite, with or without a model."""
     model = args.model or os.environ.get(MODEL_ENV_VAR)
-    names = [*(DEMO_LLM_POLICIES if model else ()), "reference", "random"]
+    names = [*(DEMO_LLM_POLICIES if model else ()), "reference", f"random:max_steps={DEMO_RANDOM_STEPS}"]
     if not model:
         print(
             "No model configured: running the non-LLM reference baselines only (reference solutions = upper\n"
@@ -160,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="compare policies on the local suite (baselines only without a model)")
     p.add_argument("--out", default=None)
+    p.add_argument("--tasks", default="local", help="task set (default: the whole local suite)")
     _add_study_options(p)
     p.set_defaults(func=cmd_demo)
 

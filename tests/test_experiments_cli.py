@@ -1,0 +1,54 @@
+"""The `webarena-gym` command as a user runs it: a subprocess, real sites, real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from experiments.cli import _policy_spec
+
+
+def cli(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "WEBARENA_GYM_MODEL"} | (env_extra or {})
+    return subprocess.run([sys.executable, "-m", "experiments.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def test_policy_specs_label_baselines_and_models():
+    assert _policy_spec("reference", None).label == "reference solutions (non-LLM upper bound)"
+    assert _policy_spec("random:max_steps=10,seed=2", None).config == {"max_steps": 10, "seed": 2}
+    assert _policy_spec("react", "gpt-4o").label == "react [gpt-4o]"
+    with pytest.raises(SystemExit, match="needs a model"):
+        _policy_spec("agentoccam", None)
+
+
+def test_tasks_lists_a_task_set():
+    out = cli("tasks", "webarena:site=map")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    # WebArena's 109 map-only tasks plus the multi-site tasks that include the map
+    assert len(lines) == 128 and all("map" in line.split("\t")[1] for line in lines)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_demo_without_a_model_runs_labelled_baselines_and_says_how_to_add_one(tmp_path):
+    study = tmp_path / "demo"
+    out = cli("demo", "--tasks", "webarena/local.121,webarena/local.400", "--out", str(study), "--workers", "1",
+              "--no-progress")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "No model configured" in out.stdout and "WEBARENA_GYM_MODEL" in out.stdout
+    assert "reference solutions (non-LLM upper bound)" in out.stdout
+    assert "random actions (10 steps, non-LLM floor)" in out.stdout
+    assert (study / "report" / "index.html").exists()
+    rows = json.loads((study / "report" / "summary.json").read_text())["rows"]
+    assert rows[0]["success"]["all"]["mean"] == 1.0  # the reference solutions solve both tasks
+    assert all("scripted" not in r["policy"] and "[" not in r["policy"] for r in rows)  # no model claimed
+
+    (study / "report" / "index.html").unlink()
+    again = cli("report", str(study))
+    assert again.returncode == 0 and (study / "report" / "index.html").exists()
