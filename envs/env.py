@@ -161,6 +161,10 @@ class EnvSnapshot:
         return tuple(entry.url for entry in self.history)
 
 
+def _has_local_storage(storage_state: dict) -> bool:
+    return any(entry.get("localStorage") for entry in storage_state.get("origins", []))
+
+
 class EpisodeError(RuntimeError):
     """The browser cannot continue this episode (crashed or closed)."""
 
@@ -229,6 +233,7 @@ class WebArenaEnv(BrowserEnv):
         self._backend: SiteBackend | None = None
         self._leased = False
         self._relaunch = False
+        self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
         self._episode = _Episode()
         self._axtree = AXTreeReader()
         self.task: WebArenaTask | None = None
@@ -263,6 +268,7 @@ class WebArenaEnv(BrowserEnv):
             # Fail fast (missing variables, dead servers) before any browser is launched.
             self.backend.prepare()
             self.task = self._new_task(seed)
+            self._tabs_pinned = True
             self._open_context()
             self.page = self.context.new_page()
             goal, task_info = self.task.setup(page=self.page)
@@ -335,7 +341,8 @@ class WebArenaEnv(BrowserEnv):
         self._episode.step_count = snap.step_count
         self._episode.history = list(snap.history)
         self.chat.messages = copy.deepcopy(list(snap.chat_messages))
-        self._settle()
+        if info["restore_method"] == "replay":
+            self._settle()  # (an exact restore's tabs have loaded: each goto waited for its load event)
         self._focus_tab(snap.active_tab)
         obs = self._observe()
         return obs, {"env_id": self.env_id, **self.task.task_info(), **info, "step": snap.step_count}
@@ -586,15 +593,49 @@ class WebArenaEnv(BrowserEnv):
         if self.task is None:
             self.backend.prepare()
             self.task = self._new_task(snap.seed)
-        self._close_episode(keep_task=True)
         self.backend.restore_state(snap.site_state)
-        self._open_context(storage_state=snap.storage_state)
+        self._tabs_pinned = True
+        if self.context is not None and self._browser_alive() and not _has_local_storage(snap.storage_state):
+            if self.chat is not None:
+                self.chat.close()
+            first = self._clean_context(snap.storage_state.get("cookies", []))
+        else:
+            self._close_episode(keep_task=True)
+            self._open_context(storage_state=snap.storage_state)
+            first = self.context.new_page()
         self._start_chat(list(copy.deepcopy(snap.goal_object)))
-        for url in snap.tab_urls or ("about:blank",):
+        urls = snap.tab_urls or ("about:blank",)
+        first.goto(urls[0])
+        for url in urls[1:]:
             self.context.new_page().goto(url)
-        self.page = self.context.pages[0]
+        self.page = first
         self._episode = _Episode(seed=snap.seed)
         return {"restore_method": "exact"}
+
+    def _clean_context(self, cookies: list[dict]) -> playwright.sync_api.Page:
+        """Bring the open context back to a new context's state plus ``cookies``; return its one blank tab.
+
+        Several times cheaper than a new context, whose first page load also refetches every
+        resource. The old tabs are closed first (their session storage and back/forward history go
+        with them, and none can write storage after the clean-up), then the task sites' stored data
+        and all cookies are cleared. Snapshots holding localStorage take the new-context path instead,
+        where Playwright seeds it before any page script runs.
+        """
+        first = self.context.new_page()
+        for page in self.context.pages:
+            if page != first:
+                page.close()
+        session = self.context.new_cdp_session(first)
+        try:
+            for site in self.allowed_origins:
+                session.send("Storage.clearDataForOrigin", {"origin": site, "storageTypes": "all"})
+        finally:
+            session.detach()
+        self.context.clear_cookies()
+        if cookies:
+            self.context.add_cookies(cookies)
+        self.page_history = {}
+        return first
 
     def _restore_by_replay(self, snap: EnvSnapshot) -> dict:
         self.reset(seed=snap.seed)
@@ -619,12 +660,29 @@ class WebArenaEnv(BrowserEnv):
                                               report_infeasible_instructions=noop), action)  # fmt: skip
 
     def _focus_tab(self, index: int) -> None:
+        """Make tab ``index`` active, whatever the tabs' own activation pings said.
+
+        Opening start tabs (or a snapshot's tabs) makes every tab ping "activated" on load; a ping
+        that reached Python after ``bring_to_front`` used to make the last-loaded tab active. Pings
+        are ignored while tabs are pinned, and one evaluation per tab drains those still in flight
+        (a tab's binding calls arrive before its evaluation's result) before the pin is lifted.
+        """
         pages = self.context.pages
+        for page in pages:
+            try:
+                page.evaluate("0")
+            except playwright.sync_api.Error as exc:  # a crashed or closing tab has no pings to drain
+                logger.debug("draining activation pings failed: %s", exc)
+        self._tabs_pinned = False
         if pages:
             self.page = pages[min(max(index, 0), len(pages) - 1)]
             self.page.bring_to_front()
             self.page_history.pop(self.page, None)
             self.page_history[self.page] = None  # most recently active
+
+    def _activate_page_from_js(self, page: playwright.sync_api.Page) -> None:
+        if not self._tabs_pinned:
+            super()._activate_page_from_js(page)
 
     # ------------------------------------------------------------------ browser lifecycle
 

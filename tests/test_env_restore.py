@@ -86,3 +86,38 @@ def test_exact_restore_uses_the_backend_token_and_storage(make_env, static_sites
     assert obs["open_pages_urls"] == (f"{base}/index.html", f"{base}/page2.html")
     assert obs["active_page_index"].tolist() == [1] and obs["url"] == f"{base}/page2.html"
     assert env.step_count == 1
+
+
+def _storage(env, key: str) -> tuple[str | None, str | None]:
+    return env.page.evaluate(f"[localStorage.getItem('{key}'), sessionStorage.getItem('{key}')]")
+
+
+def test_exact_restore_forgets_everything_after_the_snapshot(make_env, static_sites):
+    """The reused browser context comes back as a new one would: no later cookies, storage, tabs or history."""
+    env = make_env(backend=StaticBackend(static_sites, snapshots=True))
+    base = static_sites.site.url
+    obs, _ = env.reset(seed=0)
+    snap = env.snapshot()
+    context = env.context
+
+    env.page.evaluate("localStorage.setItem('k', 'later'); sessionStorage.setItem('k', 'later')")
+    env.context.add_cookies([{"name": "later", "value": "1", "url": base}])
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    env.context.new_page().goto(f"{base}/page2.html")
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "exact" and env.context is context  # the fast path ran
+    assert obs["open_pages_urls"] == (f"{base}/index.html",) and env.step_count == 0
+    assert {c["name"] for c in env.context.cookies()} == {"session"}
+    assert _storage(env, "k") == [None, None]
+    obs, *_ = env.step("go_back()")  # the restored tab's history starts blank, as a reset's does
+    assert obs["url"] == "about:blank"
+
+
+def test_exact_restore_seeds_snapshot_local_storage(make_env, static_sites):
+    env = make_env(backend=StaticBackend(static_sites, snapshots=True))
+    env.reset(seed=0)
+    env.page.evaluate("localStorage.setItem('k', 'snap')")
+    snap = env.snapshot()
+    env.page.evaluate("localStorage.setItem('k', 'later'); localStorage.setItem('other', '1')")
+    env.restore(snap)
+    assert _storage(env, "k")[0] == "snap" and _storage(env, "other")[0] is None
