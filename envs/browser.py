@@ -8,6 +8,7 @@ in-memory chat, which halves reset time and saves a second browser per environme
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -16,7 +17,7 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 CHROMIUM_ENV_VAR = "WEBARENA_GYM_CHROMIUM"
 
@@ -223,6 +224,21 @@ def release_playwright() -> None:
     _leases = max(0, _leases - 1)
     if _leases == 0:
         stop_playwright()
+
+
+@contextlib.contextmanager
+def playwright_lease() -> Iterator[Any]:
+    """``with playwright_lease() as pw:`` the shared Playwright for code that is not an environment.
+
+    Anything else driving a browser in a process that also runs environments (tests, tools) must hold
+    a lease: the last environment to close would otherwise stop the driver under it, and a private
+    ``sync_playwright()`` cannot start while the shared one runs in the same thread.
+    """
+    playwright = acquire_playwright()
+    try:
+        yield playwright
+    finally:
+        release_playwright()
 
 
 def stop_playwright() -> None:

@@ -7,7 +7,11 @@ What differs from plain BrowserGym, and why:
 - ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions;
 - the evaluator runs once, when the agent answers or the step budget runs out, never on every step;
 - navigation outside the task's sites is blocked, so an agent cannot look answers up elsewhere;
-- ``snapshot()``/``restore()`` for search policies, exact when the backend can snapshot its data;
+- element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
+  navigation outlasts on a busy machine;
+- the first start tab is the active one (as in WebArena), whichever tab loaded last;
+- ``snapshot()``/``restore()`` for search policies, exact when the backend can snapshot its data (the
+  exact path cleans and reuses the browser context instead of opening a new one);
 - a crashed browser ends the episode with an error instead of an exception, and the next reset
   relaunches it.
 """
@@ -677,8 +681,9 @@ class WebArenaEnv(BrowserEnv):
         if pages:
             self.page = pages[min(max(index, 0), len(pages) - 1)]
             self.page.bring_to_front()
-            self.page_history.pop(self.page, None)
-            self.page_history[self.page] = None  # most recently active
+            # every tab is known (closing the active one falls back to another), this one most recent
+            self.page_history = {page: None for page in pages if page != self.page}
+            self.page_history[self.page] = None
 
     def _activate_page_from_js(self, page: playwright.sync_api.Page) -> None:
         if not self._tabs_pinned:

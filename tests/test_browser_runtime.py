@@ -8,6 +8,7 @@ import pytest
 from browsergym.core.observation import extract_merged_axtree
 
 from envs import browser
+from test_env_fixtures import leased_browser  # noqa: F401 - fixture
 from envs.observation import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
 
 PAGE = """<!doctype html><html><body>
@@ -18,15 +19,12 @@ PAGE = """<!doctype html><html><body>
 
 
 @pytest.fixture(scope="module")
-def page():
-    playwright = browser.acquire_playwright()
-    chromium = playwright.chromium.launch(headless=True)
-    page = chromium.new_page()
+def page(leased_browser):
+    page = leased_browser.new_page()
     page.set_content(PAGE)
     page.frames[1].wait_for_load_state()
     yield page
-    chromium.close()
-    browser.release_playwright()
+    page.close()
 
 
 def test_launch_options_use_the_system_chromium_and_quiet_flags(monkeypatch):

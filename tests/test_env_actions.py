@@ -75,3 +75,12 @@ def test_first_start_tab_is_active(make_env, static_sites):
         assert obs["active_page_index"].tolist() == [0] and obs["url"] == f"{base}/index.html"
         obs, *_ = env.step("noop(0)")  # late activation pings from the second tab change nothing
         assert obs["active_page_index"].tolist() == [0] and obs["url"] == f"{base}/index.html"
+
+
+@pytest.mark.browser
+def test_closing_the_first_start_tab_activates_the_other(make_env, static_sites):
+    env = make_env(config=task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html"))
+    env.reset(seed=0)
+    obs, *_ = env.step("tab_close()")
+    assert obs["last_action_error"] == "" and obs["open_pages_urls"] == (f"{static_sites.site.url}/page2.html",)
+    assert obs["active_page_index"].tolist() == [0]

@@ -12,8 +12,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from test_env_fixtures import leased_browser, playwright_leased  # noqa: F401 - fixtures
 
-from envs.browser import HeadlessChat, install_launch_patch
+from envs.browser import HeadlessChat
 from envs.evaluator import DEFAULT_JUDGE_MODEL, EvalOptions, Judge, evaluate
 
 pytestmark = pytest.mark.browser
@@ -108,15 +109,10 @@ def base_url():
 
 
 @pytest.fixture(scope="module")
-def browser():
-    """A Chromium from BrowserGym's process-wide Playwright (a second sync Playwright in the same
-    thread is refused, and the env tests in this process use BrowserGym's)."""
-    import browsergym.core
-
-    install_launch_patch()
-    browser = browsergym.core._get_global_playwright().chromium.launch(headless=True)
-    yield browser
-    browser.close()
+def browser(leased_browser):
+    """A Chromium on BrowserGym's process-wide Playwright, under a lease (a second sync Playwright in
+    the same thread is refused, and the env tests in this process use BrowserGym's)."""
+    return leased_browser
 
 
 @pytest.fixture
@@ -280,13 +276,12 @@ def test_every_real_locator_and_prep_action_is_valid_javascript(page):
 
 
 @pytest.mark.slow
-def test_browsergym_env_keeps_the_agent_page_active(base_url, monkeypatch):
+def test_browsergym_env_keeps_the_agent_page_active(base_url, monkeypatch, playwright_leased):
     """BrowserGym switches its active page to any page that loads; after the evaluation tab closes,
     the env must again observe the agent's page, not a closed tab."""
     import browsergym.core.env as bg_env
     from browsergym.core.task import OpenEndedTask
 
-    install_launch_patch()
     monkeypatch.setattr(bg_env, "Chat", HeadlessChat)
     env = bg_env.BrowserEnv(task_entrypoint=OpenEndedTask, task_kwargs={"start_url": f"{base_url}/start"},
                             headless=True, slow_mo=0, pre_observation_delay=0.0)

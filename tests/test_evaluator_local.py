@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from envs.browser import install_launch_patch
+from test_env_fixtures import leased_browser  # noqa: F401 - fixture
+
 from envs.eval_funcs import EvalContext, EvalFuncError, parse_func
 
 pytestmark = pytest.mark.browser
@@ -22,15 +23,11 @@ def shop():
 
 
 @pytest.fixture(scope="module")
-def page(shop):
-    import browsergym.core
-
-    install_launch_patch()
-    browser = browsergym.core._get_global_playwright().chromium.launch(headless=True)
-    page = browser.new_page()
+def page(shop, leased_browser):
+    page = leased_browser.new_page()
     page.goto(shop["shopping"])
     yield page
-    browser.close()
+    page.close()
 
 
 def call(text: str, page, urls, **ctx) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_env_fixtures import leased_browser  # noqa: F401 - fixture
 
 from envs.backends import replace_placeholders
-from envs.browser import install_launch_patch
 from envs.evaluation.judge import Judge
 from envs.evaluator import evaluate
 from envs.local.registry import get_task, load_tasks
@@ -33,13 +33,9 @@ def sites():
 
 
 @pytest.fixture(scope="module")
-def browser():
-    import browsergym.core
-
-    install_launch_patch()
-    browser = browsergym.core._get_global_playwright().chromium.launch(headless=True)
-    yield browser
-    browser.close()
+def browser(leased_browser):
+    """One Chromium for the module, on the shared driver under a lease."""
+    return leased_browser
 
 
 @pytest.fixture()
