@@ -185,7 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130  # what a shell reports for Ctrl-C; compare() has already said how to resume
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -291,7 +292,9 @@ def _run_jobs(store, jobs, is_ready, finished_keys, backend_name, n_workers, ray
                     running.pop(slot)
                     record(job, _result_base(job, "error", err_msg=f"episode timed out after {timeout:.0f} s"))
     except KeyboardInterrupt:
-        print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume")
+        print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume",
+              file=sys.stderr)
+        raise
     finally:
         backend.close()
         bar.close()

@@ -52,3 +52,31 @@ def test_demo_without_a_model_runs_labelled_baselines_and_says_how_to_add_one(tm
     (study / "report" / "index.html").unlink()
     again = cli("report", str(study))
     assert again.returncode == 0 and (study / "report" / "index.html").exists()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_resume_finishes_without_repeats(tmp_path):
+    import signal
+    import time
+
+    study = tmp_path / "s"
+    tasks = "webarena/local.121,webarena/local.203,webarena/local.400,webarena/local.9"
+    args = [sys.executable, "-m", "experiments.cli", "compare", "--policy", "reference", "--tasks", tasks,
+            "--out", str(study), "--workers", "1", "--no-progress"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = study / "results.jsonl"
+    deadline = time.monotonic() + 300
+    while not (results.exists() and results.read_text().count("\n") >= 1) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "--resume" in err
+    done_before = results.read_text().count("\n")
+    assert 1 <= done_before < 4
+
+    out = cli("compare", "--policy", "reference", "--tasks", tasks, "--out", str(study), "--workers", "1",
+              "--no-progress", "--resume")
+    assert out.returncode == 0, out.stderr[-3000:]
+    keys = [(r["env_id"], r["attempt"]) for r in map(json.loads, results.read_text().splitlines())]
+    assert sorted(k for k, _ in keys) == sorted(tasks.split(","))  # every task once: none lost, none twice
