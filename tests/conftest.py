@@ -1,4 +1,4 @@
-"""Shared test setup: offline litellm, and seeded local-site databases for the site tests."""
+"""Shared test setup: offline litellm, leased browsers on the shared Playwright driver, seeded site databases."""
 
 import os
 import shutil
@@ -26,3 +26,23 @@ def db_path(pristine, tmp_path):
     path = tmp_path / "site.sqlite"
     shutil.copyfile(pristine, path)
     return path
+
+
+@pytest.fixture(scope="module")
+def leased_browser():
+    """A headless Chromium on the shared Playwright driver, under a lease (see ``playwright_lease``)."""
+    from envs.browser import playwright_lease
+
+    with playwright_lease() as playwright:
+        chromium = playwright.chromium.launch(headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def playwright_leased():
+    """Hold a driver lease for one test that drives BrowserGym's own classes."""
+    from envs.browser import playwright_lease
+
+    with playwright_lease() as playwright:
+        yield playwright

@@ -8,7 +8,6 @@ import pytest
 from browsergym.core.observation import extract_merged_axtree
 
 from envs import browser
-from test_env_fixtures import leased_browser  # noqa: F401 - fixture
 from envs.observation import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
 
 PAGE = """<!doctype html><html><body>

@@ -127,26 +127,6 @@ def make_env(static_sites):
         env.close()
 
 
-@pytest.fixture(scope="module")
-def leased_browser():
-    """A headless Chromium on the shared Playwright driver, under a lease (see ``playwright_lease``)."""
-    from envs.browser import playwright_lease
-
-    with playwright_lease() as playwright:
-        chromium = playwright.chromium.launch(headless=True)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def playwright_leased():
-    """Hold a driver lease for one test that drives BrowserGym's own classes."""
-    from envs.browser import playwright_lease
-
-    with playwright_lease() as playwright:
-        yield playwright
-
-
 def bid_of(obs: dict, role: str, name: str) -> str:
     """The bid of the first AX node with this role and accessible name."""
     for node in obs["axtree_object"]["nodes"]:

@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from test_env_fixtures import leased_browser, playwright_leased  # noqa: F401 - fixtures
 
 from envs.browser import HeadlessChat
 from envs.evaluator import DEFAULT_JUDGE_MODEL, EvalOptions, Judge, evaluate

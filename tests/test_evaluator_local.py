@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-from test_env_fixtures import leased_browser  # noqa: F401 - fixture
 
 from envs.eval_funcs import EvalContext, EvalFuncError, parse_func
 

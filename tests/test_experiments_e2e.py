@@ -53,11 +53,7 @@ def test_ray_backend_matches_the_process_backend(process_study, tmp_path):
     assert outcome(ray_study) == outcome(process_study)
 
 
-def test_html_report_renders_and_navigates(process_study):
-    from playwright.sync_api import sync_playwright
-
-    from envs.browser import install_launch_patch
-
+def test_html_report_renders_and_navigates(process_study, leased_browser):
     report = build_report(process_study)
     for name in ("summary.md", "summary.csv", "summary.json", "success_by_site.png", "success_vs_cost.png"):
         assert (report / name).stat().st_size > 0
@@ -65,18 +61,15 @@ def test_html_report_renders_and_navigates(process_study):
     assert [r["policy"] for r in summary["rows"]] == [p.label for p in POLICIES]
     assert summary["rows"][0]["success"]["all"]["mean"] == 1.0
 
-    install_launch_patch()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch()
-        page = browser.new_page()
-        page.goto((report / "index.html").as_uri())
-        assert page.locator("#summary tr").count() == 1 + len(POLICIES)
-        page.locator("a.episode-link[href*='reference']").first.click()
-        page.wait_for_load_state()
-        assert "reward 1.00" in page.locator("#verdict").inner_text()
-        steps = page.locator("div.step")
-        assert steps.count() >= 2 and "send_msg_to_user" in page.locator("code.action").last.inner_text()
-        page.get_by_text("next episode").click()
-        page.wait_for_load_state()
-        assert page.url.endswith(".html") and page.locator("#verdict").count() == 1
-        browser.close()
+    page = leased_browser.new_page()
+    page.goto((report / "index.html").as_uri())
+    assert page.locator("#summary tr").count() == 1 + len(POLICIES)
+    page.locator("a.episode-link[href*='reference']").first.click()
+    page.wait_for_load_state()
+    assert "reward 1.00" in page.locator("#verdict").inner_text()
+    steps = page.locator("div.step")
+    assert steps.count() >= 2 and "send_msg_to_user" in page.locator("code.action").last.inner_text()
+    page.get_by_text("next episode").click()
+    page.wait_for_load_state()
+    assert page.url.endswith(".html") and page.locator("#verdict").count() == 1
+    page.close()

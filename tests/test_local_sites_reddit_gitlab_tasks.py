@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from envs.browser import install_launch_patch
 from envs.evaluator import Judge, check_eval_block, evaluate
 from envs.local.launcher import LocalSites
 from envs.local.registry import EVAL_KEYS, TASK_KEYS
@@ -55,14 +54,8 @@ def sites():
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    install_launch_patch()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(headless=True)
-        yield browser
-        browser.close()
+def browser(leased_browser):
+    return leased_browser
 
 
 @pytest.fixture(scope="module")

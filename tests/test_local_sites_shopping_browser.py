@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_env_fixtures import leased_browser  # noqa: F401 - fixture
 
 from envs.backends import replace_placeholders
 from envs.evaluation.judge import Judge
