@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from envs.local.launcher import REUSE_ENV_VAR
+from experiments.procs import children_map, process_table
 
 SITES = ("reddit", "wikipedia")
 SAMPLE_EVERY_S = 0.5
@@ -46,21 +47,6 @@ def study_tasks(per_site: int) -> list:
 
 # -- memory ----------------------------------------------------------------------------------------
 
-def _process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, command line) of every process we can read."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        table[int(entry)] = (int(stat[stat.rindex(")") + 2 :].split()[1]), cmdline)
-    return table
-
-
 def _pss_kib(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
@@ -80,19 +66,17 @@ def _kind(cmdline: str) -> str:
 
 def worker_pss_mb() -> dict[int, dict[str, float]]:
     """PSS in MB of each study worker of this process and its descendants, by kind of process."""
-    table = _process_table()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
+    table = process_table()
+    children = children_map(table)
     sums = {}
     for worker in children.get(os.getpid(), []):
-        if "spawn_main" not in table[worker][1]:
+        if "spawn_main" not in table[worker][2]:
             continue  # multiprocessing's resource tracker, not a worker
         kinds: dict[str, float] = {}
         stack = [worker]
         while stack:
             pid = stack.pop()
-            kind = "worker" if pid == worker else _kind(table[pid][1])
+            kind = "worker" if pid == worker else _kind(table[pid][2])
             kinds[kind] = kinds.get(kind, 0.0) + _pss_kib(pid) * 1024 / 1e6
             stack.extend(children.get(pid, []))
         sums[worker] = kinds

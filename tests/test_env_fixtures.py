@@ -20,6 +20,7 @@ from envs.backends import (
     sites_in_config,
 )
 from envs.task import answer_from_chat
+from experiments.procs import children_map, process_table
 
 INDEX_HTML = """<!doctype html><html><head><title>Test shop</title></head><body>
 <h1>Test shop</h1>
@@ -163,28 +164,10 @@ def task_config(**overrides) -> dict:
     return config
 
 
-def _process_table() -> dict[int, tuple[int, str, str]]:
-    """pid -> (parent pid, state, command line), read from /proc (no psutil)."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        table[int(entry)] = (int(fields[1]), fields[0], cmdline)
-    return table
-
-
 def browser_processes() -> set[int]:
     """Live (non-zombie) chromium and Playwright-driver processes descended from this process."""
-    table = _process_table()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
+    table = process_table()
+    children = children_map(table)
     found, stack = set(), [os.getpid()]
     while stack:
         for child in children.get(stack.pop(), []):
@@ -197,7 +180,7 @@ def browser_processes() -> set[int]:
 
 def alive(pids: set[int]) -> set[int]:
     """Which of ``pids`` still run (zombies waiting for their reaper count as gone)."""
-    table = _process_table()
+    table = process_table()
     return {pid for pid in pids if pid in table and table[pid][1] != "Z"}
 
 
