@@ -130,11 +130,16 @@ class ReferenceReplay:
 @register_policy("reference")
 class ReferencePolicy(Policy):
     """Replays the local task's reference solution (upper bound, no LLM). ``goto`` steps use the
-    rollout's controlled navigation when the preset has no ``goto`` command (e.g. AgentOccam's)."""
+    rollout's controlled navigation when the preset has no ``goto`` command (e.g. AgentOccam's).
+
+    The default preset shows the full page with dropdown options folded in: an upper bound must reach
+    every element, and WebArena's viewport view hides options and off-screen elements (with it, tasks
+    that pick from a ``<select>`` or scroll fail).
+    """
 
     uses_llm = False
 
-    def __init__(self, *, preset: str = "webarena", max_steps: int = 30, max_misses: int = 2):
+    def __init__(self, *, preset: str = "agentoccam", max_steps: int = 30, max_misses: int = 2):
         self.preset = preset
         self.max_steps = max_steps
         self.max_misses = max_misses
