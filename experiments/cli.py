@@ -70,6 +70,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         resume=args.resume,
         max_attempts=args.max_attempts,
         progress=not args.no_progress,
+        screenshots=args.screenshots,
     )
     report = build_report(study)
     print((report / "summary.md").read_text())
@@ -139,6 +140,7 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     p.add_argument("--max-steps", type=int, default=None, help="step budget per episode (default: the env's, 30)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--screenshots", action="store_true", help="save a screenshot per step for the HTML report")
 
 
 def build_parser() -> argparse.ArgumentParser:

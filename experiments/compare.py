@@ -47,6 +47,7 @@ class EpisodeJob:
     study_dir: str
     max_steps: int | None
     env_kwargs: dict[str, Any]
+    screenshots: bool = False
 
     @property
     def key(self) -> str:
@@ -81,6 +82,7 @@ def run_job(job: EpisodeJob) -> EpisodeResult:
         max_steps=job.max_steps,
         env_kwargs=job.env_kwargs,
         out_dir=job.out_dir,
+        screenshots=job.screenshots,
     )
     stats = traj.stats()
     return _result_base(
@@ -152,10 +154,12 @@ def compare(
     resume: bool = False,
     max_attempts: int = 2,
     progress: bool = True,
+    screenshots: bool = False,
     runner: Callable[[EpisodeJob], EpisodeResult] | None = None,
 ) -> Path:
     """Run (or continue) a study and return its directory. Ctrl-C stops it cleanly; resume later.
 
+    ``screenshots`` saves a PNG per step next to each trajectory (the HTML report shows them).
     ``runner`` replaces the per-episode function (default :func:`run_job`); it must be picklable.
     """
     task_list = tasksets.resolve(tasks) if isinstance(tasks, str) else list(tasks)
@@ -206,6 +210,7 @@ def compare(
                     study_dir=str(store.root.resolve()),
                     max_steps=max_steps,
                     env_kwargs=dict(env_kwargs or {}),
+                    screenshots=screenshots,
                 )
             )
 

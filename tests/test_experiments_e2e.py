@@ -33,7 +33,8 @@ def outcome(study: Path) -> dict[tuple[str, str], tuple[float, int, str]]:
 
 @pytest.fixture(scope="module")
 def process_study(tmp_path_factory) -> Path:
-    return compare(POLICIES, TASKS, tmp_path_factory.mktemp("p") / "study", n_workers=2, max_steps=5, progress=False)
+    return compare(POLICIES, TASKS, tmp_path_factory.mktemp("p") / "study", n_workers=2, max_steps=5, progress=False,
+                   screenshots=True)
 
 
 def test_study_on_the_local_suite(process_study):
@@ -68,6 +69,8 @@ def test_html_report_renders_and_navigates(process_study, leased_browser):
     page.wait_for_load_state()
     assert "reward 1.00" in page.locator("#verdict").inner_text()
     steps = page.locator("div.step")
+    shot = page.locator("img.shot").first
+    assert shot.evaluate("img => img.complete && img.naturalWidth > 100")  # the step's screenshot loads
     assert steps.count() >= 2 and page.locator("code.action").last.inner_text().startswith("stop [")
     page.get_by_text("next episode").click()
     page.wait_for_load_state()
