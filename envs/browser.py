@@ -11,15 +11,21 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import json
 import os
 import shutil
 import sys
 import time
+import traceback
 import types
 from pathlib import Path
 from typing import Any, Iterator
 
+from envs.pool import IdlePool
+
 CHROMIUM_ENV_VAR = "WEBARENA_GYM_CHROMIUM"
+CHROMIUM_ARGS_ENV_VAR = "WEBARENA_GYM_CHROMIUM_ARGS"  # extra flags, space-separated
+REUSE_BROWSER_ENV_VAR = "WEBARENA_GYM_REUSE_BROWSER"
 
 # Flags that make Chromium start quietly as root on a closed network (see docs/design.md).
 CHROMIUM_FLAGS: tuple[str, ...] = (
@@ -35,40 +41,47 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
 )
 
 _SYSTEM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# Chromium's headless shell: the same engine without the desktop browser around it. For headless runs
+# it starts faster and takes about a third less CPU and memory (docs/benchmarks.md, "study").
+_HEADLESS_SHELL_CANDIDATES = ("chromium-headless-shell", "chrome-headless-shell")
 _DEBIAN_REAL_BINARY = Path("/usr/lib/chromium/chromium")
+_DEBIAN_HEADLESS_SHELL = Path("/usr/lib/chromium/chromium-headless-shell")
 
 
 class BrowserNotFoundError(RuntimeError):
     """No usable Chromium: the message says how to provide one."""
 
 
-def find_chromium() -> str | None:
+def _first_installed(direct: Path, names: tuple[str, ...]) -> str | None:
+    """``direct`` if it is an executable file, else the first of ``names`` on PATH."""
+    if direct.exists() and os.access(direct, os.X_OK):
+        return str(direct)
+    return next((path for path in map(shutil.which, names) if path), None)
+
+
+def find_chromium(headless: bool = True) -> str | None:
     """Return the Chromium to use: the env-var override, else a system browser, else None.
 
-    ``None`` means "let Playwright use its own download", which only exists where
-    ``playwright install chromium`` could reach the internet.
+    Headless runs prefer the headless shell when one is installed. ``None`` means "let Playwright use
+    its own download", which only exists where ``playwright install chromium`` could reach the internet.
     """
     override = os.environ.get(CHROMIUM_ENV_VAR)
     if override:
         if not os.access(override, os.X_OK):
             raise BrowserNotFoundError(f"{CHROMIUM_ENV_VAR}={override!r} is not an executable file")
         return override
+    shell = _first_installed(_DEBIAN_HEADLESS_SHELL, _HEADLESS_SHELL_CANDIDATES) if headless else None
     # Debian's /usr/bin/chromium is a shell wrapper; the real binary starts faster and quieter.
-    if _DEBIAN_REAL_BINARY.exists() and os.access(_DEBIAN_REAL_BINARY, os.X_OK):
-        return str(_DEBIAN_REAL_BINARY)
-    for name in _SYSTEM_CANDIDATES:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
+    return shell or _first_installed(_DEBIAN_REAL_BINARY, _SYSTEM_CANDIDATES)
 
 
-def launch_options(extra_args: list[str] | None = None) -> dict[str, Any]:
+def launch_options(extra_args: list[str] | None = None, headless: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``BrowserType.launch`` that every launch in this project uses."""
     args = list(extra_args or [])
-    args += [flag for flag in CHROMIUM_FLAGS if flag not in args]
+    extra = os.environ.get(CHROMIUM_ARGS_ENV_VAR, "").split()
+    args += [flag for flag in (*CHROMIUM_FLAGS, *extra) if flag not in args]
     options: dict[str, Any] = {"args": args}
-    path = find_chromium()
+    path = find_chromium(headless)
     if path:
         options["executable_path"] = path
     return options
@@ -88,7 +101,7 @@ def install_launch_patch() -> None:
     @functools.wraps(original)
     def launch(self, *args, **kwargs):
         if self.name == "chromium":
-            defaults = launch_options(kwargs.get("args"))
+            defaults = launch_options(kwargs.get("args"), headless=kwargs.get("headless", True) is not False)
             kwargs["args"] = defaults["args"]
             if "executable_path" in defaults:
                 kwargs.setdefault("executable_path", defaults["executable_path"])
@@ -109,8 +122,38 @@ def _light_stack(context: int = 1) -> list[inspect.FrameInfo]:
     return frames
 
 
+def _light_extract_stack(f: types.FrameType | None = None, limit: int | None = None) -> traceback.StackSummary:
+    """``traceback.extract_stack()`` without the source lines: Playwright records a stack per call
+    for its error messages, and reading (and stat-ing) the source of every frame cost more than the
+    call. The lines are still read, lazily, if an error message is ever formatted."""
+    frame = f if f is not None else sys._getframe(1)
+    frames = []
+    while frame is not None and (limit is None or len(frames) < limit):
+        frames.append(traceback.FrameSummary(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                                             lookup_line=False))  # fmt: skip
+        frame = frame.f_back
+    frames.reverse()
+    return traceback.StackSummary.from_list(frames)
+
+
+# The result of the message being dispatched, when its raw text holds no object reference at all
+# (every CDP result, every AX tree): Playwright's walk looking for references can then be skipped.
+_reference_free_result: Any = None
+
+
+def _deserialize_message(self, data: str | bytes) -> dict:
+    """Playwright's message parsing, noting whether the message can contain object references."""
+    global _reference_free_result
+    message = json.loads(data)
+    marker = b'"guid"' if isinstance(data, bytes) else '"guid"'
+    _reference_free_result = message.get("result") if marker not in data else None
+    return message
+
+
 def _replace_guids_with_channels(self, payload: Any) -> Any:
     """Playwright's walk over every received message, without a call per scalar (same result)."""
+    if payload is not None and payload is _reference_free_result:
+        return payload
     if isinstance(payload, list):
         return [_replace_guids_with_channels(self, item) if isinstance(item, (dict, list)) else item
                 for item in payload]  # fmt: skip
@@ -139,13 +182,18 @@ def _speedup_targets() -> list[tuple[Any, str, Any]]:
     import playwright._impl._connection as connection
     import playwright._impl._network as network
     import playwright._impl._sync_base as sync_base
+    import playwright._impl._transport as transport
     from playwright.sync_api._generated import CDPSession
 
     light_inspect = types.SimpleNamespace(**{**vars(inspect), "stack": _light_stack})
+    light_traceback = types.SimpleNamespace(**{**vars(traceback), "extract_stack": _light_extract_stack})
     return [
         (connection, "inspect", light_inspect),
         (network, "inspect", light_inspect),
         (sync_base, "inspect", light_inspect),
+        (connection, "traceback", light_traceback),
+        (sync_base, "traceback", light_traceback),
+        (transport.Transport, "deserialize_message", _deserialize_message),
         (connection.Connection, "_replace_guids_with_channels", _replace_guids_with_channels),
         (CDPSession, "send", _cdp_send),
     ]
@@ -160,8 +208,10 @@ def install_playwright_speedups() -> None:
     - it calls ``inspect.stack()`` two or three times per API call to label its protocol messages,
       which reads and tokenises the source of every frame; the labels need only file names, lines
       and function names, which a light stack provides;
-    - it walks every received message with one Python call per value, and the CDP wrapper then
-      deep-copies the result again; both are made cheap for plain JSON.
+    - it records ``traceback.extract_stack()`` per call, reading the source of every frame again;
+    - it walks every received message with one Python call per value looking for object references,
+      and the CDP wrapper then deep-copies the result again; a message whose text holds no reference
+      is not walked, and the walk and the copy are cheap for plain JSON.
     On a 1,100-node page these were about half of an ``env.step``.
     """
     for owner, name, fast in _speedup_targets():
@@ -252,3 +302,32 @@ def stop_playwright() -> None:
             playwright.stop()
         except Exception:  # noqa: BLE001 - a crashed driver cannot be stopped twice
             pass
+
+
+class BrowserPool(IdlePool[Any]):
+    """A closed environment's Chromium, kept for the next environment of this process.
+
+    Everything an episode leaves in a browser lives in its context (cookies, storage, cache, tabs),
+    and contexts are closed before a browser is parked, so a reused browser carries nothing from one
+    task to the next. The key is the launch configuration; a parked browser holds a driver lease.
+    """
+
+    def __init__(self, max_idle: int = 1) -> None:
+        super().__init__(REUSE_BROWSER_ENV_VAR, max_idle)
+
+    def _alive(self, item: Any) -> bool:
+        return bool(item.is_connected())
+
+    def _park(self, item: Any) -> None:
+        for context in list(item.contexts):
+            context.close()
+        acquire_playwright()
+
+    def _unpark(self, item: Any) -> None:
+        release_playwright()
+
+    def _close(self, item: Any) -> None:
+        item.close()
+
+
+BROWSERS = BrowserPool()

@@ -1,8 +1,8 @@
 """``WebArenaEnv``: a BrowserGym ``BrowserEnv`` made fast and safe enough for WebArena studies.
 
 What differs from plain BrowserGym, and why:
-- one Chromium per environment, reused across resets (a fresh context per episode): a launch costs
-  more than a whole step;
+- one Chromium per environment, reused across resets (a fresh context per episode), and handed on
+  to the next environment of the process at ``close()``: a launch costs more than a whole episode;
 - no chat browser when headless, no ``slow_mo``, no fixed pre-observation sleep (load states instead);
 - ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions;
 - the evaluator runs once, when the agent answers or the step budget runs out, never on every step;
@@ -19,6 +19,7 @@ What differs from plain BrowserGym, and why:
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import re
 import time
@@ -42,7 +43,14 @@ from browsergym.core.observation import (
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
 from .backends import BackendFactory, SiteBackend, origin
-from .browser import HeadlessChat, acquire_playwright, install_playwright_speedups, release_playwright, stop_playwright
+from .browser import (
+    BROWSERS,
+    HeadlessChat,
+    acquire_playwright,
+    install_playwright_speedups,
+    release_playwright,
+    stop_playwright,
+)
 from .observation import AXTreeReader, focused_element_bid, mark_elements, unmark
 from .task import WebArenaTask, answer_from_chat
 
@@ -115,8 +123,15 @@ def observation_space() -> gym.spaces.Dict:
     )
 
 
-def default_action_set(action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS) -> HighLevelActionSet:
-    """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule).
+@functools.lru_cache(maxsize=None)
+def default_action_set(
+    action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS, multiaction: bool = False
+) -> HighLevelActionSet:
+    """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule)
+    unless ``multiaction``.
+
+    Building an action set parses BrowserGym's examples (tens of ms), so sets are cached and shared:
+    treat the result as read-only.
 
     BrowserGym's action functions give every element call (click, fill, press, hover, ...) a fixed
     500 ms timeout, and a click's timeout also covers the navigation it starts: on a busy machine a
@@ -127,7 +142,7 @@ def default_action_set(action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS) -> Hi
     if action_timeout_ms < 1:
         raise ValueError("action_timeout_ms must be at least 1")
     actions = HighLevelActionSet(
-        subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=False, strict=False, retry_with_force=True
+        subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=multiaction, strict=False, retry_with_force=True
     )
     actions.python_includes = _BGYM_ACTION_TIMEOUT.sub(f"timeout={int(action_timeout_ms)}", actions.python_includes)
     return actions
@@ -353,7 +368,7 @@ class WebArenaEnv(BrowserEnv):
 
     def close(self) -> None:
         self._close_episode()
-        self._close_browser()
+        self._close_browser(keep=True)
         if self._backend is not None:
             try:
                 self._backend.close()
@@ -699,7 +714,8 @@ class WebArenaEnv(BrowserEnv):
             raise EpisodeError("the browser is not running (it crashed or was closed)")
 
     def _ensure_browser(self) -> None:
-        """Reuse the running browser; relaunch it (and the driver if that died too) otherwise."""
+        """Reuse the running browser, else one a closed environment left in this process (see
+        :class:`envs.browser.BrowserPool`); launch one (restarting a dead driver) otherwise."""
         if self._browser_alive() and not self._relaunch:
             return
         self._relaunch = False
@@ -707,6 +723,9 @@ class WebArenaEnv(BrowserEnv):
         if not self._leased:
             acquire_playwright()
             self._leased = True
+        self.browser = BROWSERS.take(self._launch_key())
+        if self.browser is not None:
+            return
         try:
             self.browser = self._launch()
         except playwright.sync_api.Error:
@@ -728,6 +747,10 @@ class WebArenaEnv(BrowserEnv):
             **self.pw_chromium_kwargs,
         )
 
+    def _launch_key(self) -> str:
+        """What a pooled browser must have been launched with to serve this environment."""
+        return repr((self.headless, self.slow_mo or 0, sorted(self.pw_chromium_kwargs.items())))
+
     def _close_episode(self, keep_task: bool = False) -> None:
         """Close the episode's chat and context (not the browser); safe on a dead browser."""
         if self.task is not None and not keep_task:
@@ -745,13 +768,18 @@ class WebArenaEnv(BrowserEnv):
         self.page = None
         self.page_history = {}
 
-    def _close_browser(self) -> None:
-        if self.browser is not None:
-            try:
-                self.browser.close()
-            except Exception as exc:  # noqa: BLE001
-                logger.debug("closing the browser failed: %s", exc)
-            self.browser = None
+    def _close_browser(self, keep: bool = False) -> None:
+        """Close the browser, or with ``keep`` hand a healthy one to the process's pool."""
+        browser, self.browser = self.browser, None
+        if browser is None:
+            return
+        if keep and not self._relaunch:
+            BROWSERS.give(self._launch_key(), browser)
+            return
+        try:
+            browser.close()
+        except Exception as exc:  # noqa: BLE001
+            logger.debug("closing the browser failed: %s", exc)
 
     def _release_driver(self) -> None:
         if self._leased:

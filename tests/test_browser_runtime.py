@@ -31,9 +31,28 @@ def test_launch_options_use_the_system_chromium_and_quiet_flags(monkeypatch):
     options = browser.launch_options(["--lang=en-US"])
     assert options["args"][0] == "--lang=en-US" and "--no-sandbox" in options["args"]
     assert options["executable_path"] == browser.find_chromium()
+    monkeypatch.setenv(browser.CHROMIUM_ARGS_ENV_VAR, "--lang=en-US --mute-audio")
+    assert browser.launch_options(["--lang=en-US"])["args"].count("--lang=en-US") == 1
+    assert "--mute-audio" in browser.launch_options()["args"]
     monkeypatch.setenv(browser.CHROMIUM_ENV_VAR, "/nonexistent/chrome")
     with pytest.raises(browser.BrowserNotFoundError, match="not an executable"):
         browser.find_chromium()
+
+
+def test_headless_runs_prefer_the_headless_shell(monkeypatch, tmp_path):
+    monkeypatch.delenv(browser.CHROMIUM_ENV_VAR, raising=False)
+    shell, full = tmp_path / "chromium-headless-shell", tmp_path / "chromium"
+    for exe in (shell, full):
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
+    monkeypatch.setattr(browser, "_DEBIAN_HEADLESS_SHELL", shell)
+    monkeypatch.setattr(browser, "_DEBIAN_REAL_BINARY", full)
+    assert browser.find_chromium(headless=True) == str(shell)
+    assert browser.find_chromium(headless=False) == str(full)
+    assert browser.launch_options(headless=False)["executable_path"] == str(full)
+    shell.unlink()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no shell anywhere: the full browser serves headless runs too
+    assert browser.find_chromium(headless=True) == str(full)
 
 
 def test_speedups_are_reversible_and_keep_results():

@@ -12,6 +12,8 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
+
+from envs.browser import BROWSERS, REUSE_BROWSER_ENV_VAR
 from test_env_fixtures import (  # noqa: F401 - fixtures
     StaticBackend,
     alive,
@@ -25,17 +27,33 @@ from test_env_fixtures import (  # noqa: F401 - fixtures
 pytestmark = pytest.mark.browser
 
 
-def _main_browser_pid(pids: set[int]) -> int:
-    """The browser process among ``pids`` (Chromium's helpers carry a ``--type=`` switch)."""
+def _main_browser_pids(pids: set[int]) -> set[int]:
+    """The browser processes among ``pids`` (Chromium's helpers carry a ``--type=`` switch)."""
+    found = set()
     for pid in pids:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
         name = Path(cmdline.split("\0")[0].split(" ")[0]).name
         if "chrom" in name and "crashpad" not in name and "--type=" not in cmdline:
-            return pid
-    raise AssertionError(f"no browser process among {pids}")
+            found.add(pid)
+    return found
 
 
-def test_browser_reused_across_resets_and_nothing_left_after_close(make_env):
+def _main_browser_pid(pids: set[int]) -> int:
+    found = _main_browser_pids(pids)
+    assert len(found) == 1, f"expected one browser among {pids}, found {found}"
+    return found.pop()
+
+
+def _wait_gone(pids: set[int]) -> set[int]:
+    deadline = time.monotonic() + 10
+    while alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive(pids)
+
+
+def test_browser_reused_across_resets_and_nothing_left_after_close(make_env, monkeypatch):
+    monkeypatch.setenv(REUSE_BROWSER_ENV_VAR, "0")
+    BROWSERS.shutdown()
     before = browser_processes()
     env = make_env()
     env.reset(seed=0)
@@ -49,11 +67,33 @@ def test_browser_reused_across_resets_and_nothing_left_after_close(make_env):
     # headless: the chat is in memory, not a second browser
     assert type(env.chat).__name__ == "HeadlessChat"
     env.close()
-    deadline = time.monotonic() + 10
-    while alive(started) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive(started), f"left running after close(): {alive(started)}"
+    assert not _wait_gone(started), f"left running after close(): {alive(started)}"
     env.close()  # closing twice is harmless
+
+
+def test_a_closed_envs_browser_serves_the_next_env_of_the_process(make_env):
+    BROWSERS.shutdown()
+    before = browser_processes()
+    first = make_env()
+    first.reset(seed=0)
+    first.page.evaluate("localStorage.setItem('left', 'behind')")
+    first.context.add_cookies([{"name": "left", "value": "behind", "url": first.page.url}])
+    first.close()
+    started = browser_processes() - before
+    assert started and alive(started) == started and BROWSERS.idle() == 1  # parked, still running
+
+    second = make_env()
+    obs, _ = second.reset(seed=0)
+    assert BROWSERS.idle() == 0
+    assert _main_browser_pids(browser_processes() - before) == {_main_browser_pid(started)}  # no new Chromium
+    # nothing of the first episode reaches the second: contexts are per episode
+    assert all(c["name"] != "left" for c in second.context.cookies())
+    assert second.page.evaluate("localStorage.getItem('left')") is None
+    obs, *_ = second.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '7')")
+    assert obs["last_action_error"] == ""
+    second.close()
+    BROWSERS.shutdown()
+    assert not _wait_gone(started), f"left running after the pool shut down: {alive(started)}"
 
 
 def test_crashed_browser_ends_episode_and_next_reset_relaunches(make_env):

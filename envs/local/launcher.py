@@ -1,7 +1,7 @@
 """LocalSites: the local sites of one environment instance, in one child server process.
 
 Each instance owns a temporary directory with its own SQLite file (so two instances never share
-state), a server process started with ``python -m envs.local.server`` and a stable secret key (so
+state), a server process running ``envs.local.server`` and a stable secret key (so
 cached login cookies stay valid across resets and server restarts). State operations work on the
 database file directly with SQLite's backup API; the server opens a connection per request, so a
 restore is visible on the next page load without restarting anything.
@@ -14,7 +14,6 @@ next environment of this process that serves the same sites. Reuse is on by defa
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import secrets
@@ -28,11 +27,21 @@ import urllib.request
 from pathlib import Path
 
 from envs.local import data
+from envs.pool import IdlePool
 from envs.local.sites import available_sites
 
 START_TIMEOUT_S = 30.0
 REUSE_ENV_VAR = "WEBARENA_GYM_REUSE_SITES"
 MAX_IDLE = 2
+
+
+# ``python -m envs.local.server`` without running ``envs/__init__``: the server needs only
+# ``envs.local``, and the package's import registers 952 Gymnasium ids and loads gymnasium and numpy
+# into every server (a third of its memory, 0.2 s of each start). argv[1] is the ``envs`` directory.
+_SERVER_BOOT = (
+    "import sys, types; package = types.ModuleType('envs'); package.__path__ = [sys.argv.pop(1)]; "
+    "sys.modules['envs'] = package; from envs.local.server import main; sys.exit(main())"
+)
 
 
 class LocalSitesError(RuntimeError):
@@ -144,7 +153,7 @@ class LocalSites:
         assert self._dir is not None
         ports = ",".join(f"{site}={url.rsplit(':', 1)[1]}" for site, url in self._urls.items())
         cmd = [
-            sys.executable, "-m", "envs.local.server",
+            sys.executable, "-c", _SERVER_BOOT, str(Path(__file__).resolve().parents[1]),
             "--db", str(self.db_path), "--sites", ",".join(self.sites), "--secret", self.secret,
         ]
         if ports:
@@ -185,70 +194,29 @@ class LocalSites:
             return "(no log)"
 
 
-def reuse_enabled() -> bool:
-    return os.environ.get(REUSE_ENV_VAR, "1").strip() != "0"
-
-
-class SitesPool:
-    """Idle :class:`LocalSites` of this process, handed out exclusively (a leased one leaves the pool)."""
+class SitesPool(IdlePool[LocalSites]):
+    """Idle :class:`LocalSites` of this process, keyed by the sites they serve, parked in pristine state."""
 
     def __init__(self, max_idle: int = MAX_IDLE) -> None:
-        self.max_idle = max_idle
-        self._idle: list[LocalSites] = []
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
+        super().__init__(REUSE_ENV_VAR, max_idle)
 
     def lease(self, sites: list[str]) -> LocalSites | None:
-        """A healthy idle instance serving exactly ``sites``, or None; dead ones found on the way are closed."""
-        while True:
-            with self._lock:
-                self._forget_if_forked()
-                found = next((i for i in self._idle if i.sites == list(sites)), None)
-                if found is None:
-                    return None
-                self._idle.remove(found)
-            if found.is_alive():
-                return found
-            found.close()
+        return self.take(tuple(sites))
 
     def release(self, instance: LocalSites) -> None:
-        """Park ``instance`` in pristine state for a later lease, or close it (reuse off, unhealthy, pool full)."""
-        if not reuse_enabled() or not instance.is_alive():
-            instance.close()
-            return
-        try:
-            instance.reset_state()
-        except (LocalSitesError, OSError):
-            instance.close()
-            return
-        with self._lock:
-            self._forget_if_forked()
-            self._idle.append(instance)
-            evicted = self._idle[: -self.max_idle] if self.max_idle > 0 else list(self._idle)
-            del self._idle[: len(evicted)]
-        for old in evicted:
-            old.close()
+        self.give(tuple(instance.sites), instance)
 
-    def idle(self) -> int:
-        with self._lock:
-            return len(self._idle)
+    def _alive(self, item: LocalSites) -> bool:
+        return item.is_alive()
 
-    def shutdown(self) -> None:
-        """Close every idle instance (registered with atexit)."""
-        with self._lock:
-            self._forget_if_forked()
-            idle, self._idle = self._idle, []
-        for instance in idle:
-            instance.close()
+    def _park(self, item: LocalSites) -> None:
+        item.reset_state()
 
-    def _forget_if_forked(self) -> None:
-        # A forked child must not stop or lease its parent's servers.
-        if os.getpid() != self._pid:
-            self._idle, self._pid = [], os.getpid()
+    def _close(self, item: LocalSites) -> None:
+        item.close()
 
 
 POOL = SitesPool()
-atexit.register(POOL.shutdown)
 
 
 def _read_line(proc: subprocess.Popen[str], timeout: float) -> str:
