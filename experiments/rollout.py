@@ -231,6 +231,8 @@ def run_episode(
     budget = int(max_steps if max_steps is not None else policy.max_steps)
     env_kwargs = dict(env_kwargs or {})
     env_kwargs.setdefault("max_episode_steps", budget)
+    if screenshots:
+        env_kwargs.setdefault("obs_mode", "full")  # only full observations carry a screenshot
     traj = Trajectory(
         env_id=env_id,
         policy={"name": policy.name, "preset": policy.preset, "config": scrub(jsonable(policy.config()))},

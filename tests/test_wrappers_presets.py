@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from test_wrappers_action import bid, make_probe_env
-from wrappers.presets import PRESETS, get_preset, paired_action_mapping
+from wrappers.presets import PRESETS, get_preset, make_env, paired_action_mapping
 
 BELOW_THE_FOLD = "Bottom button"  # sits 3000px down the probe page
 
@@ -29,6 +29,19 @@ def test_preset_table():
     assert PRESETS["simplified_obs"].actions == PRESETS["no_scroll"].actions
     with pytest.raises(KeyError, match="known presets"):
         get_preset("nope")
+
+
+def test_presets_observe_only_what_they_read():
+    # viewport presets need BrowserGym's element visibility; the full-page ones read the AX tree only
+    viewport = {name for name, p in PRESETS.items() if p.obs_config is None}
+    assert {name: p.obs_mode for name, p in PRESETS.items()} == {
+        name: "full" if name in viewport else "axtree" for name in PRESETS
+    }
+    assert viewport == {"webarena", "reduced_actions"}
+    for kwargs, expected in (({}, "axtree"), ({"obs_mode": "full"}, "full")):
+        env = make_env("webarena/local.0", "agentoccam", **kwargs)  # no browser before reset
+        assert env.unwrapped.obs_mode == expected
+        env.close()
 
 
 def test_paired_action_mapping_runs_fill_and_enter_in_one_step():

@@ -33,6 +33,13 @@ class Preset:
     obs_config: ObsConfig | None = None
     viewport_lines: int | None = None  # line cap of the vanilla observation
 
+    @property
+    def obs_mode(self) -> str:
+        """The env observation the preset reads: the viewport presets need BrowserGym's element
+        visibility (``"full"``: DOM snapshot and screenshot too); full-page presets read only the AX
+        tree (``"axtree"``), which makes each step several times cheaper."""
+        return "full" if self.obs_config is None else "axtree"
+
     def wrap(self, env: gym.Env) -> AgentOccamActions:
         if self.obs_config is None:
             observed: gym.Env = WebArenaTextObservation(env, viewport_only=True, max_lines=self.viewport_lines)
@@ -78,15 +85,18 @@ def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str
     most one command's actions per step. ``action_timeout_ms``: the env option of that name."""
     from envs.env import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
 
-    actions = default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS)
-    actions.multiaction = True
-    return actions.to_python_code
+    return default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS, multiaction=True).to_python_code
 
 
 def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> AgentOccamActions:
-    """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers."""
+    """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers.
+
+    ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get
+    screenshots and the DOM snapshot.
+    """
     import envs
 
+    env_kwargs.setdefault("obs_mode", get_preset(preset).obs_mode)
     if "action_mapping" not in env_kwargs:
         env_kwargs["action_mapping"] = paired_action_mapping(env_kwargs.get("action_timeout_ms"))
     return get_preset(preset).wrap(envs.make(env_id, **env_kwargs))
