@@ -51,7 +51,25 @@ class Backend(ABC):
 
 # -- local processes -------------------------------------------------------------------------------
 
-def _worker_main(conn: Connection, runner: JobRunner) -> None:
+WORKER_IMPORTS = "experiments.worker_imports"
+
+
+def worker_context() -> mp.context.BaseContext:
+    """Workers are forked from a server that has already imported :data:`WORKER_IMPORTS`: they
+    start at once and share those modules' memory, and no Playwright state or threads of the study
+    process leak into them (the server forks from a clean single thread). Spawn where fork is missing."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([WORKER_IMPORTS])
+    return ctx
+
+def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], cwd: str) -> None:
+    # The fork server started earlier: take the study's current environment and directory, as a
+    # freshly spawned process would.
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
     # Own session: a timeout kills the worker's whole process group (browser, driver, site server),
     # and Ctrl-C in the terminal reaches only the study loop, which then stops the workers itself.
     os.setsid()
@@ -72,7 +90,7 @@ def _worker_main(conn: Connection, runner: JobRunner) -> None:
 class _Slot:
     def __init__(self, ctx: mp.context.BaseContext, runner: JobRunner):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, runner), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, runner, dict(os.environ), os.getcwd()), daemon=True)
         self.proc.start()
         child.close()
         self.job: Any = None
@@ -100,7 +118,7 @@ class ProcessBackend(Backend):
     def __init__(self, n_workers: int, runner: JobRunner):
         self.n_slots = n_workers
         self._runner = runner
-        self._ctx = mp.get_context("spawn")  # no Playwright state or threads leak into workers
+        self._ctx = worker_context()
         self._slots = [_Slot(self._ctx, runner) for _ in range(n_workers)]
 
     def submit(self, slot: int, job: Any) -> None:

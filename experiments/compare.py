@@ -15,12 +15,15 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from experiments import tasksets
 from experiments.backends import make_backend
 from experiments.store import EpisodeResult, StudyStore, episode_key
 from experiments.tasksets import TaskInfo
+
+if TYPE_CHECKING:
+    from policies.base import Policy
 
 DEFAULT_STEP_TIMEOUT_S = 30.0  # per step of budget; an episode's deadline is max_steps times this
 
@@ -68,13 +71,17 @@ def _result_base(job: EpisodeJob, status: str, **kw: Any) -> EpisodeResult:
     )
 
 
-def run_job(job: EpisodeJob) -> EpisodeResult:
-    """Run one episode in this process (the worker side of every backend)."""
+def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None = None) -> EpisodeResult:
+    """Run one episode in this process (the worker side of every backend).
+
+    ``build_policy`` replaces the registry lookup of ``job.policy`` (benchmarks use it to attach a
+    scripted LLM that needs the task); bind it with :func:`functools.partial` to make a ``runner``.
+    """
     from experiments.rollout import run_episode
     from policies import make_policy
 
     started = time.monotonic()
-    policy = make_policy(job.policy.name, **job.policy.config)
+    policy = build_policy(job) if build_policy is not None else make_policy(job.policy.name, **job.policy.config)
     traj = run_episode(
         job.task.env_id,
         policy,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -42,6 +43,12 @@ def error_first_attempt(job) -> EpisodeResult:
     return succeed(job)
 
 
+def environment_probe(job) -> EpisodeResult:
+    """Reports what the worker process sees, in the free-text ``err_msg`` field."""
+    seen = {"flag": os.environ.get("WEBARENA_GYM_TEST_FLAG"), "cwd": os.getcwd(), "preloaded": "litellm" in sys.modules}
+    return _result_base(job, "done", reward=1.0, err_msg=json.dumps(seen))
+
+
 POLICY = PolicySpec("reference", label="reference solutions (non-LLM upper bound)")
 
 
@@ -57,6 +64,15 @@ def test_every_episode_is_recorded_once(tmp_path):
     assert all(r.success for r in results)
     manifest = store.read_manifest()
     assert manifest["tasks"] == [t.env_id for t in TASKS] and manifest["policies"][0]["label"] == POLICY.label
+
+
+def test_workers_see_the_studys_current_environment_and_start_preloaded(tmp_path, monkeypatch):
+    run(tmp_path / "first", succeed, n_workers=1)  # the workers' fork server runs from here on
+    monkeypatch.setenv("WEBARENA_GYM_TEST_FLAG", "set-after-the-fork-server-started")
+    monkeypatch.chdir(tmp_path)
+    store = run(tmp_path / "second", environment_probe, n_workers=2)
+    seen = [json.loads(r.err_msg) for r in store.latest().values()]
+    assert seen == [{"flag": "set-after-the-fork-server-started", "cwd": str(tmp_path), "preloaded": True}] * 4
 
 
 def test_a_dead_worker_is_an_error_and_the_study_goes_on(tmp_path):
