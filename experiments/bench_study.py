@@ -1,21 +1,29 @@
 """Benchmark of study throughput: episodes per minute with 1 and 2 process workers, and memory per worker.
 
-A study of the non-LLM ``reference`` policy (it replays each task's reference solution: real clicks and
-typing, no model latency, so the figure is the harness's own cost) over local tasks of two sites, in an
-order that alternates the sites, run through :func:`experiments.compare.compare` with the process
-backend. Throughput is episodes over the study's whole wall time (worker start-up included). It is
-measured with 1 and 2 workers with site-instance reuse on (the default), and with 1 worker and reuse
-off (``WEBARENA_GYM_REUSE_SITES=0``: a server start and login per episode), which shows what reuse saves.
+The study is AgentOccam driven by a zero-latency scripted LLM: every call goes through litellm's mock
+path and answers, in AgentOccam's output fields, with the task's next reference step (read off the
+page the policy was shown), so episodes do real clicks, typing and evaluation and end solved, and the
+figure is the harness's own cost. Tasks: the local tasks of two sites whose reference solutions use
+only AgentOccam's commands, interleaved by site, each run with two seeds, through
+:func:`experiments.compare.compare` with the process backend. Throughput is episodes over the study's
+whole wall time, worker start-up included (the workers' fork server, started once per process,
+is started before the first timed study); 1- and 2-worker studies alternate, twice, and the figures
+pool both rounds. Memory is sampled in two further studies, so sampling never slows a timed one. For context, the 1-worker study is also run with the
+per-process reuse of browsers and site servers off (``WEBARENA_GYM_REUSE_BROWSER=0``,
+``WEBARENA_GYM_REUSE_SITES=0``: a Chromium launch, server start and login per episode).
 
 Memory per worker is the sum of PSS (``/proc/<pid>/smaps_rollup``) over a worker process and all its
-descendants (browser, Playwright driver, site servers), in MB (10^6 bytes), sampled every 0.5 s while the study runs;
-PSS splits shared pages between the processes sharing them, so the sums do not double count.
+descendants (browser, Playwright driver, site servers), plus an even share of the fork server the
+workers are forked from, in MB (10^6 bytes), sampled every 0.5 s while the study runs; PSS splits
+shared pages between the processes sharing them, so the sums do not double count.
 Targets (issue 6): 2 workers >= 1.6x the throughput of 1; each worker <= 400 MB PSS.
 Run: ``python -m experiments.bench_study [--quick]``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
 import tempfile
@@ -25,24 +33,48 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from envs.browser import REUSE_BROWSER_ENV_VAR
 from envs.local.launcher import REUSE_ENV_VAR
+from experiments.compare import EpisodeJob, PolicySpec, run_job
 from experiments.procs import children_map, process_table
 
-SITES = ("reddit", "wikipedia")
+SITES = ("shopping", "wikipedia")
+SEEDS = (0, 1)
+ROUNDS = 2  # pairs of 1- and 2-worker studies in a full run
 SAMPLE_EVERY_S = 0.5
 PSS_TARGET_MB = 400
+POLICY = PolicySpec("agentoccam", label="agentoccam [scripted LLM: reference steps, zero latency]")
+_NOT_AGENTOCCAM = {"goto", "go_forward"}  # reference steps AgentOccam's command set cannot express
 
 
 def study_tasks(per_site: int) -> list:
-    """The first ``per_site`` single-site local tasks with a reference solution of each site, interleaved."""
+    """The first ``per_site`` single-site local tasks of each site that AgentOccam's commands can
+    solve by their reference solution, interleaved by site."""
     from envs.local import registry
     from experiments import tasksets
 
-    solved = set(registry.load_solutions())
-    by_site = [
-        [t for t in tasksets.local_tasks() if t.sites == (site,) and t.task_id in solved][:per_site] for site in SITES
-    ]
+    solutions = registry.load_solutions()
+
+    def replayable(task) -> bool:
+        steps = solutions.get(task.task_id)
+        return bool(steps) and not any(step["action"] in _NOT_AGENTOCCAM for step in steps)
+
+    by_site = [[t for t in tasksets.local_tasks() if t.sites == (site,) and replayable(t)][:per_site] for site in SITES]
     return [task for group in zip(*by_site) for task in group]
+
+
+def scripted_agentoccam(job: EpisodeJob):
+    """AgentOccam whose every LLM call answers at once with the task's next reference step."""
+    from policies import make_policy
+    from policies.agentoccam.text import actor_answer
+    from policies.baselines import ReferenceOracle
+    from policies.llm import Script
+
+    oracle = ReferenceOracle(job.task.task_id, "agentoccam", actor_answer)
+    return oracle.attach(make_policy("agentoccam", script=Script({"actor": [oracle] * 40})))
+
+
+RUNNER = functools.partial(run_job, build_policy=scripted_agentoccam)
 
 
 # -- memory ----------------------------------------------------------------------------------------
@@ -65,14 +97,21 @@ def _kind(cmdline: str) -> str:
 
 
 def worker_pss_mb() -> dict[int, dict[str, float]]:
-    """PSS in MB of each study worker of this process and its descendants, by kind of process."""
+    """PSS in MB of each study worker of this process and its descendants, by kind of process.
+
+    Workers are forked from a fork server that holds the modules they share; its own PSS is split
+    evenly over the workers (``fork server share``), so the per-worker sums add up to the total.
+    """
     table = process_table()
     children = children_map(table)
+    mine = children.get(os.getpid(), [])
+    servers = [pid for pid in mine if "forkserver" in table[pid][2]]
+    workers = [pid for server in servers for pid in children.get(server, [])]
+    workers += [pid for pid in mine if "spawn_main" in table[pid][2]]  # where workers are spawned instead
+    server_share = sum(_pss_kib(pid) for pid in servers) * 1024 / 1e6 / max(1, len(workers))
     sums = {}
-    for worker in children.get(os.getpid(), []):
-        if "spawn_main" not in table[worker][2]:
-            continue  # multiprocessing's resource tracker, not a worker
-        kinds: dict[str, float] = {}
+    for worker in workers:
+        kinds: dict[str, float] = {"fork server share": server_share} if servers else {}
         stack = [worker]
         while stack:
             pid = stack.pop()
@@ -114,28 +153,32 @@ class MemorySampler:
 
 @contextmanager
 def _reuse(enabled: bool) -> Iterator[None]:
-    """Set the reuse option for the workers a study spawns (they inherit this environment)."""
-    previous = os.environ.get(REUSE_ENV_VAR)
-    os.environ[REUSE_ENV_VAR] = "1" if enabled else "0"
+    """Set the reuse switches for the workers a study spawns (they inherit this environment)."""
+    switches = (REUSE_ENV_VAR, REUSE_BROWSER_ENV_VAR)
+    previous = {name: os.environ.get(name) for name in switches}
+    os.environ.update({name: "1" if enabled else "0" for name in switches})
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop(REUSE_ENV_VAR, None)
-        else:
-            os.environ[REUSE_ENV_VAR] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
-def run_study(tasks: list, n_workers: int, reuse: bool) -> dict[str, Any]:
-    """One study; its throughput, per-worker memory and success count."""
-    from experiments.compare import PolicySpec, compare
+def run_study(tasks: list, n_workers: int, reuse: bool = True, sample_memory: bool = False) -> dict[str, Any]:
+    """One study; its throughput and success count, and with ``sample_memory`` its per-worker memory
+    (sampling reads every worker's page tables, so throughput is timed in studies without it)."""
+    from experiments.compare import compare
     from experiments.store import StudyStore
 
+    memory = MemorySampler()
     with tempfile.TemporaryDirectory(prefix="webarena-gym-bench-study-") as tmp, _reuse(reuse):
-        with MemorySampler() as memory:
+        with memory if sample_memory else contextlib.nullcontext():
             started = time.perf_counter()
-            out = compare([PolicySpec("reference")], tasks, Path(tmp) / "study", n_workers=n_workers,
-                          progress=False, env_kwargs={"judge_mock": "correct"})
+            out = compare([POLICY], tasks, Path(tmp) / "study", seeds=SEEDS, n_workers=n_workers, progress=False,
+                          env_kwargs={"judge_mock": "correct"}, runner=RUNNER)
             wall_s = time.perf_counter() - started
         results = list(StudyStore(out).latest().values())
     return {
@@ -145,6 +188,7 @@ def run_study(tasks: list, n_workers: int, reuse: bool) -> dict[str, Any]:
         "success": sum(bool(r.success) for r in results),
         "n": len(results),
         "steps": sum(r.n_steps for r in results),
+        "llm_calls": sum(r.llm_calls for r in results),
         "peak_pss_mb": memory.peak,
         "median_pss_mb": sorted(memory.samples)[len(memory.samples) // 2] if memory.samples else 0.0,
         "share_above_target": sum(m > PSS_TARGET_MB for m in memory.samples) / max(1, len(memory.samples)),
@@ -158,31 +202,52 @@ def _memory_note(r: dict[str, Any]) -> str:
 
 
 def _note(r: dict[str, Any]) -> str:
-    return (f"{r['n']} episodes ({r['steps']} steps, {r['success']} solved, {r['n'] - r['done']} errors) "
-            f"in {r['wall_s']:.1f} s")
+    return (f"{r['n']} episodes ({r['steps']} steps, {r['llm_calls']} LLM calls, {r['success']} solved, "
+            f"{r['n'] - r['done']} errors) in {r['wall_s']:.1f} s")
+
+
+def _start_fork_server() -> None:
+    """Start the workers' fork server before any timed study, so no study pays its one-off start."""
+    import multiprocessing.forkserver
+
+    from experiments.backends import worker_context
+
+    if worker_context().get_start_method() == "forkserver":
+        multiprocessing.forkserver.ensure_running()
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    tasks = study_tasks(4 if quick else 8)
-    one = run_study(tasks, 1, reuse=True)
-    two = run_study(tasks, 2, reuse=True)
+    tasks = study_tasks(4 if quick else 12)
+    _start_fork_server()
+    # Alternate 1- and 2-worker studies so a slow spell of the machine hits both; pool the rounds.
+    rounds = [(run_study(tasks, 1), run_study(tasks, 2)) for _ in range(1 if quick else ROUNDS)]
+    one, two = (_pooled([r[i] for r in rounds]) for i in (0, 1))
+    speedups = [b["episodes_per_min"] / a["episodes_per_min"] for a, b in rounds]
     off = run_study(tasks, 1, reuse=False)
-    label = f"reference policy, {len(tasks)} local tasks ({'/'.join(SITES)}), process backend"
+    mem_one, mem_two = run_study(tasks, 1, sample_memory=True), run_study(tasks, 2, sample_memory=True)
+    label = f"{POLICY.label}, {len(tasks)} local tasks ({'/'.join(SITES)}) x {len(SEEDS)} seeds, process backend"
     return [
         {"name": f"study throughput, 1 worker ({label})", "value": round(one["episodes_per_min"], 1),
          "unit": "episodes/min", "target": "", "note": _note(one)},
         {"name": "study throughput, 2 workers", "value": round(two["episodes_per_min"], 1),
          "unit": "episodes/min", "target": "", "note": _note(two)},
         {"name": "2-worker speed-up over 1 worker", "value": round(two["episodes_per_min"] / one["episodes_per_min"], 2),
-         "unit": "x", "target": ">= 1.6", "note": f"{os.cpu_count()} cores"},
-        {"name": f"study throughput, 1 worker, site reuse off ({REUSE_ENV_VAR}=0)",
+         "unit": "x", "target": ">= 1.6",
+         "note": f"{os.cpu_count()} cores; rounds: {', '.join(f'{x:.2f}' for x in speedups)}"},
+        {"name": "study throughput, 1 worker, browser and site reuse off",
          "value": round(off["episodes_per_min"], 1), "unit": "episodes/min", "target": "",
          "note": f"{_note(off)}; reuse on is {one['episodes_per_min'] / off['episodes_per_min']:.2f}x this"},
-        {"name": "peak PSS per worker, 1 worker", "value": round(one["peak_pss_mb"]), "unit": "MB",
-         "target": f"<= {PSS_TARGET_MB}", "note": _memory_note(one)},
-        {"name": "peak PSS per worker, 2 workers", "value": round(two["peak_pss_mb"]), "unit": "MB",
-         "target": f"<= {PSS_TARGET_MB}", "note": _memory_note(two)},
+        {"name": "peak PSS per worker, 1 worker", "value": round(mem_one["peak_pss_mb"]), "unit": "MB",
+         "target": f"<= {PSS_TARGET_MB}", "note": _memory_note(mem_one)},
+        {"name": "peak PSS per worker, 2 workers", "value": round(mem_two["peak_pss_mb"]), "unit": "MB",
+         "target": f"<= {PSS_TARGET_MB}", "note": _memory_note(mem_two)},
     ]
+
+
+def _pooled(studies: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several runs of one study as one: counts and wall times summed, throughput over the total."""
+    total = {key: sum(s[key] for s in studies) for key in ("wall_s", "done", "success", "n", "steps", "llm_calls")}
+    return {**total, "episodes_per_min": total["n"] / total["wall_s"] * 60}
 
 
 if __name__ == "__main__":

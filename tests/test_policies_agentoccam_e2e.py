@@ -3,27 +3,18 @@ a scripted LLM answers with the task's reference steps in the card's output fiel
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from experiments.rollout import run_episode
 from policies import make_policy
 from policies.agentoccam import AgentOccamPolicy
+from policies.agentoccam.text import actor_answer as fields
 from policies.baselines import ReferenceOracle
 from policies.llm import Script
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TASKS = (203, 212, 306)  # reddit (click, answer), reddit (form with a select), gitlab; no goto steps
 GIVE_UP = "stop [N/A: the page does not show it]"
-
-
-def fields(action: str) -> str:
-    """The card's output fields, highlighting the element the command acts on."""
-    ids = ",".join(re.findall(r"^\w+ \[(\w+)\]", action)) if not action.startswith(("stop", "note")) else ""
-    return (f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page has what is "
-            f"needed.\nREASON:\nThis is the next step of the solution.\nACTION:\n{action}\n"
-            f"OBSERVATION HIGHLIGHT:\n{ids}")
 
 
 def candidate_fields(action: str) -> str:

@@ -57,6 +57,14 @@ def parse_fields(text: str) -> dict[str, str]:
     return out
 
 
+def actor_answer(action: str, reason: str = "This is the next step.") -> str:
+    """A well-formed actor answer (every field of :data:`BASE_FIELDS`) whose ACTION is ``action``,
+    highlighting the ids it acts on: what scripted LLMs in tests and benchmarks reply."""
+    acts_on = "" if action.startswith(("stop", "note")) else ",".join(re.findall(r"^\w+ \[(\w+)\]", action))
+    return (f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page shows what is "
+            f"needed.\nREASON:\n{reason}\nACTION:\n{action}\nOBSERVATION HIGHLIGHT:\n{acts_on}")
+
+
 def clean_action(text: str) -> str:
     """The ACTION field without the code fences or backticks models like to add."""
     text = re.sub(r"^```[a-z]*\s*|\s*```$", "", text.strip())
