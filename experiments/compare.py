@@ -274,6 +274,16 @@ def _run_jobs(store, jobs, is_ready, finished_keys, backend_name, n_workers, ray
     n_workers = max(1, min(n_workers, len(pending)))
     backend = make_backend(backend_name, n_workers, runner, ray_address)
     running: dict[int, tuple[EpisodeJob, float]] = {}
+    # A worker keeps its last sites running (and logged in): hand it tasks on those sites while any
+    # are ready, so workers do not each start and log into every site of the study.
+    warm_sites: dict[int, tuple[str, ...]] = {}
+
+    def next_job(slot: int) -> EpisodeJob | None:
+        ready = (j for j in pending if is_ready(j))
+        first = next(ready, None)
+        if first is None or first.task.sites == warm_sites.get(slot):
+            return first
+        return next((j for j in ready if j.task.sites == warm_sites.get(slot)), first)
 
     def record(job: EpisodeJob, result: EpisodeResult) -> None:
         store.append(result)
@@ -285,10 +295,11 @@ def _run_jobs(store, jobs, is_ready, finished_keys, backend_name, n_workers, ray
             for slot in range(backend.n_slots):
                 if slot in running:
                     continue
-                job = next((j for j in pending if is_ready(j)), None)
+                job = next_job(slot)
                 if job is None:
                     break
                 pending.remove(job)
+                warm_sites[slot] = job.task.sites
                 Path(job.out_dir).mkdir(parents=True, exist_ok=True)
                 backend.submit(slot, job)
                 running[slot] = (job, time.monotonic() + timeout)

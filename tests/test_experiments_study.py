@@ -49,6 +49,11 @@ def environment_probe(job) -> EpisodeResult:
     return _result_base(job, "done", reward=1.0, err_msg=json.dumps(seen))
 
 
+def report_worker(job) -> EpisodeResult:
+    time.sleep(0.2)  # long enough that both workers are busy before either asks for more
+    return _result_base(job, "done", reward=1.0, err_msg=str(os.getpid()))
+
+
 POLICY = PolicySpec("reference", label="reference solutions (non-LLM upper bound)")
 
 
@@ -73,6 +78,16 @@ def test_workers_see_the_studys_current_environment_and_start_preloaded(tmp_path
     store = run(tmp_path / "second", environment_probe, n_workers=2)
     seen = [json.loads(r.err_msg) for r in store.latest().values()]
     assert seen == [{"flag": "set-after-the-fork-server-started", "cwd": str(tmp_path), "preloaded": True}] * 4
+
+
+def test_workers_stay_on_the_sites_they_have_running(tmp_path):
+    interleaved = [tasksets.TaskInfo(f"webarena/local.{i}", i, (("shopping",), ("reddit",))[i % 2], 1, ("string_match",))
+                   for i in range(8)]
+    out = compare([POLICY], interleaved, tmp_path / "study", runner=report_worker, n_workers=2, progress=False)
+    sites_by_worker: dict[str, set] = {}
+    for r in StudyStore(out).latest().values():
+        sites_by_worker.setdefault(r.err_msg, set()).add(r.site_group)
+    assert sorted(map(len, sites_by_worker.values())) == [1, 1]  # not both workers on both sites
 
 
 def test_a_dead_worker_is_an_error_and_the_study_goes_on(tmp_path):
