@@ -71,7 +71,8 @@ def machine() -> str:
 
         chromium = find_chromium()
         if chromium:
-            versions.append(subprocess.run([chromium, "--version"], capture_output=True, text=True, timeout=30).stdout.strip())
+            version = subprocess.run([chromium, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+            versions.append(f"{version} ({Path(chromium).name})")
     except (OSError, subprocess.SubprocessError, RuntimeError):
         pass
     return (
@@ -116,11 +117,15 @@ def render_section(name: str, rows: list[dict[str, Any]], machine_line: str, qui
 
 
 def write_report(out: Path, sections: dict[str, str]) -> None:
-    """Replace the given sections in ``out`` (creating it), keeping every other section."""
-    existing = {m["name"]: m.group(0) for m in _SECTION.finditer(out.read_text())} if out.exists() else {}
+    """Replace the given sections in ``out`` (creating it), keeping every other section and the
+    hand-written text between the header and the first section (a summary of the targets)."""
+    text = out.read_text() if out.exists() else ""
+    existing = {m["name"]: m.group(0) for m in _SECTION.finditer(text)}
     existing.update(sections)
+    first = text.find("<!-- bench:")
+    preamble = text[len(_HEADER) : first] if text.startswith(_HEADER) and first >= 0 else ""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(_HEADER + "\n".join(existing[name] for name in sorted(existing)))
+    out.write_text(_HEADER + preamble + "\n".join(existing[name] for name in sorted(existing)))
 
 
 def main(argv: list[str] | None = None) -> int:

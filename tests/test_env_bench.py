@@ -18,7 +18,9 @@ def test_report_sections_are_replaced_one_at_a_time(tmp_path):
     assert text.startswith("# Benchmarks")
     assert "| step median | 12.3 | ms | <= 20 | a\\|b |" in text and "test machine (quick mode)" not in text
     assert "(quick mode) on: test machine." in text and "boom" in text
+    out.write_text(out.read_text().replace("<!-- bench:env -->", "## Summary\n\nhand-written\n\n<!-- bench:env -->", 1))
     bench.write_report(out, {"env": bench.render_section("env", [{**row, "value": 9.0}], "m3", quick=False)})
     text = out.read_text()
     assert "| 9 |" in text and "12.3" not in text and "boom" in text  # env replaced, other kept
+    assert text.index("hand-written") < text.index("<!-- bench:env -->")  # the summary above the sections stays
     assert text.count("<!-- bench:env -->") == 1
