@@ -89,15 +89,22 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The README's main command: a comparison on the local suite, with or without a model."""
+    from envs.evaluation.judge import JUDGE_MODEL_ENV_VAR
+
     model = args.model or os.environ.get(MODEL_ENV_VAR)
     names = [*(DEMO_LLM_POLICIES if model else ()), "reference", f"random:max_steps={DEMO_RANDOM_STEPS}"]
     if not model:
         print(
             "No model configured: running the non-LLM reference baselines only (reference solutions = upper\n"
-            "bound, random actions = floor). To compare LLM policies, set a litellm model string and its key,\n"
-            f"e.g.  {MODEL_ENV_VAR}=gpt-4o OPENAI_API_KEY=...  make demo\n"
+            "bound, random actions = floor). Answers that only an LLM judge can grade (fuzzy_match) score 0\n"
+            "without a model, the reference solutions' too. To compare LLM policies, set a litellm model string\n"
+            f"and its key, e.g.  {MODEL_ENV_VAR}=gpt-4o OPENAI_API_KEY=...  make demo\n"
             f"  or  {MODEL_ENV_VAR}=ollama/llama3.1  (a local server)  make demo\n"
         )
+    elif not (args.judge_model or os.environ.get(JUDGE_MODEL_ENV_VAR)):
+        # WebArena's judge (gpt-4-1106-preview) needs an OpenAI key the user may not have given.
+        args.judge_model = model
+        print(f"Evaluator judge: {model} (the policies' model; --judge-model or ${JUDGE_MODEL_ENV_VAR} picks another)")
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     args.out = args.out or str(Path("studies") / f"demo-{stamp}")
     args.policy = names

@@ -26,22 +26,34 @@ def _bracket(*parts: str) -> str:
     return " ".join([parts[0], *(f"[{p}]" for p in parts[1:])])
 
 
-def _option_bid(obs: Obs, select_bid: str, label: str) -> str:
-    """The id of the option labelled ``label`` inside the element ``select_bid`` (a <select>/listbox)."""
+def _option_bid(obs: Obs, select_bid: str, choice: str) -> str:
+    """The id of the option of the element ``select_bid`` (a <select>/listbox) that ``choice`` names.
+
+    Reference steps give what BrowserGym's ``select_option`` takes, an option's label or its value;
+    the page shows labels, so a value is matched as the label ignoring case, then as a whole word of
+    it (value ``vinta`` -> label "Vinta Chen (@vinta)"). Each rule must single out one option.
+    """
     nodes = (obs.get("axtree_object") or {}).get("nodes") or []
     by_id = {n.get("nodeId"): n for n in nodes}
-    wanted = " ".join(label.split())
-    for node in nodes:
-        if (node.get("role") or {}).get("value") != "option" or not node.get("browsergym_id"):
-            continue
-        if " ".join(str((node.get("name") or {}).get("value", "")).split()) != wanted:
-            continue
+
+    def owner(node: dict) -> str | None:
         parent = by_id.get(node.get("parentId"))
         while parent is not None and not parent.get("browsergym_id"):
             parent = by_id.get(parent.get("parentId"))
-        if parent is not None and str(parent["browsergym_id"]) == select_bid:
-            return str(node["browsergym_id"])
-    raise ReferenceStepError(f"no option {label!r} under element [{select_bid}]")
+        return None if parent is None else str(parent["browsergym_id"])
+
+    options = {
+        str(n["browsergym_id"]): " ".join(str((n.get("name") or {}).get("value", "")).split())
+        for n in nodes
+        if (n.get("role") or {}).get("value") == "option" and n.get("browsergym_id") and owner(n) == select_bid
+    }
+    wanted = " ".join(choice.split())
+    word = re.compile(rf"(?<![\w.-]){re.escape(wanted)}(?![\w.-])", re.I)
+    for rule in (lambda label: label == wanted, lambda label: label.lower() == wanted.lower(), word.search):
+        found = [bid for bid, label in options.items() if rule(label)]
+        if len(found) == 1:
+            return found[0]
+    raise ReferenceStepError(f"no option {choice!r} under element [{select_bid}]")
 
 
 def reference_command(steps: Sequence[Mapping[str, Any]], i: int, obs: Obs, actions: Sequence[str],

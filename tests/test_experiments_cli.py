@@ -38,7 +38,8 @@ def test_tasks_lists_a_task_set():
 @pytest.mark.slow
 def test_demo_without_a_model_runs_labelled_baselines_and_says_how_to_add_one(tmp_path):
     study = tmp_path / "demo"
-    out = cli("demo", "--tasks", "webarena/local.121,webarena/local.400", "--out", str(study), "--workers", "1",
+    # 403 picks a <select> option by its value ("walking"), which the page labels "Walking"
+    out = cli("demo", "--tasks", "webarena/local.121,webarena/local.403", "--out", str(study), "--workers", "1",
               "--no-progress")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "No model configured" in out.stdout and "WEBARENA_GYM_MODEL" in out.stdout
@@ -52,6 +53,21 @@ def test_demo_without_a_model_runs_labelled_baselines_and_says_how_to_add_one(tm
     (study / "report" / "index.html").unlink()
     again = cli("report", str(study))
     assert again.returncode == 0 and (study / "report" / "index.html").exists()
+
+
+def test_demo_with_a_model_judges_with_it_unless_told_otherwise(monkeypatch):
+    import argparse
+
+    from experiments import cli as cli_module
+
+    seen = []
+    monkeypatch.setattr(cli_module, "cmd_compare", lambda args: seen.append(args.judge_model) or 0)
+    monkeypatch.delenv("WEBARENA_GYM_JUDGE_MODEL", raising=False)
+    for judge in (None, "gpt-4o"):
+        cli_module.cmd_demo(argparse.Namespace(model="ollama/llama3.1", judge_model=judge, out="x", tasks="local"))
+    monkeypatch.setenv("WEBARENA_GYM_JUDGE_MODEL", "claude-3-5-sonnet")
+    cli_module.cmd_demo(argparse.Namespace(model="ollama/llama3.1", judge_model=None, out="x", tasks="local"))
+    assert seen == ["ollama/llama3.1", "gpt-4o", None]  # None: the evaluator reads the variable
 
 
 @pytest.mark.browser

@@ -61,6 +61,29 @@ def test_untranslatable_reference_steps_are_clear_errors():
                             "value": "wontfix"}], 0, OBS, WEBARENA_COMMANDS)
 
 
+def test_select_steps_name_options_by_label_or_value():
+    people = {"nodes": [
+        node("1", "RootWebArea", "Form", None),
+        node("3", "combobox", "Assignee", "6", "1"),
+        node("4", "MenuListPopup", "", None, "3"),
+        node("7", "option", "Vinta Chen (@vinta)", "7", "4"),
+        node("8", "option", "Carol Chen (@vinta.c)", "8", "4"),
+        node("9", "option", "Private", "9", "4"),
+        node("10", "option", "private", "10", "4"),
+    ]}
+    obs = {**OBS, "axtree_object": people}
+
+    def pick(value: str) -> str:
+        step = {"action": "select_option", "target": {"role": "combobox", "name": "Assignee"}, "value": value}
+        return reference_command([step], 0, obs, WEBARENA_COMMANDS)[0]
+
+    assert pick("vinta") == "click [7]"  # the value as a whole word of one label, not of "@vinta.c"
+    assert pick("Carol Chen (@vinta.c)") == "click [8]"  # the label itself
+    assert pick("private") == "click [10]"  # an exact label wins over a case-insensitive one
+    with pytest.raises(ReferenceStepError, match="no option 'chen'"):
+        pick("chen")  # a word of two labels: ambiguous
+
+
 def random_policy(seed: int) -> RandomPolicy:
     policy = RandomPolicy(preset="agentoccam", seed=seed)
     policy.reset(TaskSpec("webarena/local.1", 1, "Search for red hats", ("shopping",), "http://site/"))
