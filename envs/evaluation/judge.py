@@ -176,6 +176,7 @@ class Judge:
     def _complete(self, messages: list[dict[str, str]]) -> Any:
         import litellm  # deferred: importing litellm takes seconds and most runs never need a judge
 
+        litellm.suppress_debug_info = True  # failures are recorded with the verdict; no help banner on stdout
         kwargs: dict[str, Any] = {}
         if self.mock_response is not None:
             mock = self.mock_response
