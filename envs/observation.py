@@ -141,7 +141,6 @@ def _focused_child(frame: playwright.sync_api.Frame) -> playwright.sync_api.Fram
     return handle.content_frame() if handle is not None else None
 
 
-
 class AXTreeReader:
     """The AX tree with ``browsergym_id`` on each marked node, as BrowserGym's ``extract_merged_axtree``.
 

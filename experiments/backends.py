@@ -64,6 +64,7 @@ def worker_context() -> mp.context.BaseContext:
     ctx.set_forkserver_preload([WORKER_IMPORTS])
     return ctx
 
+
 def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], cwd: str) -> None:
     # The fork server started earlier: take the study's current environment and directory, as a
     # freshly spawned process would.

@@ -104,7 +104,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     from browsergym.core.task import OpenEndedTask
 
     from envs.backends import FixedBackend
-    from envs.browser import install_playwright_speedups, install_launch_patch, remove_playwright_speedups
+    from envs.browser import install_launch_patch, install_playwright_speedups, remove_playwright_speedups
     from envs.env import WebArenaEnv
 
     rounds = 6 if quick else 25

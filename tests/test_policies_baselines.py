@@ -20,16 +20,19 @@ def node(node_id: str, role: str, name: str, bid: str | None, parent: str | None
     return n
 
 
+def dropdown(name: str, bid: str, options: dict[str, str]) -> list[dict]:
+    """A <select> named ``name`` with id ``bid`` under the root node "1": its popup and its options (id -> label)."""
+    return [node(f"s{bid}", "combobox", name, bid, "1"), node(f"p{bid}", "MenuListPopup", "", None, f"s{bid}"),
+            *(node(f"o{opt}", "option", label, opt, f"p{bid}") for opt, label in options.items())]
+
+
 OBS = {
     "url": "http://site/form",
     "text": "[5] searchbox 'Search'\n[6] combobox 'Label'\n\t[9] link 'Home'\n[11] button 'Go'",
     "axtree_object": {"nodes": [
         node("1", "RootWebArea", "Form", None),
         node("2", "searchbox", "Search", "5", "1"),
-        node("3", "combobox", "Label", "6", "1"),
-        node("4", "MenuListPopup", "", None, "3"),
-        node("7", "option", "bug", "7", "4"),
-        node("8", "option", "enhancement", "8", "4"),
+        *dropdown("Label", "6", {"7": "bug", "8": "enhancement"}),
         node("10", "link", "Home", "9", "1"),
         node("12", "button", "Go", "11", "1"),
     ]},
@@ -62,16 +65,8 @@ def test_untranslatable_reference_steps_are_clear_errors():
 
 
 def test_select_steps_name_options_by_label_or_value():
-    people = {"nodes": [
-        node("1", "RootWebArea", "Form", None),
-        node("3", "combobox", "Assignee", "6", "1"),
-        node("4", "MenuListPopup", "", None, "3"),
-        node("7", "option", "Vinta Chen (@vinta)", "7", "4"),
-        node("8", "option", "Carol Chen (@vinta.c)", "8", "4"),
-        node("9", "option", "Private", "9", "4"),
-        node("10", "option", "private", "10", "4"),
-    ]}
-    obs = {**OBS, "axtree_object": people}
+    labels = {"7": "Vinta Chen (@vinta)", "8": "Carol Chen (@vinta.c)", "9": "Private", "10": "private"}
+    obs = {**OBS, "axtree_object": {"nodes": [node("1", "RootWebArea", "Form", None), *dropdown("Assignee", "6", labels)]}}
 
     def pick(value: str) -> str:
         step = {"action": "select_option", "target": {"role": "combobox", "name": "Assignee"}, "value": value}

@@ -27,13 +27,12 @@ import urllib.request
 from pathlib import Path
 
 from envs.local import data
-from envs.pool import IdlePool
 from envs.local.sites import available_sites
+from envs.pool import IdlePool
 
 START_TIMEOUT_S = 30.0
 REUSE_ENV_VAR = "WEBARENA_GYM_REUSE_SITES"
 MAX_IDLE = 2
-
 
 # ``python -m envs.local.server`` without running ``envs/__init__``: the server needs only
 # ``envs.local``, and the package's import registers 952 Gymnasium ids and loads gymnasium and numpy
