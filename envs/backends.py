@@ -122,9 +122,7 @@ def _login_gitlab(page: Any, base: str, account: dict[str, str]) -> None:
     page.locator('[data-testid="username-field"]').or_(page.get_by_label("Username or email")).first.fill(
         account["username"]
     )
-    page.locator('[data-testid="password-field"]').or_(page.get_by_label("Password")).first.fill(
-        account["password"]
-    )
+    page.locator('[data-testid="password-field"]').or_(page.get_by_label("Password")).first.fill(account["password"])
     page.get_by_role("button", name="Sign in").click()
 
 

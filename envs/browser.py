@@ -18,8 +18,9 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from envs.pool import IdlePool
 

@@ -123,7 +123,7 @@ def observation_space() -> gym.spaces.Dict:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def default_action_set(
     action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS, multiaction: bool = False
 ) -> HighLevelActionSet:
@@ -417,7 +417,9 @@ class WebArenaEnv(BrowserEnv):
         viewport = self.viewport or self.task.viewport
         chat_class = HeadlessChat if self.headless else Chat
         self.chat = chat_class(
-            headless=self.headless, chat_size=(500, max(viewport["height"], 800)), record_video_dir=self.record_video_dir
+            headless=self.headless,
+            chat_size=(500, max(viewport["height"], 800)),
+            record_video_dir=self.record_video_dir,
         )
         self.chat.add_message(role="assistant", msg=GREETING)
         for message in goal_object:

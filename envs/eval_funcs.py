@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlparse
 
 EvalFunc = Callable[..., Any]
@@ -121,7 +122,7 @@ def parse_func(text: str) -> FuncCall:
     """Parse ``func:name(arg, ...)``; raise :class:`EvalFuncError` with the position on bad input."""
     if not is_func(text):
         raise EvalFuncError(f"not a func: string: {text!r}")
-    body = text[len("func:"):]
+    body = text[len("func:") :]
     match = _NAME.match(body)
     if not match:
         raise EvalFuncError(f"missing function name in {text!r}")

@@ -34,8 +34,9 @@ import math
 import os
 import re
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from envs.eval_funcs import (
@@ -199,8 +200,13 @@ def evaluate(
     eval_types = list(eval_block.get("eval_types") or []) if isinstance(eval_block, dict) else []
     final_url = last_url if last_url is not None else _page_url(page)
     run = _Run(
-        config if isinstance(config, dict) else {}, page, answer or "", judge, final_url,
-        urls if urls is not None else _urls_from_env(), options or EvalOptions(),
+        config if isinstance(config, dict) else {},
+        page,
+        answer or "",
+        judge,
+        final_url,
+        urls if urls is not None else _urls_from_env(),
+        options or EvalOptions(),
     )
     details: dict[str, Any] = {"eval_types": eval_types, "answer": run.answer, "final_url": final_url}
     score = 1.0 if eval_types else 0.0
@@ -392,8 +398,13 @@ def _check_target(run: _Run, target: dict[str, Any], tab: _EvalTab) -> dict[str,
     required = target.get("required_contents") or {}
     checks = []
     if "exact_match" in required:
-        checks.append({"rule": "exact_match", "reference": required["exact_match"],
-                       "score": exact_match(str(required["exact_match"]), selected)})
+        checks.append(
+            {
+                "rule": "exact_match",
+                "reference": required["exact_match"],
+                "score": exact_match(str(required["exact_match"]), selected),
+            }
+        )
     elif "must_include" in required:
         for item in required["must_include"]:
             checks.append({"rule": "must_include", "reference": item, "score": must_include_any(str(item), selected)})

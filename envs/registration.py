@@ -87,9 +87,7 @@ def register_all() -> None:
     for task in _local_tasks():
         env_id = f"{NAMESPACE}/local.{task['task_id']}"
         if env_id not in gym.registry:
-            gym.register(
-                env_id, entry_point=make_local_env, kwargs={"task_id": task["task_id"]}, nondeterministic=True
-            )
+            gym.register(env_id, entry_point=make_local_env, kwargs={"task_id": task["task_id"]}, nondeterministic=True)
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:

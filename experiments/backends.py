@@ -13,9 +13,10 @@ import signal
 import time
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable
+from typing import Any
 
 from experiments.store import EpisodeResult
 
@@ -165,6 +166,7 @@ class ProcessBackend(Backend):
 
 
 # -- Ray ---------------------------------------------------------------------------------------------
+
 
 class RayBackend(Backend):
     """Workers are Ray actors; each owns its environments for the whole study.

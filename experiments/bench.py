@@ -37,7 +37,9 @@ _HEADER = (
 def discover() -> list[str]:
     """Names of the benchmark modules (``bench_<name>.py`` next to this file)."""
     return sorted(
-        info.name[len("bench_") :] for info in pkgutil.iter_modules(experiments.__path__) if info.name.startswith("bench_")
+        info.name[len("bench_") :]
+        for info in pkgutil.iter_modules(experiments.__path__)
+        if info.name.startswith("bench_")
     )
 
 
@@ -101,7 +103,7 @@ def _format_value(value: Any) -> str:
 
 
 def render_section(name: str, rows: list[dict[str, Any]], machine_line: str, quick: bool, error: str = "") -> str:
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"## {name}", "", describe(name), "",
              f"Measured {when}{' (quick mode)' if quick else ''} on: {machine_line}.", ""]  # fmt: skip
     if error:

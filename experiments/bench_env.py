@@ -185,7 +185,13 @@ def _timed(contender: _Contender) -> float:
 def _rows(contenders: list[_Contender], n_nodes: int, rounds: int) -> list[dict[str, Any]]:
     med = {c.name: _stats(c.samples)[0] for c in contenders}
     rows: list[dict[str, Any]] = [
-        {"name": "page size", "value": n_nodes, "unit": "AX nodes", "target": "", "note": f"{rounds} interleaved rounds"}
+        {
+            "name": "page size",
+            "value": n_nodes,
+            "unit": "AX nodes",
+            "target": "",
+            "note": f"{rounds} interleaved rounds",
+        }
     ]
     for contender in contenders:
         median, p90 = _stats(contender.samples)

@@ -21,7 +21,8 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 RESET_TASK = 500  # wikipedia: article pages with many links to walk through
 N_STEPS = 10
@@ -39,7 +40,8 @@ def _timed(fn: Callable[[], Any], rounds: int) -> list[float]:
 def _walk_action(obs: dict, step: int) -> str:
     """A deterministic step: click the (7 + step)-th link of the page, so each step opens a new page."""
     links = [
-        node["browsergym_id"] for node in obs["axtree_object"]["nodes"]
+        node["browsergym_id"]
+        for node in obs["axtree_object"]["nodes"]
         if node.get("role", {}).get("value") == "link" and node.get("browsergym_id") and not node.get("ignored")
     ]
     return f"click({links[(7 + step) % len(links)]!r})" if links else "noop(0)"
@@ -91,20 +93,55 @@ def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
     site_restore_s, site_reset_s = statistics.median(site_restore), statistics.median(site_reset)
     task = f"webarena/local.{RESET_TASK}"
     return [
-        {"name": f"reset median ({task})", "value": round(reset_s, 3), "unit": "s", "target": "<= 1",
-         "note": f"{rounds} resets after a warm-up; max {max(resets):.3f} s"},
-        {"name": f"exact restore median (after {N_STEPS} steps)", "value": round(exact_s, 3), "unit": "s",
-         "target": "<= 0.3", "note": "database + cookies/storage + tabs + step count + history, in the reused context"},
-        {"name": "exact restore median through a new browser context", "value": round(new_context_s, 3), "unit": "s",
-         "target": "", "note": "same rounds, alternating; the path for snapshots holding localStorage"},
-        {"name": f"reset + replay({N_STEPS}) median", "value": round(replay_s, 3), "unit": "s", "target": "",
-         "note": "the fallback real WebArena uses (restore without site state)"},
-        {"name": "restore speed-up over reset + replay", "value": round(replay_s / exact_s, 1), "unit": "x",
-         "target": ">= 10", "note": ""},
-        {"name": "site state only: LocalBackend.restore_state median", "value": round(site_restore_s, 4), "unit": "s",
-         "target": "", "note": "the database part of the exact restore (SQLite backup API)"},
-        {"name": "site state only: LocalBackend.reset_state median", "value": round(site_reset_s, 4), "unit": "s",
-         "target": "", "note": "pristine copy plus the server health check"},
+        {
+            "name": f"reset median ({task})",
+            "value": round(reset_s, 3),
+            "unit": "s",
+            "target": "<= 1",
+            "note": f"{rounds} resets after a warm-up; max {max(resets):.3f} s",
+        },
+        {
+            "name": f"exact restore median (after {N_STEPS} steps)",
+            "value": round(exact_s, 3),
+            "unit": "s",
+            "target": "<= 0.3",
+            "note": "database + cookies/storage + tabs + step count + history, in the reused context",
+        },
+        {
+            "name": "exact restore median through a new browser context",
+            "value": round(new_context_s, 3),
+            "unit": "s",
+            "target": "",
+            "note": "same rounds, alternating; the path for snapshots holding localStorage",
+        },
+        {
+            "name": f"reset + replay({N_STEPS}) median",
+            "value": round(replay_s, 3),
+            "unit": "s",
+            "target": "",
+            "note": "the fallback real WebArena uses (restore without site state)",
+        },
+        {
+            "name": "restore speed-up over reset + replay",
+            "value": round(replay_s / exact_s, 1),
+            "unit": "x",
+            "target": ">= 10",
+            "note": "",
+        },
+        {
+            "name": "site state only: LocalBackend.restore_state median",
+            "value": round(site_restore_s, 4),
+            "unit": "s",
+            "target": "",
+            "note": "the database part of the exact restore (SQLite backup API)",
+        },
+        {
+            "name": "site state only: LocalBackend.reset_state median",
+            "value": round(site_reset_s, 4),
+            "unit": "s",
+            "target": "",
+            "note": "pristine copy plus the server health check",
+        },
     ]
 
 
@@ -121,11 +158,15 @@ def page_size_rows(quick: bool) -> list[dict[str, Any]]:
     rows = []
     for site, sizes in tokens.items():
         counts = [n for n, _ in sizes]
-        rows.append({
-            "name": f"{site}: raw AX tree tokens (median of {len(counts)} pages)",
-            "value": int(statistics.median(counts)), "unit": "tokens", "target": "thousands",
-            "note": f"main page {counts[0]}, min {min(counts)}, max {max(counts)}",
-        })
+        rows.append(
+            {
+                "name": f"{site}: raw AX tree tokens (median of {len(counts)} pages)",
+                "value": int(statistics.median(counts)),
+                "unit": "tokens",
+                "target": "thousands",
+                "note": f"main page {counts[0]}, min {min(counts)}, max {max(counts)}",
+            }
+        )
     return rows
 
 

@@ -35,9 +35,11 @@ def _react_answer(command: str) -> str:
 
 def _agentoccam_answer(command: str) -> str:
     """The card's output fields (agentoccam.md §5.3), in order."""
-    return (f"INTERACTION HISTORY SUMMARY:\nProgress so far follows the plan.\nOBSERVATION DESCRIPTION:\n"
-            f"The page shows the elements needed next.\nREASON:\nThis moves the task forward.\n"
-            f"ACTION:\n{command}\nOBSERVATION HIGHLIGHT:\n")
+    return (
+        f"INTERACTION HISTORY SUMMARY:\nProgress so far follows the plan.\nOBSERVATION DESCRIPTION:\n"
+        f"The page shows the elements needed next.\nREASON:\nThis moves the task forward.\n"
+        f"ACTION:\n{command}\nOBSERVATION HIGHLIGHT:\n"
+    )
 
 
 RENDER = {"react": _react_answer, "agentoccam": _agentoccam_answer}
@@ -106,23 +108,53 @@ def _measure(name: str, tasks: tuple[int, ...]) -> list[dict[str, Any]]:
     if not act:
         return [{"name": f"{name}: no steps", "value": 0, "unit": "", "target": "", "note": "; ".join(errors)}]
     act_med, act_p90 = _ms(act)
-    where = (f"{len(tasks)} local tasks, {len(act)} steps, reference-scripted LLM solved {solved}/{len(tasks)}"
-             + (f"; errors: {'; '.join(errors)}" if errors else ""))
+    where = f"{len(tasks)} local tasks, {len(act)} steps, reference-scripted LLM solved {solved}/{len(tasks)}" + (
+        f"; errors: {'; '.join(errors)}" if errors else ""
+    )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return [
-        {"name": f"{name} policy overhead per step, CPU (median)", "value": _ms(cpu)[0], "unit": "ms",
-         "target": "<= 10", "note": f"CPU time of policy.act with a zero-latency scripted LLM; {where}"},
-        {"name": f"{name} policy overhead per step, wall (median / p90)", "value": act_med, "unit": "ms",
-         "target": "", "note": f"p90 {act_p90:.1f} ms; load average {load:.1f} on {os.cpu_count()} cores"},
-        {"name": f"{name} rollout loop bookkeeping per step (median)", "value": _ms(loop or [0.0])[0], "unit": "ms",
-         "target": "", "note": "step time minus act and env step (recording, policy state)"},
-        {"name": f"{name} env step (median, for scale)", "value": _ms(env or [0.0])[0], "unit": "ms", "target": "",
-         "note": "BrowserGym action + observation + the preset's wrappers"},
-        {"name": f"{name} prompt tokens per step (mean)", "value": statistics.mean(prompt or [0]), "unit": "tokens",
-         "target": "", "note": "every message of the actor call, the model's tokenizer (cl100k)"},
-        {"name": f"{name} observation tokens per step (mean)", "value": statistics.mean(obs), "unit": "tokens",
-         "target": "", "note": f"obs['text'] in cl100k; paper Table 4: {PAPER_OBS_TOKENS[name]} "
-                               "(GPT-2 tokens, real WebArena)"},
+        {
+            "name": f"{name} policy overhead per step, CPU (median)",
+            "value": _ms(cpu)[0],
+            "unit": "ms",
+            "target": "<= 10",
+            "note": f"CPU time of policy.act with a zero-latency scripted LLM; {where}",
+        },
+        {
+            "name": f"{name} policy overhead per step, wall (median / p90)",
+            "value": act_med,
+            "unit": "ms",
+            "target": "",
+            "note": f"p90 {act_p90:.1f} ms; load average {load:.1f} on {os.cpu_count()} cores",
+        },
+        {
+            "name": f"{name} rollout loop bookkeeping per step (median)",
+            "value": _ms(loop or [0.0])[0],
+            "unit": "ms",
+            "target": "",
+            "note": "step time minus act and env step (recording, policy state)",
+        },
+        {
+            "name": f"{name} env step (median, for scale)",
+            "value": _ms(env or [0.0])[0],
+            "unit": "ms",
+            "target": "",
+            "note": "BrowserGym action + observation + the preset's wrappers",
+        },
+        {
+            "name": f"{name} prompt tokens per step (mean)",
+            "value": statistics.mean(prompt or [0]),
+            "unit": "tokens",
+            "target": "",
+            "note": "every message of the actor call, the model's tokenizer (cl100k)",
+        },
+        {
+            "name": f"{name} observation tokens per step (mean)",
+            "value": statistics.mean(obs),
+            "unit": "tokens",
+            "target": "",
+            "note": f"obs['text'] in cl100k; paper Table 4: {PAPER_OBS_TOKENS[name]} (GPT-2 tokens, real WebArena)",
+        },
     ]
 
 

@@ -29,9 +29,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from envs.browser import REUSE_BROWSER_ENV_VAR
 from envs.local.launcher import REUSE_ENV_VAR
@@ -78,6 +79,7 @@ RUNNER = functools.partial(run_job, build_policy=scripted_agentoccam)
 
 
 # -- memory ----------------------------------------------------------------------------------------
+
 
 def _pss_kib(pid: int) -> int:
     try:
@@ -140,7 +142,7 @@ class MemorySampler:
                 if mb > self.peak:
                     self.peak, self.peak_kinds = mb, kinds
 
-    def __enter__(self) -> "MemorySampler":
+    def __enter__(self) -> MemorySampler:
         self._thread.start()
         return self
 
@@ -150,6 +152,7 @@ class MemorySampler:
 
 
 # -- studies ---------------------------------------------------------------------------------------
+
 
 @contextmanager
 def _reuse(enabled: bool) -> Iterator[None]:
@@ -177,8 +180,16 @@ def run_study(tasks: list, n_workers: int, reuse: bool = True, sample_memory: bo
     with tempfile.TemporaryDirectory(prefix="webarena-gym-bench-study-") as tmp, _reuse(reuse):
         with memory if sample_memory else contextlib.nullcontext():
             started = time.perf_counter()
-            out = compare([POLICY], tasks, Path(tmp) / "study", seeds=SEEDS, n_workers=n_workers, progress=False,
-                          env_kwargs={"judge_mock": "correct"}, runner=RUNNER)
+            out = compare(
+                [POLICY],
+                tasks,
+                Path(tmp) / "study",
+                seeds=SEEDS,
+                n_workers=n_workers,
+                progress=False,
+                env_kwargs={"judge_mock": "correct"},
+                runner=RUNNER,
+            )
             wall_s = time.perf_counter() - started
         results = list(StudyStore(out).latest().values())
     return {
@@ -197,13 +208,17 @@ def run_study(tasks: list, n_workers: int, reuse: bool = True, sample_memory: bo
 
 
 def _memory_note(r: dict[str, Any]) -> str:
-    return (f"median sample {r['median_pss_mb']:.0f} MB, {r['share_above_target']:.0%} of samples above "
-            f"{PSS_TARGET_MB}; at the peak (MB): {r['peak_kinds']}")
+    return (
+        f"median sample {r['median_pss_mb']:.0f} MB, {r['share_above_target']:.0%} of samples above "
+        f"{PSS_TARGET_MB}; at the peak (MB): {r['peak_kinds']}"
+    )
 
 
 def _note(r: dict[str, Any]) -> str:
-    return (f"{r['n']} episodes ({r['steps']} steps, {r['llm_calls']} LLM calls, {r['success']} solved, "
-            f"{r['n'] - r['done']} errors) in {r['wall_s']:.1f} s")
+    return (
+        f"{r['n']} episodes ({r['steps']} steps, {r['llm_calls']} LLM calls, {r['success']} solved, "
+        f"{r['n'] - r['done']} errors) in {r['wall_s']:.1f} s"
+    )
 
 
 def _start_fork_server() -> None:
@@ -227,20 +242,48 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     mem_one, mem_two = run_study(tasks, 1, sample_memory=True), run_study(tasks, 2, sample_memory=True)
     label = f"{POLICY.label}, {len(tasks)} local tasks ({'/'.join(SITES)}) x {len(SEEDS)} seeds, process backend"
     return [
-        {"name": f"study throughput, 1 worker ({label})", "value": round(one["episodes_per_min"], 1),
-         "unit": "episodes/min", "target": "", "note": _note(one)},
-        {"name": "study throughput, 2 workers", "value": round(two["episodes_per_min"], 1),
-         "unit": "episodes/min", "target": "", "note": _note(two)},
-        {"name": "2-worker speed-up over 1 worker", "value": round(two["episodes_per_min"] / one["episodes_per_min"], 2),
-         "unit": "x", "target": ">= 1.6",
-         "note": f"{os.cpu_count()} cores; rounds: {', '.join(f'{x:.2f}' for x in speedups)}"},
-        {"name": "study throughput, 1 worker, browser and site reuse off",
-         "value": round(off["episodes_per_min"], 1), "unit": "episodes/min", "target": "",
-         "note": f"{_note(off)}; reuse on is {one['episodes_per_min'] / off['episodes_per_min']:.2f}x this"},
-        {"name": "peak PSS per worker, 1 worker", "value": round(mem_one["peak_pss_mb"]), "unit": "MB",
-         "target": f"<= {PSS_TARGET_MB}", "note": _memory_note(mem_one)},
-        {"name": "peak PSS per worker, 2 workers", "value": round(mem_two["peak_pss_mb"]), "unit": "MB",
-         "target": f"<= {PSS_TARGET_MB}", "note": _memory_note(mem_two)},
+        {
+            "name": f"study throughput, 1 worker ({label})",
+            "value": round(one["episodes_per_min"], 1),
+            "unit": "episodes/min",
+            "target": "",
+            "note": _note(one),
+        },
+        {
+            "name": "study throughput, 2 workers",
+            "value": round(two["episodes_per_min"], 1),
+            "unit": "episodes/min",
+            "target": "",
+            "note": _note(two),
+        },
+        {
+            "name": "2-worker speed-up over 1 worker",
+            "value": round(two["episodes_per_min"] / one["episodes_per_min"], 2),
+            "unit": "x",
+            "target": ">= 1.6",
+            "note": f"{os.cpu_count()} cores; rounds: {', '.join(f'{x:.2f}' for x in speedups)}",
+        },
+        {
+            "name": "study throughput, 1 worker, browser and site reuse off",
+            "value": round(off["episodes_per_min"], 1),
+            "unit": "episodes/min",
+            "target": "",
+            "note": f"{_note(off)}; reuse on is {one['episodes_per_min'] / off['episodes_per_min']:.2f}x this",
+        },
+        {
+            "name": "peak PSS per worker, 1 worker",
+            "value": round(mem_one["peak_pss_mb"]),
+            "unit": "MB",
+            "target": f"<= {PSS_TARGET_MB}",
+            "note": _memory_note(mem_one),
+        },
+        {
+            "name": "peak PSS per worker, 2 workers",
+            "value": round(mem_two["peak_pss_mb"]),
+            "unit": "MB",
+            "target": f"<= {PSS_TARGET_MB}",
+            "note": _memory_note(mem_two),
+        },
     ]
 
 

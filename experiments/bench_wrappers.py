@@ -15,9 +15,10 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urljoin, urlparse
 
 CAPTURED_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "axtrees"
@@ -129,37 +130,41 @@ def measure(pages: list[CapturedPage], repeats: int) -> list[dict[str, Any]]:
             walls.append(time.perf_counter() - wall)
         flat = flatten_axtree_to_str(p.axtree_object)
         plain = process_axtree(p.axtree_object, unaligned).render(ids=True)
-        per_site.setdefault(p.site, []).append(
-            (len(enc.encode(text)), len(enc.encode(flat)), len(enc.encode(plain)))
-        )
+        per_site.setdefault(p.site, []).append((len(enc.encode(text)), len(enc.encode(flat)), len(enc.encode(plain))))
     rows = []
     for site, counts in per_site.items():
         aligned, flat, plain = (sum(c[i] for c in counts) for i in range(3))
-        rows.append({
-            "name": f"obs_tokens_ratio.{site}",
-            "value": round(aligned / max(flat, 1), 3),
-            "unit": "x flatten_axtree_to_str",
-            "target": "<= 0.5",
-            "note": f"{len(counts)} pages, {aligned} vs {flat} cl100k tokens (full page)",
-        })
+        rows.append(
+            {
+                "name": f"obs_tokens_ratio.{site}",
+                "value": round(aligned / max(flat, 1), 3),
+                "unit": "x flatten_axtree_to_str",
+                "target": "<= 0.5",
+                "note": f"{len(counts)} pages, {aligned} vs {flat} cl100k tokens (full page)",
+            }
+        )
         # BrowserGym's default flattening also prints inline text boxes and link URLs; this row
         # isolates the passes: the same normalised tree with every pass off, uncapped.
-        rows.append({
-            "name": f"obs_tokens_ratio_vs_passes_off.{site}",
-            "value": round(aligned / max(plain, 1), 3),
-            "unit": "x ObsConfig.none()",
-            "target": "informative",
-            "note": f"{aligned} vs {plain} cl100k tokens",
-        })
+        rows.append(
+            {
+                "name": f"obs_tokens_ratio_vs_passes_off.{site}",
+                "value": round(aligned / max(plain, 1), 3),
+                "unit": "x ObsConfig.none()",
+                "target": "informative",
+                "note": f"{aligned} vs {plain} cl100k tokens",
+            }
+        )
     if times:
-        rows.append({
-            "name": "obs_wrapper_ms_per_page",
-            "value": round(statistics.median(times) * 1000, 3),
-            "unit": "ms CPU (median)",
-            "target": "<= 5",
-            "note": f"{len(pages)} pages x {repeats}; max {max(times) * 1000:.2f} ms; "
-            f"wall-clock median {statistics.median(walls) * 1000:.2f} ms",
-        })
+        rows.append(
+            {
+                "name": "obs_wrapper_ms_per_page",
+                "value": round(statistics.median(times) * 1000, 3),
+                "unit": "ms CPU (median)",
+                "target": "<= 5",
+                "note": f"{len(pages)} pages x {repeats}; max {max(times) * 1000:.2f} ms; "
+                f"wall-clock median {statistics.median(walls) * 1000:.2f} ms",
+            }
+        )
     return rows
 
 

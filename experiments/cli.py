@@ -142,7 +142,9 @@ def cmd_rl(args: argparse.Namespace) -> int:
 
 
 def _add_study_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})")
+    p.add_argument(
+        "--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})"
+    )
     p.add_argument("--judge-model", help="litellm model for fuzzy/N/A evaluation (default WebArena's)")
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     p.add_argument("--max-steps", type=int, default=None, help="step budget per episode (default: the env's, 30)")
@@ -156,12 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
     p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
-    p.add_argument("--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids")
+    p.add_argument(
+        "--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids"
+    )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
     p.add_argument("--backend", choices=("process", "ray"), default="process")
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
-    p.add_argument("--episode-timeout", type=float, default=None, help="seconds per episode (default 30 s per step of budget)")
+    p.add_argument(
+        "--episode-timeout", type=float, default=None, help="seconds per episode (default 30 s per step of budget)"
+    )
     p.add_argument("--resume", action="store_true", help="continue the study in --out")
     p.add_argument("--max-attempts", type=int, default=2, help="attempts per episode when earlier ones errored")
     _add_study_options(p)

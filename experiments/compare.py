@@ -13,9 +13,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from experiments import tasksets
 from experiments.backends import make_backend
@@ -175,7 +176,7 @@ def compare(
     groups = [(p, s) for p in policies for s in seeds]
     deps, ordering_note = _ordering(task_list, len(groups))
     manifest = {
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "policies": [asdict(p) | {"label": p.display()} for p in policies],
         "tasks": [t.env_id for t in task_list],
         "task_set": tasks if isinstance(tasks, str) else None,
@@ -190,7 +191,7 @@ def compare(
     if resume:
         previous = store.read_manifest()
         manifest["created"] = previous.get("created", manifest["created"])
-        manifest["resumed"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        manifest["resumed"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     elif (Path(out) / "results.jsonl").exists():
         raise FileExistsError(f"{out} already holds a study; pass resume=True (--resume) to continue it")
     store.write_manifest(manifest)
@@ -232,8 +233,19 @@ def compare(
 
     group_index = {(p.display(), s): i for i, (p, s) in enumerate(groups)}
     timeout = episode_timeout_s or (max_steps or 30) * DEFAULT_STEP_TIMEOUT_S
-    _run_jobs(store, jobs, lambda j: ready(j, group_index), finished_keys, backend, n_workers, ray_address,
-              timeout, progress, len(groups) * len(task_list), runner or run_job)
+    _run_jobs(
+        store,
+        jobs,
+        lambda j: ready(j, group_index),
+        finished_keys,
+        backend,
+        n_workers,
+        ray_address,
+        timeout,
+        progress,
+        len(groups) * len(task_list),
+        runner or run_job,
+    )
     return store.root
 
 
@@ -265,8 +277,9 @@ class _Progress:
             self.bar.close()
 
 
-def _run_jobs(store, jobs, is_ready, finished_keys, backend_name, n_workers, ray_address, timeout,
-              progress, total, runner) -> None:
+def _run_jobs(
+    store, jobs, is_ready, finished_keys, backend_name, n_workers, ray_address, timeout, progress, total, runner
+) -> None:
     pending = list(jobs)
     if not pending:
         return
@@ -315,8 +328,7 @@ def _run_jobs(store, jobs, is_ready, finished_keys, backend_name, n_workers, ray
                     running.pop(slot)
                     record(job, _result_base(job, "error", err_msg=f"episode timed out after {timeout:.0f} s"))
     except KeyboardInterrupt:
-        print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume",
-              file=sys.stderr)
+        print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume", file=sys.stderr)
         raise
     finally:
         backend.close()

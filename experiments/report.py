@@ -126,7 +126,9 @@ def markdown_table(summary: dict[str, Any]) -> str:
         "Success rate in % ± standard error over tasks (seeds averaged per task); errored episodes count as failures.",
     ]
     if any(not r["cost_known"] for r in summary["rows"]):
-        notes.append("* cost partly unknown for this model: tokens are counted, cost only where litellm knows the price.")
+        notes.append(
+            "* cost partly unknown for this model: tokens are counted, cost only where litellm knows the price."
+        )
     notes.append(f"Ordering: {summary['manifest'].get('ordering', '')}")
     return "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
 

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-steps", type=int, default=64, help="PPO rollout length")
     parser.add_argument("--max-steps", type=int, default=30, help="steps per episode")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--env-kwargs", type=json.loads, default={}, help='JSON, e.g. \'{"headless": true}\'')
+    parser.add_argument("--env-kwargs", type=json.loads, default={}, help="JSON, e.g. '{\"headless\": true}'")
     args = parser.parse_args(argv)
     options = {name: getattr(args, name) for name in ("preset", "k", "n_steps", "seed", "max_steps", "env_kwargs")}
     result = train(args.env, args.steps, **options)

@@ -17,14 +17,14 @@ from __future__ import annotations
 import time
 import traceback
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
 from experiments.trajectory import HandleCall, StepRecord, Trajectory, jsonable, scrub
-from policies.base import Decision, EnvHandleError, Obs, Info, Policy, StepResult, TaskSpec
+from policies.base import Decision, EnvHandleError, Info, Obs, Policy, StepResult, TaskSpec
 from policies.llm import LLMCall, LLMError
 
 INITIAL = "initial"  # the handle's token for "the state right after reset"
@@ -32,7 +32,7 @@ FORCED_STOP_ACTION = 'send_msg_to_user("")'
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _through_wrappers(env: gym.Env, obs: Obs) -> Obs:
@@ -132,8 +132,16 @@ class RolloutHandle:
             obs, reward, terminated, truncated, info = result
             if terminated or truncated:
                 self._done, self.last_step = True, result
-            return result, obs, {"reward": float(reward), "terminated": terminated, "truncated": truncated,
-                                 "action_error": obs.get("last_action_error") or info.get("action_error") or None}
+            return (
+                result,
+                obs,
+                {
+                    "reward": float(reward),
+                    "terminated": terminated,
+                    "truncated": truncated,
+                    "action_error": obs.get("last_action_error") or info.get("action_error") or None,
+                },
+            )
 
         return self._op("step", action, run)
 
@@ -236,7 +244,10 @@ def run_episode(
     traj = Trajectory(
         env_id=env_id,
         policy={"name": policy.name, "preset": policy.preset, "config": scrub(jsonable(policy.config()))},
-        seed=seed, max_steps=budget, env_kwargs=scrub(jsonable(env_kwargs)), started_at=_now(),
+        seed=seed,
+        max_steps=budget,
+        env_kwargs=scrub(jsonable(env_kwargs)),
+        started_at=_now(),
     )
     out = Path(out_dir) if out_dir is not None else None
     start = time.perf_counter()
@@ -265,8 +276,9 @@ def run_episode(
 
     handle = RolloutHandle(env, seed)
     while len(traj.steps) < budget:
-        rec = StepRecord(index=len(traj.steps), url=str(obs.get("url", "")), observation=str(obs.get("text") or ""),
-                         action=None)
+        rec = StepRecord(
+            index=len(traj.steps), url=str(obs.get("url", "")), observation=str(obs.get("text") or ""), action=None
+        )
         traj.steps.append(rec)
         started = time.perf_counter()
         if screenshots and out is not None:
@@ -300,8 +312,9 @@ def run_episode(
     return _finish(traj, env, policy, out, start)
 
 
-def _decide(policy: Policy, obs: Obs, handle: RolloutHandle, rec: StepRecord, traj: Trajectory,
-            llm_log: list[LLMCall]) -> Decision | None:
+def _decide(
+    policy: Policy, obs: Obs, handle: RolloutHandle, rec: StepRecord, traj: Trajectory, llm_log: list[LLMCall]
+) -> Decision | None:
     """Ask the policy for a decision and record it; ``None`` when it failed (recorded in ``traj``)."""
     calls = handle.begin_decision()
     del llm_log[:]

@@ -18,9 +18,10 @@ import fcntl
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "study.json"

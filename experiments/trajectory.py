@@ -20,8 +20,10 @@ SCHEMA_VERSION = "1.0"
 # -- scrubbing: trajectories never carry credentials ------------------------------------------------
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth|credential)", re.I)
-_SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
-                           r"|hf_[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|Bearer\s+[A-Za-z0-9._\-]{16,})")
+_SECRET_VALUE = re.compile(
+    r"\b(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
+    r"|hf_[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|Bearer\s+[A-Za-z0-9._\-]{16,})"
+)
 REDACTED = "<redacted>"
 _TOKEN_COUNT_KEYS = {"prompt_tokens", "completion_tokens", "max_tokens", "total_tokens"}
 
@@ -212,33 +214,73 @@ _NUM = {"type": "number"}
 
 LLM_CALL_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["role", "model", "messages", "responses", "prompt_tokens", "completion_tokens", "cost",
-                 "latency_s", "cached", "error"],
+    "required": [
+        "role",
+        "model",
+        "messages",
+        "responses",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "latency_s",
+        "cached",
+        "error",
+    ],
     "properties": {
-        "role": {"type": "string"}, "model": {"type": "string"},
+        "role": {"type": "string"},
+        "model": {"type": "string"},
         "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"]}},
         "responses": {"type": "array", "items": {"type": "string"}},
         "prompt_tokens": {"type": "integer", "minimum": 0},
         "completion_tokens": {"type": "integer", "minimum": 0},
-        "cost": {"type": ["number", "null"]}, "latency_s": _NUM, "cached": {"type": "boolean"},
+        "cost": {"type": ["number", "null"]},
+        "latency_s": _NUM,
+        "cached": {"type": "boolean"},
         "error": _STR_OR_NULL,
     },
 }
 
 STEP_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["index", "url", "observation", "action", "thought", "parsed", "llm_calls", "handle_calls",
-                 "decision_error", "action_error", "reward", "terminated", "truncated", "timings", "screenshot"],
+    "required": [
+        "index",
+        "url",
+        "observation",
+        "action",
+        "thought",
+        "parsed",
+        "llm_calls",
+        "handle_calls",
+        "decision_error",
+        "action_error",
+        "reward",
+        "terminated",
+        "truncated",
+        "timings",
+        "screenshot",
+    ],
     "properties": {
         "index": {"type": "integer", "minimum": 0},
-        "url": {"type": "string"}, "observation": {"type": "string"}, "action": _STR_OR_NULL,
-        "thought": {"type": "string"}, "parsed": _OBJ,
+        "url": {"type": "string"},
+        "observation": {"type": "string"},
+        "action": _STR_OR_NULL,
+        "thought": {"type": "string"},
+        "parsed": _OBJ,
         "llm_calls": {"type": "array", "items": LLM_CALL_SCHEMA},
-        "handle_calls": {"type": "array", "items": {
-            "type": "object", "required": ["op", "error"],
-            "properties": {"op": {"enum": ["snapshot", "restore", "goto", "step"]}, "error": _STR_OR_NULL}}},
-        "policy_state": _OBJ, "decision_error": _STR_OR_NULL, "action_error": _STR_OR_NULL,
-        "browser_action": _STR_OR_NULL, "reward": _NUM, "terminated": {"type": "boolean"},
+        "handle_calls": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["op", "error"],
+                "properties": {"op": {"enum": ["snapshot", "restore", "goto", "step"]}, "error": _STR_OR_NULL},
+            },
+        },
+        "policy_state": _OBJ,
+        "decision_error": _STR_OR_NULL,
+        "action_error": _STR_OR_NULL,
+        "browser_action": _STR_OR_NULL,
+        "reward": _NUM,
+        "terminated": {"type": "boolean"},
         "truncated": {"type": "boolean"},
         "timings": {"type": "object", "additionalProperties": _NUM},
         "screenshot": _STR_OR_NULL,
@@ -249,23 +291,48 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "webarena-gym trajectory",
     "type": "object",
-    "required": ["schema_version", "env_id", "policy", "seed", "max_steps", "task", "steps", "reward",
-                 "terminated", "truncated", "evaluation", "err_msg", "stack_trace", "summary"],
+    "required": [
+        "schema_version",
+        "env_id",
+        "policy",
+        "seed",
+        "max_steps",
+        "task",
+        "steps",
+        "reward",
+        "terminated",
+        "truncated",
+        "evaluation",
+        "err_msg",
+        "stack_trace",
+        "summary",
+    ],
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},
         "env_id": {"type": "string"},
         "policy": {"type": "object", "required": ["name", "preset"]},
-        "seed": {"type": "integer"}, "max_steps": {"type": "integer", "minimum": 0},
-        "env_kwargs": _OBJ, "task": _OBJ, "reset_info": _OBJ,
+        "seed": {"type": "integer"},
+        "max_steps": {"type": "integer", "minimum": 0},
+        "env_kwargs": _OBJ,
+        "task": _OBJ,
+        "reset_info": _OBJ,
         "steps": {"type": "array", "items": STEP_SCHEMA},
-        "reward": _NUM, "terminated": {"type": "boolean"}, "truncated": {"type": "boolean"},
+        "reward": _NUM,
+        "terminated": {"type": "boolean"},
+        "truncated": {"type": "boolean"},
         "evaluation": {"type": ["object", "null"]},
-        "err_msg": _STR_OR_NULL, "stack_trace": _STR_OR_NULL,
-        "error_source": {"enum": ["policy", "llm", "env", None]}, "forced_stop": {"type": "boolean"},
-        "final_policy_state": _OBJ, "started_at": {"type": "string"}, "finished_at": {"type": "string"},
+        "err_msg": _STR_OR_NULL,
+        "stack_trace": _STR_OR_NULL,
+        "error_source": {"enum": ["policy", "llm", "env", None]},
+        "forced_stop": {"type": "boolean"},
+        "final_policy_state": _OBJ,
+        "started_at": {"type": "string"},
+        "finished_at": {"type": "string"},
         "timings": _OBJ,
-        "summary": {"type": "object", "required": ["n_steps", "cum_reward", "err_msg", "stack_trace",
-                                                   "terminated", "truncated"]},
+        "summary": {
+            "type": "object",
+            "required": ["n_steps", "cum_reward", "err_msg", "stack_trace", "terminated", "truncated"],
+        },
     },
 }
 

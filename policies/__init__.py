@@ -16,6 +16,18 @@ from policies.base import (
 from policies.llm import LLM, CallSettings, Completion, LLMCall, LLMError, Script
 
 __all__ = [
-    "LLM", "CallSettings", "Completion", "Decision", "EnvHandle", "EnvHandleError", "LLMCall", "LLMError",
-    "Policy", "Script", "TaskSpec", "available_policies", "make_policy", "register_policy",
+    "LLM",
+    "CallSettings",
+    "Completion",
+    "Decision",
+    "EnvHandle",
+    "EnvHandleError",
+    "LLMCall",
+    "LLMError",
+    "Policy",
+    "Script",
+    "TaskSpec",
+    "available_policies",
+    "make_policy",
+    "register_policy",
 ]

@@ -173,8 +173,7 @@ def build_llm(
         return llm
     if isinstance(script, dict):
         script = Script(script)
-    return LLM(model, roles, cache_dir=cache_dir, retries=retries, timeout=timeout, script=script,
-               backoff_s=backoff_s)
+    return LLM(model, roles, cache_dir=cache_dir, retries=retries, timeout=timeout, script=script, backoff_s=backoff_s)
 
 
 # -- registry ----------------------------------------------------------------------------------------

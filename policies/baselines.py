@@ -56,8 +56,9 @@ def _option_bid(obs: Obs, select_bid: str, choice: str) -> str:
     raise ReferenceStepError(f"no option {choice!r} under element [{select_bid}]")
 
 
-def reference_command(steps: Sequence[Mapping[str, Any]], i: int, obs: Obs, actions: Sequence[str],
-                      urls: Mapping[str, str] | None = None) -> tuple[str, int]:
+def reference_command(
+    steps: Sequence[Mapping[str, Any]], i: int, obs: Obs, actions: Sequence[str], urls: Mapping[str, str] | None = None
+) -> tuple[str, int]:
     """Translate solution step ``i`` (resolved on ``obs`` by ``envs.local.solutions.to_browsergym``) into
     the bracketed grammar; returns (command, number of steps consumed).
 
@@ -272,14 +273,21 @@ class RandomPolicy(Policy):
         actions = PRESETS[self.preset].actions
         text = str(obs.get("text") or "")
         shown = {bid for bid in page_ids(obs) if f"[{bid}]" in text}
-        roles = {str(n["browsergym_id"]): (n.get("role") or {}).get("value")
-                 for n in (obs.get("axtree_object") or {}).get("nodes") or [] if n.get("browsergym_id")}
+        roles = {
+            str(n["browsergym_id"]): (n.get("role") or {}).get("value")
+            for n in (obs.get("axtree_object") or {}).get("nodes") or []
+            if n.get("browsergym_id")
+        }
         out = [f"click [{bid}]" for bid in sorted(shown)]
         if "type" in actions:
-            out += [f"type [{bid}] [{self.rng.choice(self.words)}] [1]" for bid in sorted(shown)
-                    if roles.get(bid) in _TYPABLE]
-        out += [command for name, command in _ID_FREE.items()
-                if name in actions and (name != "go_home" or self.multi_site)]
+            out += [
+                f"type [{bid}] [{self.rng.choice(self.words)}] [1]"
+                for bid in sorted(shown)
+                if roles.get(bid) in _TYPABLE
+            ]
+        out += [
+            command for name, command in _ID_FREE.items() if name in actions and (name != "go_home" or self.multi_site)
+        ]
         out.append("stop [N/A]")
         return out
 

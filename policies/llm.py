@@ -89,8 +89,17 @@ class CallSettings:
 
 _SETTING_FIELDS = {"temperature", "top_p", "max_tokens", "n", "stop"}
 # Provider options that carry credentials: sent to litellm, never hashed into cache keys or recorded.
-_CREDENTIAL_PARAMS = frozenset({"api_key", "azure_ad_token", "aws_access_key_id", "aws_secret_access_key",
-                                "aws_session_token", "vertex_credentials", "extra_headers"})
+_CREDENTIAL_PARAMS = frozenset(
+    {
+        "api_key",
+        "azure_ad_token",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "vertex_credentials",
+        "extra_headers",
+    }
+)
 
 
 @dataclass
@@ -181,13 +190,16 @@ class ResponseCache:
         return conn
 
     def get(self, key: str) -> tuple[str, int, int, float | None] | None:
-        row = self._conn().execute(
-            "SELECT text, prompt_tokens, completion_tokens, cost FROM responses WHERE key=?", (key,)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT text, prompt_tokens, completion_tokens, cost FROM responses WHERE key=?", (key,))
+            .fetchone()
+        )
         return None if row is None else (row[0], row[1], row[2], row[3])
 
-    def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int,
-            cost: float | None) -> None:
+    def put(
+        self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int, cost: float | None
+    ) -> None:
         # First writer wins, so concurrent processes agree on one answer per key.
         self._conn().execute(
             "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -202,7 +214,9 @@ def cache_key(model: str, messages: list[Message], params: dict[str, Any], sampl
     """Stable hash of a request; scripted answers never collide with real ones."""
     blob = json.dumps(
         {"model": model, "messages": messages, "params": params, "sample": sample, "scripted": scripted},
-        sort_keys=True, default=str, ensure_ascii=False,
+        sort_keys=True,
+        default=str,
+        ensure_ascii=False,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -218,8 +232,12 @@ def is_transient(exc: BaseException) -> bool:
     """Worth retrying: rate limits, server-side errors, timeouts and dropped connections."""
     litellm = _litellm()
     transient = (
-        litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
-        litellm.Timeout, litellm.APIConnectionError, litellm.BadGatewayError,
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        litellm.BadGatewayError,
     )
     if isinstance(exc, transient):
         return True
@@ -270,11 +288,19 @@ class LLM:
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable configuration (no credentials), for the trajectory header."""
         return {
-            "model": self.model, "scripted": self.script is not None, "retries": self.retries,
-            "timeout": self.timeout, "cache": str(self.cache.path) if self.cache is not None else None,
-            "roles": {r: {**asdict(s), "stop": list(s.stop) if s.stop else None,
-                          "extra": {k: v for k, v in s.extra.items() if k not in _CREDENTIAL_PARAMS}}
-                      for r, s in self.roles.items()},
+            "model": self.model,
+            "scripted": self.script is not None,
+            "retries": self.retries,
+            "timeout": self.timeout,
+            "cache": str(self.cache.path) if self.cache is not None else None,
+            "roles": {
+                r: {
+                    **asdict(s),
+                    "stop": list(s.stop) if s.stop else None,
+                    "extra": {k: v for k, v in s.extra.items() if k not in _CREDENTIAL_PARAMS},
+                }
+                for r, s in self.roles.items()
+            },
         }
 
     def complete(self, role: str, messages: list[Message], **overrides: Any) -> Completion:
@@ -291,13 +317,19 @@ class LLM:
         self._drawn[base] = first + settings.n
         keys = [cache_key(self.model, messages, public, first + i, scripted) for i in range(settings.n)]
 
-        call = LLMCall(role=role, model=self.model, messages=messages, responses=[""] * settings.n,
-                       settings={**public, "n": settings.n})
+        call = LLMCall(
+            role=role,
+            model=self.model,
+            messages=messages,
+            responses=[""] * settings.n,
+            settings={**public, "n": settings.n},
+        )
         if self.log is not None:
             self.log.append(call)
         start = time.perf_counter()
-        hits = {i: hit for i, key in enumerate(keys)
-                if self.cache is not None and (hit := self.cache.get(key)) is not None}
+        hits = {
+            i: hit for i, key in enumerate(keys) if self.cache is not None and (hit := self.cache.get(key)) is not None
+        }
         missing = [i for i in range(settings.n) if i not in hits]
         for i, hit in hits.items():
             call.responses[i] = hit[0]
@@ -313,7 +345,9 @@ class LLM:
                     call.responses[i] = text
                     if self.cache is not None:
                         share = None if paid_cost is None else paid_cost / len(missing)
-                        self.cache.put(keys[i], self.model, text, prompt_tokens, completion_tokens // len(missing), share)
+                        self.cache.put(
+                            keys[i], self.model, text, prompt_tokens, completion_tokens // len(missing), share
+                        )
             else:  # all cached: show what the call cost when it was made
                 call.cached = True
                 call.prompt_tokens = hits[0][1]
@@ -332,8 +366,9 @@ class LLM:
 
     # -- the litellm call with retries -------------------------------------------------------------
 
-    def _fetch(self, role: str, messages: list[Message], params: dict[str, Any], n: int
-               ) -> tuple[list[str], int, int, float | None, int]:
+    def _fetch(
+        self, role: str, messages: list[Message], params: dict[str, Any], n: int
+    ) -> tuple[list[str], int, int, float | None, int]:
         """Returns (texts, prompt_tokens, completion_tokens, cost, attempts) for ``n`` fresh samples."""
         if self.script is not None:  # one mock call per sample: each sample has its own scripted answer
             texts, prompt, completion, cost, attempts = [], 0, 0, 0.0, 0
@@ -345,8 +380,9 @@ class LLM:
             return texts, prompt, completion, cost, attempts
         return self._with_retries(role, messages, params, n)
 
-    def _with_retries(self, role: str, messages: list[Message], params: dict[str, Any], n: int
-                      ) -> tuple[list[str], int, int, float | None, int]:
+    def _with_retries(
+        self, role: str, messages: list[Message], params: dict[str, Any], n: int
+    ) -> tuple[list[str], int, int, float | None, int]:
         last: BaseException | None = None
         for attempt in range(self.retries + 1):
             if attempt:
@@ -368,8 +404,9 @@ class LLM:
         error.attempts = self.retries + 1
         raise error from last
 
-    def _once(self, role: str, messages: list[Message], params: dict[str, Any], n: int
-              ) -> tuple[list[str], int, int, float | None]:
+    def _once(
+        self, role: str, messages: list[Message], params: dict[str, Any], n: int
+    ) -> tuple[list[str], int, int, float | None]:
         litellm = _litellm()
         kwargs: dict[str, Any] = {**params, "timeout": self.timeout}
         if n > 1:

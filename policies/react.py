@@ -28,8 +28,20 @@ _FENCED = re.compile(r"```(.*?)```", re.S)
 _PHRASE = re.compile(re.escape(ANSWER_PHRASE), re.I)
 _COMMAND = re.compile(r"^\s*([a-z_]+)")
 # The full WebArena action set, in prompt order; a preset enables a subset.
-WEBARENA_ACTIONS = ("click", "type", "hover", "press", "scroll", "new_tab", "tab_focus", "close_tab",
-                    "goto", "go_back", "go_forward", "stop")
+WEBARENA_ACTIONS = (
+    "click",
+    "type",
+    "hover",
+    "press",
+    "scroll",
+    "new_tab",
+    "tab_focus",
+    "close_tab",
+    "goto",
+    "go_back",
+    "go_forward",
+    "stop",
+)
 
 
 class ActionParseError(ValueError):
@@ -77,8 +89,9 @@ def render_actions(actions: list[str] | tuple[str, ...]) -> str:
 
 
 def system_prompt(actions: list[str] | tuple[str, ...], homepage_url: str | None) -> str:
-    homepage = (f"\nIf you need one of the other websites, the homepage {homepage_url} lists them.\n"
-                if homepage_url else "")
+    homepage = (
+        f"\nIf you need one of the other websites, the homepage {homepage_url} lists them.\n" if homepage_url else ""
+    )
     return (PROMPTS / "react_system.txt").read_text().format(actions=render_actions(actions), homepage=homepage)
 
 
@@ -95,19 +108,15 @@ def parse_answer(text: str, actions: list[str] | tuple[str, ...]) -> tuple[str, 
     phrase = None
     for phrase in _PHRASE.finditer(text):
         pass
-    tail = text[phrase.end():] if phrase else text
+    tail = text[phrase.end() :] if phrase else text
     blocks = _FENCED.findall(tail)
     if not blocks:
-        raise ActionParseError(
-            f'no action found: the answer must end with "{ANSWER_PHRASE} ```<action>```"'
-        )
+        raise ActionParseError(f'no action found: the answer must end with "{ANSWER_PHRASE} ```<action>```"')
     action = (blocks[0] if phrase else blocks[-1]).strip()
     reasoning = text[: phrase.start()].strip() if phrase else text[: text.rfind("```" + blocks[-1])].strip()
     match = _COMMAND.match(action)
     if not match or match.group(1) not in actions:
-        raise ActionParseError(
-            f"{action!r} is not an available action; use one of: {', '.join(actions)}"
-        )
+        raise ActionParseError(f"{action!r} is not an available action; use one of: {', '.join(actions)}")
     return reasoning, action
 
 
@@ -162,9 +171,15 @@ class ReActPolicy(Policy):
         self.repeat_th = repeat_th
         self.examples = examples
         self._actions = tuple(actions) if actions else None
-        self.llm = build_llm({"actor": CallSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens)},
-                             model=model, cache_dir=cache_dir, retries=retries, timeout=timeout, script=script,
-                             llm=llm)
+        self.llm = build_llm(
+            {"actor": CallSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens)},
+            model=model,
+            cache_dir=cache_dir,
+            retries=retries,
+            timeout=timeout,
+            script=script,
+            llm=llm,
+        )
         self.task: TaskSpec | None = None
         self.s = ReActState()
 
@@ -179,9 +194,15 @@ class ReActPolicy(Policy):
         return self._actions
 
     def config(self) -> dict[str, Any]:
-        return {"llm": self.llm.describe(), "max_obs_tokens": self.max_obs_tokens, "max_steps": self.max_steps,
-                "parse_failure_th": self.parse_failure_th, "repeat_th": self.repeat_th,
-                "examples": self.examples, "actions": list(self.actions)}
+        return {
+            "llm": self.llm.describe(),
+            "max_obs_tokens": self.max_obs_tokens,
+            "max_steps": self.max_steps,
+            "parse_failure_th": self.parse_failure_th,
+            "repeat_th": self.repeat_th,
+            "examples": self.examples,
+            "actions": list(self.actions),
+        }
 
     def reset(self, task: TaskSpec) -> None:
         self.task = task
@@ -189,8 +210,11 @@ class ReActPolicy(Policy):
         self._system = system_prompt(self.actions, task.homepage_url if task.multi_site else None)
 
     def state(self) -> dict[str, Any]:
-        return {"actions": list(self.s.actions), "previous_action": self.s.previous_action,
-                "parse_failures": self.s.parse_failures}
+        return {
+            "actions": list(self.s.actions),
+            "previous_action": self.s.previous_action,
+            "parse_failures": self.s.parse_failures,
+        }
 
     def messages(self, obs: Obs) -> list[Message]:
         assert self.task is not None, "reset() first"
@@ -218,13 +242,22 @@ class ReActPolicy(Policy):
         except ActionParseError as exc:
             self.s.parse_failures += 1
             self.s.previous_action = f"None (your last answer could not be used: {exc})"
-            return Decision(action=None, thought=answer, parsed={"raw": answer}, llm_calls=[completion.call],
-                            error=f"unparseable answer: {exc}")
+            return Decision(
+                action=None,
+                thought=answer,
+                parsed={"raw": answer},
+                llm_calls=[completion.call],
+                error=f"unparseable answer: {exc}",
+            )
         self.s.parse_failures = 0
         self.s.actions.append(action)
         self.s.previous_action = action
-        return Decision(action=action, thought=reasoning, parsed={"reasoning": reasoning, "action": action,
-                                                                  "raw": answer}, llm_calls=[completion.call])
+        return Decision(
+            action=action,
+            thought=reasoning,
+            parsed={"reasoning": reasoning, "action": action, "raw": answer},
+            llm_calls=[completion.call],
+        )
 
     def _early_stop_reason(self) -> str | None:
         """WebArena's early-stop rules: ``parse_failure_th`` unparseable answers in a row; the last
@@ -237,6 +270,6 @@ class ReActPolicy(Policy):
         if last.startswith("type"):
             repeated = self.s.actions.count(last) >= self.repeat_th
         else:
-            recent = self.s.actions[-self.repeat_th:]
+            recent = self.s.actions[-self.repeat_th :]
             repeated = len(recent) == self.repeat_th and len(set(recent)) == 1
         return f"same action repeated {self.repeat_th} times" if repeated else None

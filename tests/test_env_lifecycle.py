@@ -12,8 +12,6 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
-
-from envs.browser import BROWSERS, REUSE_BROWSER_ENV_VAR
 from test_env_fixtures import (  # noqa: F401 - fixtures
     StaticBackend,
     alive,
@@ -23,6 +21,8 @@ from test_env_fixtures import (  # noqa: F401 - fixtures
     static_sites,
     task_config,
 )
+
+from envs.browser import BROWSERS, REUSE_BROWSER_ENV_VAR
 
 pytestmark = pytest.mark.browser
 
@@ -109,7 +109,7 @@ def test_crashed_browser_ends_episode_and_next_reset_relaunches(make_env):
     assert (reward, terminated, truncated) == (0.0, False, True)
     assert info["browser_dead"] is True
     assert "crashed" in obs["last_action_error"] and "reset()" in obs["last_action_error"]
-    obs, *_ , info = env.step("noop(0)")  # still no exception
+    obs, *_, info = env.step("noop(0)")  # still no exception
     assert "error" in info
     # the next reset relaunches Chromium and the episode works again
     obs, _ = env.reset(seed=0)

@@ -61,14 +61,18 @@ def test_replay_repairs_url_drift_with_checkpoints(make_env, static_sites):
     obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
     snap = env.snapshot()
     # A recorded action that no longer leads where it did (a site that changed): the checkpoint wins.
-    drifted = type(snap)(**{**snap.__dict__, "history": (type(snap.history[0])("step", "noop(0)", snap.history[0].url),)})
+    drifted = type(snap)(
+        **{**snap.__dict__, "history": (type(snap.history[0])("step", "noop(0)", snap.history[0].url),)}
+    )
     obs, info = env.restore(drifted)
     assert info["replay_mismatches"] == 1 and obs["url"] == f"{base}/page2.html"
 
 
 def test_exact_restore_uses_the_backend_token_and_storage(make_env, static_sites):
     backend = StaticBackend(static_sites, snapshots=True)
-    env = make_env(backend=backend, config=task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html"))
+    env = make_env(
+        backend=backend, config=task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html")
+    )
     base = static_sites.site.url
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step("tab_focus(1)")

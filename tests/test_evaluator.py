@@ -23,8 +23,15 @@ from envs.evaluator import (
 )
 
 TASKS = json.loads((Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())
-PLACEHOLDERS = ("__SHOPPING_ADMIN__", "__SHOPPING__", "__REDDIT__", "__GITLAB__", "__WIKIPEDIA__", "__MAP__",
-                "__HOMEPAGE__")
+PLACEHOLDERS = (
+    "__SHOPPING_ADMIN__",
+    "__SHOPPING__",
+    "__REDDIT__",
+    "__GITLAB__",
+    "__WIKIPEDIA__",
+    "__MAP__",
+    "__HOMEPAGE__",
+)
 
 
 class RecordingMock:
@@ -40,14 +47,24 @@ class RecordingMock:
 
 
 def string_task(references: dict, *, intent: str = "What is it?", string_note: str | None = None) -> dict:
-    block = {"eval_types": ["string_match"], "reference_answers": references, "reference_url": "",
-             "program_html": [], "string_note": string_note}
+    block = {
+        "eval_types": ["string_match"],
+        "reference_answers": references,
+        "reference_url": "",
+        "program_html": [],
+        "string_note": string_note,
+    }
     return {"task_id": 0, "intent": intent, "eval": block}
 
 
 def url_task(reference_url: str, url_note: str | None = "GOLD in PRED") -> dict:
-    block = {"eval_types": ["url_match"], "reference_answers": None, "reference_url": reference_url,
-             "program_html": [], "url_note": url_note}
+    block = {
+        "eval_types": ["url_match"],
+        "reference_answers": None,
+        "reference_url": reference_url,
+        "program_html": [],
+        "url_note": url_note,
+    }
     return {"task_id": 0, "intent": "go there", "eval": block}
 
 
@@ -69,8 +86,9 @@ def test_clean_answer_strips_whitespace_one_quote_pair_and_case():
     assert clean_answer("'mixed\"") == "'mixed\""
 
 
-@pytest.mark.parametrize("answer, expected", [("Yes", 1.0), (' "yes" ', 1.0), ("\"'Yes'\"", 1.0), ("Yes, it is", 0.0),
-                                              ("", 0.0)])
+@pytest.mark.parametrize(
+    "answer, expected", [("Yes", 1.0), (' "yes" ', 1.0), ("\"'Yes'\"", 1.0), ("Yes, it is", 0.0), ("", 0.0)]
+)
 def test_exact_match(answer, expected):
     assert score(string_task({"exact_match": "Yes"}), answer) == expected
 
@@ -93,7 +111,21 @@ def test_single_one_character_reference_is_matched_as_a_whole_token():
 
 def test_tokenizer_keeps_numbers_and_joined_words_whole():
     assert tokenize("it costs $2,000.50 (2 items), 3-4 days at 12:30.") == [
-        "it", "costs", "$", "2,000.50", "(", "2", "items", ")", ",", "3-4", "days", "at", "12:30", "."]
+        "it",
+        "costs",
+        "$",
+        "2,000.50",
+        "(",
+        "2",
+        "items",
+        ")",
+        ",",
+        "3-4",
+        "days",
+        "at",
+        "12:30",
+        ".",
+    ]
 
 
 def test_or_alternatives_inside_a_must_include_item():
@@ -106,8 +138,9 @@ def test_or_alternatives_inside_a_must_include_item():
 
 def test_fuzzy_match_uses_the_judge_verdict_and_records_cost():
     mock = RecordingMock("The answer is correct.")
-    result = evaluate(string_task({"fuzzy_match": ["two hours"]}, intent="How long?"), None, "About 2 hours",
-                      judge=judge(mock))
+    result = evaluate(
+        string_task({"fuzzy_match": ["two hours"]}, intent="How long?"), None, "About 2 hours", judge=judge(mock)
+    )
     assert result.score == 1.0
     check = result.details["string_match"]["checks"][0]
     assert check["judge"]["verdict"] == "correct"
@@ -210,8 +243,12 @@ def test_judge_model_default_and_override(monkeypatch):
 
 
 def test_unpriced_judge_model_records_tokens_without_cost():
-    result = evaluate(string_task({"fuzzy_match": ["x"]}), None, "y",
-                      judge=Judge("openai/unpriced-judge", mock_response="correct", num_retries=0))
+    result = evaluate(
+        string_task({"fuzzy_match": ["x"]}),
+        None,
+        "y",
+        judge=Judge("openai/unpriced-judge", mock_response="correct", num_retries=0),
+    )
     call = result.details["string_match"]["checks"][0]["judge"]
     assert result.score == 1.0 and call["cost"] is None and call["completion_tokens"] > 0
     assert result.details["judge"]["cost_known"] is False
@@ -287,8 +324,13 @@ def test_unknown_eval_type_and_malformed_blocks_never_raise():
     assert score({"intent": "x"}, "yes") == 0.0
     assert score({"intent": "x", "eval": ["string_match"]}, "yes") == 0.0
     assert score(string_task({"regex_match": "y.*"}), "yes") == 0.0
-    no_page = {"intent": "x", "eval": {"eval_types": ["program_html"],
-                                       "program_html": [{"url": "last", "locator": "", "required_contents": {}}]}}
+    no_page = {
+        "intent": "x",
+        "eval": {
+            "eval_types": ["program_html"],
+            "program_html": [{"url": "last", "locator": "", "required_contents": {}}],
+        },
+    }
     result = evaluate(no_page, None, "", judge=judge())
     assert result.score == 0.0 and "error" in result.details["program_html"]["targets"][0]
 
@@ -300,11 +342,24 @@ def test_parse_func_literals_and_placeholders():
     call = parse_func("func:gitlab_get_project_memeber_role(__page__, 'byteblaze')")
     assert call.name == "gitlab_get_project_memeber_role" and call.args == (Placeholder("__page__"), "byteblaze")
     assert parse_func("func:f()").args == ()
-    assert parse_func("func:f( 1, -2.5 ,\"a\\\"b\")").args == (1, -2.5, 'a"b')
+    assert parse_func('func:f( 1, -2.5 ,"a\\"b")').args == (1, -2.5, 'a"b')
 
 
-@pytest.mark.parametrize("text", ["func:f(", "func:f(,)", "func:f(1,)", "func:f(1 2)", "func:f(x)", "func:(1)",
-                                  "func:f()x", "func:f((1))", "func:f(__import__('os'))", "f(1)"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "func:f(",
+        "func:f(,)",
+        "func:f(1,)",
+        "func:f(1 2)",
+        "func:f(x)",
+        "func:(1)",
+        "func:f()x",
+        "func:f((1))",
+        "func:f(__import__('os'))",
+        "f(1)",
+    ],
+)
 def test_parse_func_rejects_anything_but_literal_calls(text):
     with pytest.raises(EvalFuncError):
         parse_func(text)
@@ -352,17 +407,27 @@ def test_every_real_eval_block_is_understood():
     assert len(TASKS) == 812
     problems = {t["task_id"]: p for t in TASKS if (p := check_eval_block(_with_site_urls(t)["eval"]))}
     assert problems == {}
-    funcs = [value for t in TASKS for target in t["eval"]["program_html"] or []
-             for value in (target["url"], target["locator"]) if value.startswith("func:")]
+    funcs = [
+        value
+        for t in TASKS
+        for target in t["eval"]["program_html"] or []
+        for value in (target["url"], target["locator"])
+        if value.startswith("func:")
+    ]
     assert len(funcs) == 97
     assert {parse_func(f).name for f in funcs} == {
-        "shopping_get_latest_order_url", "shopping_get_sku_latest_review_author",
-        "shopping_get_sku_latest_review_rating", "reddit_get_post_url", "gitlab_get_project_memeber_role"}
+        "shopping_get_latest_order_url",
+        "shopping_get_sku_latest_review_author",
+        "shopping_get_sku_latest_review_rating",
+        "reddit_get_post_url",
+        "gitlab_get_project_memeber_role",
+    }
 
 
 def test_check_eval_block_reports_problems():
     assert check_eval_block({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}}) == [
-        "N/A fuzzy_match without a string_note"]
+        "N/A fuzzy_match without a string_note"
+    ]
     bad_target = {"url": "func:nope()", "locator": "window.alert(1)", "required_contents": {"regex": "x"}}
     problems = check_eval_block({"eval_types": ["program_html", "visual"], "program_html": [bad_target]})
     assert any("unknown eval type" in p for p in problems)

@@ -130,9 +130,16 @@ def _closed_port() -> int:
 
 
 def html_task(*targets: dict, intent: str = "do it") -> dict:
-    return {"task_id": 0, "intent": intent,
-            "eval": {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "",
-                     "program_html": list(targets)}}
+    return {
+        "task_id": 0,
+        "intent": intent,
+        "eval": {
+            "eval_types": ["program_html"],
+            "reference_answers": None,
+            "reference_url": "",
+            "program_html": list(targets),
+        },
+    }
 
 
 def target(url: str, locator: str, required: dict, **extra) -> dict:
@@ -159,8 +166,9 @@ def test_last_page_with_js_locator_exact_and_must_include(page, base_url):
 
 def test_empty_locator_reads_the_page_html_unescaped(page, base_url):
     page.goto(f"{base_url}/product")
-    result = run(html_task(target("last", "", {"must_include": ['<p class="price">$19.00', "lumaflex™"]})),
-                 page, base_url)
+    result = run(
+        html_task(target("last", "", {"must_include": ['<p class="price">$19.00', "lumaflex™"]})), page, base_url
+    )
     assert result.score == 1.0
     assert run(html_task(target("last", "", {"must_include": ["$20.00"]})), page, base_url).score == 0.0
 
@@ -173,14 +181,17 @@ def test_explicit_url_opens_a_new_tab_and_leaves_the_agent_page(page, base_url):
     result = run(config, page, base_url)
     assert result.score == 1.0
     assert page.url == f"{base_url}/start" and len(page.context.pages) == 1
-    wrong = html_task(target(f"{base_url}/product", "document.querySelector('.price').outerText",
-                             {"exact_match": "$20.00"}))
+    wrong = html_task(
+        target(f"{base_url}/product", "document.querySelector('.price').outerText", {"exact_match": "$20.00"})
+    )
     assert run(wrong, page, base_url).score == 0.0
 
 
 def test_missing_element_selects_nothing(page, base_url):
-    config = html_task(target("last", "document.querySelector('#nope').outerText", {"must_include": [""]}),
-                       target("last", "document.querySelector('#nope').outerText", {"exact_match": "x"}))
+    config = html_task(
+        target("last", "document.querySelector('#nope').outerText", {"must_include": [""]}),
+        target("last", "document.querySelector('#nope').outerText", {"exact_match": "x"}),
+    )
     result = run(config, page, base_url)
     first, second = result.details["program_html"]["targets"]
     assert first["score"] == 1.0 and first["selected"] == "" and "locator_error" in first
@@ -201,9 +212,13 @@ def test_prep_actions_run_before_the_locator(page, base_url):
 
 def test_func_url_with_last_url_placeholder(page, base_url):
     page.goto(f"{base_url}/f/books/12/is-a-car-necessary/-/comment/5")
-    config = html_task(target("func:reddit_get_post_url('__last_url__')",
-                              "document.querySelector('.submission').outerText",
-                              {"must_include": ["is car necessary in NYC |OR| is a car necessary in NYC"]}))
+    config = html_task(
+        target(
+            "func:reddit_get_post_url('__last_url__')",
+            "document.querySelector('.submission').outerText",
+            {"must_include": ["is car necessary in NYC |OR| is a car necessary in NYC"]},
+        )
+    )
     result = run(config, page, base_url)
     assert result.score == 1.0
     assert result.details["program_html"]["targets"][0]["resolved_url"] == f"{base_url}/f/books/12/"
@@ -250,9 +265,11 @@ def test_helper_failures_score_zero_with_a_clear_error(page, base_url):
 def test_all_types_together_multiply(page, base_url):
     page.goto(f"{base_url}/product?id=7")
     config = html_task(target("last", "document.querySelector('#title').outerText", {"must_include": ["band"]}))
-    config["eval"].update(eval_types=["string_match", "url_match", "program_html"],
-                          reference_answers={"fuzzy_match": ["nineteen dollars"]},
-                          reference_url=f"{base_url}/product?id=7")
+    config["eval"].update(
+        eval_types=["string_match", "url_match", "program_html"],
+        reference_answers={"fuzzy_match": ["nineteen dollars"]},
+        reference_url=f"{base_url}/product?id=7",
+    )
     result = run(config, page, base_url, answer="$19")
     assert result.score == 1.0
     assert json.loads(json.dumps(result.details))["judge"]["calls"] == 1  # details go into trajectories
@@ -262,8 +279,13 @@ def test_all_types_together_multiply(page, base_url):
 
 
 def test_every_real_locator_and_prep_action_is_valid_javascript(page):
-    scripts = {t[key] for task in TASKS for t in task["eval"]["program_html"] or []
-               for key in ("locator",) if t[key].startswith(("document.", "[...document."))}
+    scripts = {
+        t[key]
+        for task in TASKS
+        for t in task["eval"]["program_html"] or []
+        for key in ("locator",)
+        if t[key].startswith(("document.", "[...document."))
+    }
     scripts |= {a for task in TASKS for t in task["eval"]["program_html"] or [] for a in t.get("prep_actions", [])}
     assert len(scripts) > 50
     invalid = page.evaluate(
@@ -282,12 +304,18 @@ def test_browsergym_env_keeps_the_agent_page_active(base_url, monkeypatch, playw
     from browsergym.core.task import OpenEndedTask
 
     monkeypatch.setattr(bg_env, "Chat", HeadlessChat)
-    env = bg_env.BrowserEnv(task_entrypoint=OpenEndedTask, task_kwargs={"start_url": f"{base_url}/start"},
-                            headless=True, slow_mo=0, pre_observation_delay=0.0)
+    env = bg_env.BrowserEnv(
+        task_entrypoint=OpenEndedTask,
+        task_kwargs={"start_url": f"{base_url}/start"},
+        headless=True,
+        slow_mo=0,
+        pre_observation_delay=0.0,
+    )
     try:
         env.reset(seed=0)
-        config = html_task(target(f"{base_url}/product", "document.querySelector('.price').outerText",
-                                  {"exact_match": "$19.00"}))
+        config = html_task(
+            target(f"{base_url}/product", "document.querySelector('.price').outerText", {"exact_match": "$19.00"})
+        )
         assert run(config, env.page, base_url).score == 1.0
         assert not env.page.is_closed() and env.page.url == f"{base_url}/start"
         obs, *_ = env.step("noop()")

@@ -9,14 +9,43 @@ from pathlib import Path
 from envs.evaluation.corrections import AGENTOCCAM_CORRECTED_TASKS, apply_agentoccam_corrections
 from envs.evaluator import Judge, check_eval_block, evaluate
 
-TASKS = {t["task_id"]: t for t in json.loads(
-    (Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())}
+TASKS = {
+    t["task_id"]: t
+    for t in json.loads((Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())
+}
 SHOP = "http://127.0.0.1:7770"
 
 # The union the AgentOccam paper lists (App. E), written out independently of the module's table.
-PAPER_IDS = {*range(16, 21), 97, 146, *range(178, 183), 240, 254, *range(261, 265), *range(293, 303),
-             *range(308, 313), 330, *range(351, 356), *range(363, 368), *range(415, 419), 489, *range(528, 533),
-             583, 584, 601, 603, 606, 608, 629, *range(640, 650), *range(653, 658), 679, 707, 708, 709}
+PAPER_IDS = {
+    *range(16, 21),
+    97,
+    146,
+    *range(178, 183),
+    240,
+    254,
+    *range(261, 265),
+    *range(293, 303),
+    *range(308, 313),
+    330,
+    *range(351, 356),
+    *range(363, 368),
+    *range(415, 419),
+    489,
+    *range(528, 533),
+    583,
+    584,
+    601,
+    603,
+    606,
+    608,
+    629,
+    *range(640, 650),
+    *range(653, 658),
+    679,
+    707,
+    708,
+    709,
+}
 
 
 def corrected(task_id: int) -> dict:

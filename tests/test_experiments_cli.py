@@ -14,8 +14,9 @@ from experiments.cli import _policy_spec
 
 def cli(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "WEBARENA_GYM_MODEL"} | (env_extra or {})
-    return subprocess.run([sys.executable, "-m", "experiments.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def test_policy_specs_label_baselines_and_models():
@@ -39,8 +40,16 @@ def test_tasks_lists_a_task_set():
 def test_demo_without_a_model_runs_labelled_baselines_and_says_how_to_add_one(tmp_path):
     study = tmp_path / "demo"
     # 403 picks a <select> option by its value ("walking"), which the page labels "Walking"
-    out = cli("demo", "--tasks", "webarena/local.121,webarena/local.403", "--out", str(study), "--workers", "1",
-              "--no-progress")
+    out = cli(
+        "demo",
+        "--tasks",
+        "webarena/local.121,webarena/local.403",
+        "--out",
+        str(study),
+        "--workers",
+        "1",
+        "--no-progress",
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "No model configured" in out.stdout and "WEBARENA_GYM_MODEL" in out.stdout
     assert "reference solutions (non-LLM upper bound)" in out.stdout
@@ -78,8 +87,21 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes_without_repeats(tmp_path):
 
     study = tmp_path / "s"
     tasks = "webarena/local.121,webarena/local.203,webarena/local.400,webarena/local.9"
-    args = [sys.executable, "-m", "experiments.cli", "compare", "--policy", "reference", "--tasks", tasks,
-            "--out", str(study), "--workers", "1", "--no-progress"]
+    args = [
+        sys.executable,
+        "-m",
+        "experiments.cli",
+        "compare",
+        "--policy",
+        "reference",
+        "--tasks",
+        tasks,
+        "--out",
+        str(study),
+        "--workers",
+        "1",
+        "--no-progress",
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = study / "results.jsonl"
     deadline = time.monotonic() + 300
@@ -91,8 +113,19 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes_without_repeats(tmp_path):
     done_before = results.read_text().count("\n")
     assert 1 <= done_before < 4
 
-    out = cli("compare", "--policy", "reference", "--tasks", tasks, "--out", str(study), "--workers", "1",
-              "--no-progress", "--resume")
+    out = cli(
+        "compare",
+        "--policy",
+        "reference",
+        "--tasks",
+        tasks,
+        "--out",
+        str(study),
+        "--workers",
+        "1",
+        "--no-progress",
+        "--resume",
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     keys = [(r["env_id"], r["attempt"]) for r in map(json.loads, results.read_text().splitlines())]
     assert sorted(k for k, _ in keys) == sorted(tasks.split(","))  # every task once: none lost, none twice

@@ -33,8 +33,15 @@ def outcome(study: Path) -> dict[tuple[str, str], tuple[float, int, str]]:
 
 @pytest.fixture(scope="module")
 def process_study(tmp_path_factory) -> Path:
-    return compare(POLICIES, TASKS, tmp_path_factory.mktemp("p") / "study", n_workers=2, max_steps=5, progress=False,
-                   screenshots=True)
+    return compare(
+        POLICIES,
+        TASKS,
+        tmp_path_factory.mktemp("p") / "study",
+        n_workers=2,
+        max_steps=5,
+        progress=False,
+        screenshots=True,
+    )
 
 
 def test_study_on_the_local_suite(process_study):

@@ -81,8 +81,10 @@ def test_workers_see_the_studys_current_environment_and_start_preloaded(tmp_path
 
 
 def test_workers_stay_on_the_sites_they_have_running(tmp_path):
-    interleaved = [tasksets.TaskInfo(f"webarena/local.{i}", i, (("shopping",), ("reddit",))[i % 2], 1, ("string_match",))
-                   for i in range(8)]
+    interleaved = [
+        tasksets.TaskInfo(f"webarena/local.{i}", i, (("shopping",), ("reddit",))[i % 2], 1, ("string_match",))
+        for i in range(8)
+    ]
     out = compare([POLICY], interleaved, tmp_path / "study", runner=report_worker, n_workers=2, progress=False)
     sites_by_worker: dict[str, set] = {}
     for r in StudyStore(out).latest().values():

@@ -36,8 +36,16 @@ def make(script: Script, **kw) -> LLM:
 
 
 def test_transient_errors_are_retried_until_success():
-    script = Script({"actor": [rate_limit(), server_error(), _litellm().Timeout("slow", model="gpt-4o",
-                                                                                 llm_provider="openai"), "click [3]"]})
+    script = Script(
+        {
+            "actor": [
+                rate_limit(),
+                server_error(),
+                _litellm().Timeout("slow", model="gpt-4o", llm_provider="openai"),
+                "click [3]",
+            ]
+        }
+    )
     out = make(script, retries=3).complete("actor", MSGS)
     assert out.text == "click [3]"
     assert out.call.attempts == 4 and out.call.error is None
@@ -87,8 +95,9 @@ def test_token_and_cost_accounting():
     expected_prompt = litellm.token_counter(model="gpt-4o", messages=MSGS)
     assert out.call.prompt_tokens == expected_prompt > 10
     assert out.call.completion_tokens == litellm.token_counter(model="gpt-4o", text="click [12]")
-    p, c = litellm.cost_per_token(model="gpt-4o", prompt_tokens=out.call.prompt_tokens,
-                                  completion_tokens=out.call.completion_tokens)
+    p, c = litellm.cost_per_token(
+        model="gpt-4o", prompt_tokens=out.call.prompt_tokens, completion_tokens=out.call.completion_tokens
+    )
     assert out.call.cost == pytest.approx(p + c) and out.call.cost > 0
     assert out.call.latency_s > 0 and out.call.settings == {"temperature": 0.5, "max_tokens": 64, "n": 1}
 
@@ -144,8 +153,9 @@ print(json.dumps([llm.complete("actor", msgs).text, llm.complete("actor", msgs).
 
 
 def _write_in_subprocess(cache_dir: Path, messages: list[dict], tag: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", _WRITER, str(cache_dir), json.dumps(messages), tag],
-                            stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(cache_dir), json.dumps(messages), tag], stdout=subprocess.PIPE, text=True
+    )
 
 
 def test_cache_is_shared_across_processes_and_replays_in_order(tmp_path):
@@ -172,13 +182,12 @@ def test_cache_is_shared_across_processes_and_replays_in_order(tmp_path):
 
 
 def test_cache_key_separates_parameters_and_scripted_answers(tmp_path):
-    LLM("gpt-4o", {"actor": CallSettings(temperature=0.0)}, script=Script({"actor": ["t0"]}),
-        cache_dir=tmp_path).complete("actor", MSGS)
-    hot = LLM("gpt-4o", {"actor": CallSettings(temperature=1.0)}, script=Script({"actor": ["t1"]}),
-              cache_dir=tmp_path)
+    LLM(
+        "gpt-4o", {"actor": CallSettings(temperature=0.0)}, script=Script({"actor": ["t0"]}), cache_dir=tmp_path
+    ).complete("actor", MSGS)
+    hot = LLM("gpt-4o", {"actor": CallSettings(temperature=1.0)}, script=Script({"actor": ["t1"]}), cache_dir=tmp_path)
     assert hot.complete("actor", MSGS).text == "t1"  # different temperature: miss
-    real = LLM("gpt-4o", {"actor": CallSettings(temperature=0.0, extra={"mock_response": "real"})},
-               cache_dir=tmp_path)
+    real = LLM("gpt-4o", {"actor": CallSettings(temperature=0.0, extra={"mock_response": "real"})}, cache_dir=tmp_path)
     assert real.complete("actor", MSGS).text == "real"  # unscripted never reads scripted answers
 
 
@@ -192,11 +201,19 @@ def test_describe_has_no_credentials(monkeypatch):
 
 def test_credential_options_are_sent_but_never_recorded_or_hashed(tmp_path):
     secret = "not-shaped-like-a-key-but-secret"
-    llm = LLM("gpt-4o", {"actor": CallSettings(extra={"api_key": secret, "api_base": "http://x/v1"})},
-              script=Script({"actor": ["ok"]}), cache_dir=tmp_path)
+    llm = LLM(
+        "gpt-4o",
+        {"actor": CallSettings(extra={"api_key": secret, "api_base": "http://x/v1"})},
+        script=Script({"actor": ["ok"]}),
+        cache_dir=tmp_path,
+    )
     call = llm.complete("actor", MSGS).call
     assert call.settings == {"api_base": "http://x/v1", "n": 1}
     assert secret not in json.dumps(llm.describe()) and secret not in json.dumps(call.to_dict())
-    rotated = LLM("gpt-4o", {"actor": CallSettings(extra={"api_key": "another", "api_base": "http://x/v1"})},
-                  script=Script({"actor": []}), cache_dir=tmp_path)
+    rotated = LLM(
+        "gpt-4o",
+        {"actor": CallSettings(extra={"api_key": "another", "api_base": "http://x/v1"})},
+        script=Script({"actor": []}),
+        cache_dir=tmp_path,
+    )
     assert rotated.complete("actor", MSGS).call.cached  # a rotated key still hits the cache

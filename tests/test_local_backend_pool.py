@@ -58,7 +58,9 @@ def add_place(backend: LocalBackend) -> None:
     with sqlite3.connect(backend.local.db_path) as conn:
         conn.execute(
             "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) "
-            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1)", (PLACE,))
+            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1)",
+            (PLACE,),
+        )
     conn.close()
 
 
@@ -168,8 +170,14 @@ def test_parked_instances_are_closed_at_interpreter_exit():
         "print(b.local._proc.pid, b.local.db_path.parent, flush=True)\n"
         "b.close()\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         cwd=Path(__file__).resolve().parents[1], env=dict(os.environ))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[1],
+        env=dict(os.environ),
+    )
     assert out.returncode == 0, out.stderr
     pid, directory = out.stdout.split()
     assert wait_gone({int(pid)}) == set()

@@ -32,7 +32,9 @@ def add_place(sites: LocalSites, name: str = EXTRA_PLACE) -> None:
     with sqlite3.connect(sites.db_path) as conn:
         conn.execute(
             "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) "
-            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1)", (name,))
+            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1)",
+            (name,),
+        )
     conn.close()
 
 
@@ -171,8 +173,13 @@ def test_each_site_has_its_own_session_cookie():
 # -- tasks and solutions ------------------------------------------------------------------------------
 
 ID_RANGES = {
-    "shopping": range(0, 100), "shopping_admin": range(100, 200), "reddit": range(200, 300),
-    "gitlab": range(300, 400), "map": range(400, 500), "wikipedia": range(500, 600), "multi_site": range(600, 700),
+    "shopping": range(0, 100),
+    "shopping_admin": range(100, 200),
+    "reddit": range(200, 300),
+    "gitlab": range(300, 400),
+    "map": range(400, 500),
+    "wikipedia": range(500, 600),
+    "multi_site": range(600, 700),
 }
 
 
@@ -195,8 +202,11 @@ def test_every_task_has_webarena_keys_a_solution_and_an_id_in_its_range():
 
 def test_my_task_files_cover_every_eval_kind():
     mine = [t for t in registry.load_tasks() if t["task_id"] >= 400]
-    for site, lo, hi, n_tasks, n_templates in (("map", 400, 500, 8, 3), ("wikipedia", 500, 600, 8, 3),
-                                                (None, 600, 700, 6, 2)):
+    for site, lo, hi, n_tasks, n_templates in (
+        ("map", 400, 500, 8, 3),
+        ("wikipedia", 500, 600, 8, 3),
+        (None, 600, 700, 6, 2),
+    ):
         group = [t for t in mine if lo <= t["task_id"] < hi]
         assert len(group) >= n_tasks and len({t["intent_template_id"] for t in group}) >= n_templates
     kinds = {k for t in mine for k in (t["eval"]["reference_answers"] or {})}
@@ -217,11 +227,17 @@ def _node(bid: str, role: str, name: str, ignored: bool = False) -> dict:
     return {"browsergym_id": bid, "role": {"value": role}, "name": {"value": name}, "ignored": ignored}
 
 
-AXTREE = {"nodes": [
-    _node("1", "link", "Kingston"), _node("2", "link", "Kingston  Town Hall"), _node("3", "button", "Go"),
-    _node("4", "button", "Go"), _node("5", "searchbox", "Search"), _node("6", "link", "Hidden", ignored=True),
-    {"role": {"value": "StaticText"}, "name": {"value": "Kingston"}},
-]}
+AXTREE = {
+    "nodes": [
+        _node("1", "link", "Kingston"),
+        _node("2", "link", "Kingston  Town Hall"),
+        _node("3", "button", "Go"),
+        _node("4", "button", "Go"),
+        _node("5", "searchbox", "Search"),
+        _node("6", "link", "Hidden", ignored=True),
+        {"role": {"value": "StaticText"}, "name": {"value": "Kingston"}},
+    ]
+}
 OBS = {"axtree_object": AXTREE, "url": "http://127.0.0.1:5000/search?query=x"}
 
 
@@ -239,10 +255,14 @@ def test_steps_become_browsergym_actions():
     step = {"action": "fill", "target": {"role": "searchbox", "name": "Search"}, "value": "O'Hara's \"pub\""}
     assert to_browsergym(step, OBS) == "fill('5', 'O\\'Hara\\'s \"pub\"')"
     assert to_browsergym({"action": "click", "target": {"role": "button", "name": "Go", "nth": 1}}, OBS) == "click('4')"
-    assert to_browsergym({"action": "press", "target": {"role": "searchbox", "name": "Search"}, "value": "Enter"},
-                         OBS) == "press('5', 'Enter')"
-    assert to_browsergym({"action": "goto", "url": "__WIKIPEDIA__/wiki/X"}, OBS, urls) == \
-        "goto('http://127.0.0.1:6000/wiki/X')"
+    assert (
+        to_browsergym({"action": "press", "target": {"role": "searchbox", "name": "Search"}, "value": "Enter"}, OBS)
+        == "press('5', 'Enter')"
+    )
+    assert (
+        to_browsergym({"action": "goto", "url": "__WIKIPEDIA__/wiki/X"}, OBS, urls)
+        == "goto('http://127.0.0.1:6000/wiki/X')"
+    )
     assert to_browsergym({"action": "goto", "url": "/place/3"}, OBS) == "goto('http://127.0.0.1:5000/place/3')"
     assert to_browsergym({"action": "send_msg_to_user", "text": "12 min"}, OBS) == "send_msg_to_user('12 min')"
     assert to_browsergym({"action": "report_infeasible", "text": ""}, OBS) == "report_infeasible('')"

@@ -18,7 +18,9 @@ ME = gitlab.ACCOUNT["username"]
 @pytest.fixture
 def client(db_path):
     client = gitlab.create_app(SiteContext("gitlab", str(db_path))).test_client()
-    assert client.post("/users/sign_in", data={"username": ME, "password": gitlab.ACCOUNT["password"]}).status_code == 302
+    assert (
+        client.post("/users/sign_in", data={"username": ME, "password": gitlab.ACCOUNT["password"]}).status_code == 302
+    )
     return client
 
 
@@ -46,12 +48,19 @@ def test_everything_but_sign_in_needs_a_session(db_path):
     assert bad.status_code == 401 and b"Invalid login or password." in bad.data
 
 
-@pytest.mark.parametrize("path, min_links", [
-    ("/dashboard/projects", 25), ("/explore/projects", 40), ("/primer/design", 20),
-    ("/primer/design/-/commits/main", 15), ("/a11yproject/a11yproject.com/-/issues?state=all", 40),
-    ("/primer/design/-/merge_requests?state=all", 20), ("/primer/design/-/project_members", 20),
-    ("/dashboard/merge_requests?reviewer_username=byteblaze", 15),
-])
+@pytest.mark.parametrize(
+    "path, min_links",
+    [
+        ("/dashboard/projects", 25),
+        ("/explore/projects", 40),
+        ("/primer/design", 20),
+        ("/primer/design/-/commits/main", 15),
+        ("/a11yproject/a11yproject.com/-/issues?state=all", 40),
+        ("/primer/design/-/merge_requests?state=all", 20),
+        ("/primer/design/-/project_members", 20),
+        ("/dashboard/merge_requests?reviewer_username=byteblaze", 15),
+    ],
+)
 def test_pages_render_with_many_elements(client, path, min_links):
     response = client.get(path)
     assert response.status_code == 200
@@ -59,12 +68,30 @@ def test_pages_render_with_many_elements(client, path, min_links):
 
 
 def test_every_page_kind_renders(client):
-    for path in ("/", "/explore", "/dashboard/projects/starred", "/dashboard/groups", "/explore/groups",
-                 "/groups/primer", "/groups/primer/-/group_members", "/primer", "/kilian", f"/users/{ME}/starred",
-                 "/-/profile", "/projects/new", "/primer/design/-/tree/main/docs", "/primer/design/-/blob/main/README.md",
-                 "/primer/design/-/issues/1", "/primer/design/-/merge_requests/1", "/primer/design/-/issues/new",
-                 "/primer/design/-/merge_requests/new", "/primer/design/-/milestones", "/primer/design/-/labels",
-                 "/primer/design/-/edit", "/dashboard/issues?author_username=kilian"):
+    for path in (
+        "/",
+        "/explore",
+        "/dashboard/projects/starred",
+        "/dashboard/groups",
+        "/explore/groups",
+        "/groups/primer",
+        "/groups/primer/-/group_members",
+        "/primer",
+        "/kilian",
+        f"/users/{ME}/starred",
+        "/-/profile",
+        "/projects/new",
+        "/primer/design/-/tree/main/docs",
+        "/primer/design/-/blob/main/README.md",
+        "/primer/design/-/issues/1",
+        "/primer/design/-/merge_requests/1",
+        "/primer/design/-/issues/new",
+        "/primer/design/-/merge_requests/new",
+        "/primer/design/-/milestones",
+        "/primer/design/-/labels",
+        "/primer/design/-/edit",
+        "/dashboard/issues?author_username=kilian",
+    ):
         response = client.get(path, follow_redirects=True)
         assert response.status_code == 200, path
 
@@ -95,10 +122,13 @@ def test_contributors_rank_commit_counts(client):
 def test_issue_filters_and_state_tabs(client, db_path):
     page = client.get("/a11yproject/a11yproject.com/-/issues?label_name[]=bug&state=opened").data.decode()
     titles = re.findall(r'class="issue-title title"><a [^>]+>([^<]+)</a>', page)
-    expected = _one(db_path, "SELECT COUNT(*) FROM gitlab_issuable i JOIN gitlab_issuable_label il ON il.issuable_id = i.id"
-                             " JOIN gitlab_label l ON l.id = il.label_id JOIN gitlab_project p ON p.id = i.project_id"
-                             " WHERE p.path = 'a11yproject.com' AND i.kind = 'issue' AND i.state = 'opened'"
-                             " AND l.name = 'bug'")[0]
+    expected = _one(
+        db_path,
+        "SELECT COUNT(*) FROM gitlab_issuable i JOIN gitlab_issuable_label il ON il.issuable_id = i.id"
+        " JOIN gitlab_label l ON l.id = il.label_id JOIN gitlab_project p ON p.id = i.project_id"
+        " WHERE p.path = 'a11yproject.com' AND i.kind = 'issue' AND i.state = 'opened'"
+        " AND l.name = 'bug'",
+    )[0]
     assert len(titles) == expected and "404 error on the resources page after the redesign" in titles
     closed = client.get("/a11yproject/a11yproject.com/-/issues?state=closed").data.decode()
     assert "OPEN" not in closed and closed.count("<strong>CLOSED</strong>") >= 1
@@ -106,9 +136,18 @@ def test_issue_filters_and_state_tabs(client, db_path):
 
 def test_create_issue_validates_and_assigns(client):
     bad = client.post("/primer/design/-/issues/new", data={"title": "", "due_date": "tomorrow"})
-    assert bad.status_code == 400 and b"Title can&#39;t be blank." in bad.data and b"Due date must be a date" in bad.data
-    created = client.post("/primer/design/-/issues/new", data={
-        "title": "401 bad gateway", "assignee": "carol_dev", "labels": ["bug", "performance"], "due_date": "2023-05-01"})
+    assert (
+        bad.status_code == 400 and b"Title can&#39;t be blank." in bad.data and b"Due date must be a date" in bad.data
+    )
+    created = client.post(
+        "/primer/design/-/issues/new",
+        data={
+            "title": "401 bad gateway",
+            "assignee": "carol_dev",
+            "labels": ["bug", "performance"],
+            "due_date": "2023-05-01",
+        },
+    )
     page = client.get(created.headers["Location"]).data.decode()
     assert '<h1 class="title" data-qa-selector="title_content">401 bad gateway</h1>' in page
     assert "@carol_dev" in page.split('class="block assignee"')[1].split("</div>")[0]
@@ -127,8 +166,11 @@ def test_non_members_cannot_be_assigned(client, db_path):
 
 
 def test_merge_request_reviewer_and_dashboard(client, db_path):
-    iid = _one(db_path, "SELECT i.iid FROM gitlab_issuable i JOIN gitlab_project p ON p.id = i.project_id"
-                        " WHERE p.path = 'design' AND i.title = 'Add octovisuals page'")[0]
+    iid = _one(
+        db_path,
+        "SELECT i.iid FROM gitlab_issuable i JOIN gitlab_project p ON p.id = i.project_id"
+        " WHERE p.path = 'design' AND i.title = 'Add octovisuals page'",
+    )[0]
     client.post(f"/primer/design/-/merge_requests/{iid}/update", data={"reviewer": "carol_dev"})
     listing = client.get("/dashboard/merge_requests?reviewer_username=carol_dev").data.decode()
     assert "Add octovisuals page" in listing
@@ -149,8 +191,10 @@ def test_invite_member_with_role(client):
 def test_profile_settings_validate_and_show_on_profile(client):
     bad = client.post("/-/profile", data={"name": "", "website": "egg"})
     assert bad.status_code == 400 and b"Full name can&#39;t be blank." in bad.data
-    client.post("/-/profile", data={"name": "Byte Blaze", "status_message": "Busy", "bio": "Hi there",
-                                    "website": "https://egg.tart.com"})
+    client.post(
+        "/-/profile",
+        data={"name": "Byte Blaze", "status_message": "Busy", "bio": "Hi there", "website": "https://egg.tart.com"},
+    )
     profile = client.get(f"/{ME}").data.decode()
     assert re.search(r'class="cover-status">.*</span>Busy</div>', profile)
     assert 'itemprop="url" href="https://egg.tart.com"' in profile and "Hi there" in profile

@@ -90,7 +90,9 @@ def test_directions_are_the_fastest_route_for_the_mode(client, db_path, mode):
 
 
 def test_modes_differ_and_the_island_has_no_driving_route(client):
-    times = {m: summary(directions(client, "Kingston Town Hall", "Glenbury Town Hall", m).data.decode()) for m in site.MODES}
+    times = {
+        m: summary(directions(client, "Kingston Town Hall", "Glenbury Town Hall", m).data.decode()) for m in site.MODES
+    }
     assert len({t[1] for t in times.values()}) == 3
     html = directions(client, "Larkridge Town Hall", "Larkridge Island Lighthouse", "driving").data.decode()
     assert "No driving route found" in html and summary(html) is None
@@ -100,8 +102,7 @@ def test_modes_differ_and_the_island_has_no_driving_route(client):
 def test_typed_names_redirect_to_the_canonical_directions_url(client):
     response = directions(client, "kingston town hall", "Glenbury Town", "cycling")
     assert response.status_code == 302
-    assert response.headers["Location"] == (
-        "/directions?from=Kingston+Town+Hall&to=Glenbury+Town+Hall&mode=cycling")
+    assert response.headers["Location"] == ("/directions?from=Kingston+Town+Hall&to=Glenbury+Town+Hall&mode=cycling")
 
 
 def test_bad_directions_input_gives_clear_errors(client):
@@ -116,9 +117,12 @@ def test_bad_directions_input_gives_clear_errors(client):
 def test_search_shows_coordinates_addresses_and_paginates(client, db_path):
     html = client.get("/search?query=library").data.decode()
     conn = sqlite3.connect(db_path)
-    n_libraries = conn.execute("SELECT COUNT(*) FROM map_place WHERE kind = 'library' OR name LIKE '%library%'").fetchone()[0]
+    n_libraries = conn.execute(
+        "SELECT COUNT(*) FROM map_place WHERE kind = 'library' OR name LIKE '%library%'"
+    ).fetchone()[0]
     lat, lon, address = conn.execute(
-        "SELECT lat, lon, address FROM map_place WHERE name = 'Kingston Public Library'").fetchone()
+        "SELECT lat, lon, address FROM map_place WHERE name = 'Kingston Public Library'"
+    ).fetchone()
     conn.close()
     assert f"{n_libraries} results" in html and n_libraries > 25 and "Page 1 of 2" in html
     first = set(re.findall(r'href="/place/(\d+)"', html))

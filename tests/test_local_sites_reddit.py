@@ -43,17 +43,29 @@ def test_seed_is_deterministic_and_realistic(pristine, tmp_path):
     dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
     assert dump(pristine) == dump(again)
     conn = _db(pristine)
-    counts = {t: conn.execute(f"SELECT COUNT(*) FROM reddit_{t}").fetchone()[0]
-              for t in ("forum", "user", "submission", "comment")}
+    counts = {
+        t: conn.execute(f"SELECT COUNT(*) FROM reddit_{t}").fetchone()[0]
+        for t in ("forum", "user", "submission", "comment")
+    }
     assert counts["forum"] == 40 and counts["user"] >= 150
     assert counts["submission"] >= 600 and counts["comment"] >= 3000
     assert conn.execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id IS NOT NULL").fetchone()[0] > 500
 
 
-@pytest.mark.parametrize("path, min_links", [
-    ("/", 100), ("/new", 100), ("/top?page=2", 100), ("/forums", 40), ("/forums/alphabetical", 40),
-    ("/f/books", 60), ("/f/books/top", 60), ("/user/PageTurner_88", 10), ("/search?q=recommendations", 40),
-])
+@pytest.mark.parametrize(
+    "path, min_links",
+    [
+        ("/", 100),
+        ("/new", 100),
+        ("/top?page=2", 100),
+        ("/forums", 40),
+        ("/forums/alphabetical", 40),
+        ("/f/books", 60),
+        ("/f/books/top", 60),
+        ("/user/PageTurner_88", 10),
+        ("/search?q=recommendations", 40),
+    ],
+)
 def test_pages_render_with_many_elements(client, path, min_links):
     response = client.get(path)
     assert response.status_code == 200
@@ -61,11 +73,24 @@ def test_pages_render_with_many_elements(client, path, min_links):
 
 
 def test_member_pages_render(member, db_path):
-    cid, sid = _db(db_path).execute("SELECT id, submission_id FROM reddit_comment WHERE submission_id IN"
-                                    " (SELECT id FROM reddit_submission WHERE forum_id = 1) LIMIT 1").fetchone()
+    cid, sid = (
+        _db(db_path)
+        .execute(
+            "SELECT id, submission_id FROM reddit_comment WHERE submission_id IN"
+            " (SELECT id FROM reddit_submission WHERE forum_id = 1) LIMIT 1"
+        )
+        .fetchone()
+    )
     forum = _db(db_path).execute("SELECT name FROM reddit_forum WHERE id = 1").fetchone()[0]
-    for path in ("/submit", "/submit/books", f"/user/{USER}/edit_biography", f"/user/{USER}/comments",
-                 f"/user/{USER}/submissions", f"/f/{forum}/{sid}/-/comment/{cid}", "/forums/submissions"):
+    for path in (
+        "/submit",
+        "/submit/books",
+        f"/user/{USER}/edit_biography",
+        f"/user/{USER}/comments",
+        f"/user/{USER}/submissions",
+        f"/f/{forum}/{sid}/-/comment/{cid}",
+        "/forums/submissions",
+    ):
         assert member.get(path).status_code == 200, path
     assert 'class="comment-form"' in member.get(f"/f/{forum}/{sid}/-/comment/{cid}").data.decode()
 
@@ -86,10 +111,15 @@ def test_post_page_nests_comments(client, db_path):
     sid = _post_id(db_path, "Adults reading to each other out loud?")
     page = client.get(f"/f/books/{sid}/adults-reading-to-each-other-out-loud").data.decode()
     assert "read Tolkien to each other every night" in page
-    sid, forum, replies = _db(db_path).execute(
-        "SELECT c.submission_id, f.name, COUNT(*) AS n FROM reddit_comment c JOIN reddit_submission s"
-        " ON s.id = c.submission_id JOIN reddit_forum f ON f.id = s.forum_id WHERE c.parent_id IS NOT NULL"
-        " GROUP BY c.submission_id ORDER BY n DESC LIMIT 1").fetchone()
+    sid, forum, replies = (
+        _db(db_path)
+        .execute(
+            "SELECT c.submission_id, f.name, COUNT(*) AS n FROM reddit_comment c JOIN reddit_submission s"
+            " ON s.id = c.submission_id JOIN reddit_forum f ON f.id = s.forum_id WHERE c.parent_id IS NOT NULL"
+            " GROUP BY c.submission_id ORDER BY n DESC LIMIT 1"
+        )
+        .fetchone()
+    )
     page = client.get(f"/f/{forum}/{sid}/x").data.decode()
     assert replies >= 5 and len(re.findall(r'class="comment__replies">\s*<article', page)) >= 3
 
@@ -116,8 +146,13 @@ def test_submit_validates_then_creates_post(member, db_path):
 
 def test_votes_toggle_and_keep_scores_consistent(member, db_path):
     sid = _post_id(db_path, "A custom gaming PC built inside a vintage typewriter")
-    score = lambda: _db(db_path).execute(  # noqa: E731
-        "SELECT upvotes - downvotes FROM reddit_submission WHERE id = ?", (sid,)).fetchone()[0]
+    score = lambda: (
+        _db(db_path)
+        .execute(  # noqa: E731
+            "SELECT upvotes - downvotes FROM reddit_submission WHERE id = ?", (sid,)
+        )
+        .fetchone()[0]
+    )
     before = score()
     url = f"/f/gadgets/{sid}/x"
     member.post(f"/sv/{sid}", data={"choice": "1", "next": url})
@@ -132,14 +167,24 @@ def test_votes_toggle_and_keep_scores_consistent(member, db_path):
 
 def test_reply_is_nested_under_its_parent(member, db_path):
     conn = _db(db_path)
-    cid, sid = conn.execute("SELECT c.id, c.submission_id FROM reddit_comment c JOIN reddit_user u ON u.id = c.user_id"
-                            " WHERE u.username = 'BookishOwl' AND c.body LIKE '%Tolkien%'").fetchone()
+    cid, sid = conn.execute(
+        "SELECT c.id, c.submission_id FROM reddit_comment c JOIN reddit_user u ON u.id = c.user_id"
+        " WHERE u.username = 'BookishOwl' AND c.body LIKE '%Tolkien%'"
+    ).fetchone()
     assert member.post(f"/f/books/{sid}/-/comment", data={"comment": "", "parent": cid}).status_code == 302
-    assert _db(db_path).execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id = ? AND body = ''",
-                                (cid,)).fetchone()[0] == 0
+    assert (
+        _db(db_path)
+        .execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id = ? AND body = ''", (cid,))
+        .fetchone()[0]
+        == 0
+    )
     member.post(f"/f/books/{sid}/-/comment", data={"comment": "Same here!", "parent": cid})
-    assert _db(db_path).execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id = ? AND body = 'Same here!'",
-                                (cid,)).fetchone()[0] == 1
+    assert (
+        _db(db_path)
+        .execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id = ? AND body = 'Same here!'", (cid,))
+        .fetchone()[0]
+        == 1
+    )
 
 
 def test_only_the_author_edits_a_post_and_biography(member, db_path):

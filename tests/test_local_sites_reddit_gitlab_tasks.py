@@ -12,8 +12,8 @@ import pytest
 from envs.evaluator import Judge, check_eval_block, evaluate
 from envs.local.launcher import LocalSites
 from envs.local.registry import EVAL_KEYS, TASK_KEYS
-from envs.local.solutions import fill_placeholders
 from envs.local.sites import gitlab, reddit
+from envs.local.solutions import fill_placeholders
 
 pytestmark = pytest.mark.browser
 
@@ -25,8 +25,17 @@ ALL = [task for site in SITES for task in TASKS[site]]
 
 # Plausible wrong answers for the string_match tasks (fuzzy ones need the LLM judge and are left out).
 WRONG_ANSWERS = {
-    200: "BookishOwl", 201: "BoldReader206", 202: "CircuitSam", 203: "books", 204: "science, space, sports",
-    223: "26", 300: "Dmitri Ivanova", 301: "Olga Silva", 302: "3", 303: "2", 322: "15",
+    200: "BookishOwl",
+    201: "BoldReader206",
+    202: "CircuitSam",
+    203: "books",
+    204: "science, space, sports",
+    223: "26",
+    300: "Dmitri Ivanova",
+    301: "Olga Silva",
+    302: "3",
+    303: "2",
+    322: "15",
 }
 # Plausible wrong state changes: (site, path, form) posted as the logged-in account.
 WRONG_ACTIONS = {
@@ -86,7 +95,11 @@ def test_task_files_follow_webarena_format(site):
         assert solutions[str(task["task_id"])][-1]["action"] == "send_msg_to_user"
     kinds = {rule for t in tasks for rule in (t["eval"]["reference_answers"] or {})}
     types = {kind for t in tasks for kind in t["eval"]["eval_types"]}
-    assert kinds == {"exact_match", "must_include", "fuzzy_match"} and types == {"string_match", "url_match", "program_html"}
+    assert kinds == {"exact_match", "must_include", "fuzzy_match"} and types == {
+        "string_match",
+        "url_match",
+        "program_html",
+    }
     assert any(t["eval"]["reference_answers"] == {"fuzzy_match": "N/A"} and t["eval"]["string_note"] for t in tasks)
 
 

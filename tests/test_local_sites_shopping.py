@@ -67,8 +67,10 @@ def shop(shop_app, db: Path):
 
 @pytest.fixture()
 def customer(shop):
-    resp = shop.post("/customer/account/login/", data={"login[username]": shopping.ACCOUNT["username"],
-                                                       "login[password]": shopping.ACCOUNT["password"]})
+    resp = shop.post(
+        "/customer/account/login/",
+        data={"login[username]": shopping.ACCOUNT["username"], "login[password]": shopping.ACCOUNT["password"]},
+    )
     assert resp.status_code == 302 and resp.location.endswith("/customer/account/")
     return shop
 
@@ -100,13 +102,19 @@ def test_seed_is_deterministic_and_realistic(pristine: Path, tmp_path: Path) -> 
         assert list(a.iterdump()) == list(b.iterdump())
     count = lambda table: _rows(pristine, f"SELECT COUNT(*) FROM {table}")[0][0]  # noqa: E731
     assert count("shop_product") >= 400 and count("shop_review") >= 1000 and count("shop_order") >= 200
-    leaves = _rows(pristine, "SELECT COUNT(*) FROM shop_category c WHERE NOT EXISTS"
-                             " (SELECT 1 FROM shop_category k WHERE k.parent_id = c.id)")[0][0]
+    leaves = _rows(
+        pristine,
+        "SELECT COUNT(*) FROM shop_category c WHERE NOT EXISTS"
+        " (SELECT 1 FROM shop_category k WHERE k.parent_id = c.id)",
+    )[0][0]
     assert leaves >= 20
     years = _rows(pristine, "SELECT DISTINCT strftime('%Y', created_at) FROM shop_order ORDER BY 1")
     assert years == [("2022",), ("2023",)]
-    emma = _rows(pristine, "SELECT COUNT(*), COUNT(DISTINCT status) FROM shop_order o JOIN shop_customer c"
-                           " ON c.id = o.customer_id WHERE c.email = 'emma.lopez@gmail.com'")[0]
+    emma = _rows(
+        pristine,
+        "SELECT COUNT(*), COUNT(DISTINCT status) FROM shop_order o JOIN shop_customer c"
+        " ON c.id = o.customer_id WHERE c.email = 'emma.lopez@gmail.com'",
+    )[0]
     assert emma[0] >= 30 and emma[1] == 4
     # Order ids are the numeric increment ids, as WebArena's order URLs assume.
     assert _rows(pristine, "SELECT COUNT(*) FROM shop_order WHERE CAST(increment_id AS INTEGER) != id")[0][0] == 0
@@ -121,10 +129,21 @@ def test_site_modules_follow_the_contract() -> None:
 # -- storefront -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/", "/electronics.html", "/catalogsearch/result/?q=headphones",
-                                  "/sony-waterproof-over-ear-studio-headphones-silver.html", "/customer/account/",
-                                  "/sales/order/history/", "/customer/address/", "/wishlist/", "/contact/",
-                                  "/sales/order/view/order_id/181/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/electronics.html",
+        "/catalogsearch/result/?q=headphones",
+        "/sony-waterproof-over-ear-studio-headphones-silver.html",
+        "/customer/account/",
+        "/sales/order/history/",
+        "/customer/address/",
+        "/wishlist/",
+        "/contact/",
+        "/sales/order/view/order_id/181/",
+    ],
+)
 def test_storefront_pages_are_large(customer, path: str) -> None:
     html = _text(customer.get(path))
     assert len(INTERACTIVE.findall(html)) >= 50, path
@@ -147,13 +166,18 @@ def test_search_is_plural_insensitive_and_records_terms(shop, db: Path) -> None:
     shop.get("/catalogsearch/result/?q=chairs")
     shop.get("/catalogsearch/result/?q=Office+Chairs")
     assert _rows(db, "SELECT uses FROM shop_search_term WHERE query IN ('chairs', 'office chairs') ORDER BY query") == [
-        (seeded + 1,), (1,)]
+        (seeded + 1,),
+        (1,),
+    ]
     assert "Your search returned no results." in _text(shop.get("/catalogsearch/result/?q=zzzqqq"))
 
 
 def test_login_rejects_a_wrong_password(shop) -> None:
-    html = _text(shop.post("/customer/account/login/", data={"login[username]": "emma.lopez@gmail.com",
-                                                              "login[password]": "wrong"}))
+    html = _text(
+        shop.post(
+            "/customer/account/login/", data={"login[username]": "emma.lopez@gmail.com", "login[password]": "wrong"}
+        )
+    )
     assert any("sign-in was incorrect" in a for a in _alerts(html))
     assert shop.get("/sales/order/history/").status_code == 302
 
@@ -163,15 +187,25 @@ def test_checkout_validates_then_places_an_order(customer, db: Path) -> None:
     no_options = customer.post("/checkout/cart/add/", data={"product": sandal[0], "qty": "1"})
     assert "You need to choose options" in _text(customer.get(no_options.location))
     customer.post("/checkout/cart/add/", data={"product": sandal[0], "qty": "2", "size": "8", "color": "Blue"})
-    address = {"firstname": "Emma", "lastname": "Lopez", "street1": "101 S San Mateo Dr", "city": "San Mateo",
-               "region": "California", "postcode": "9401", "country": "United States", "phone": "6505551212",
-               "shipping_method": "flatrate"}
+    address = {
+        "firstname": "Emma",
+        "lastname": "Lopez",
+        "street1": "101 S San Mateo Dr",
+        "city": "San Mateo",
+        "region": "California",
+        "postcode": "9401",
+        "country": "United States",
+        "phone": "6505551212",
+        "shipping_method": "flatrate",
+    }
     bad = _text(customer.post("/checkout/", data=address))
     assert "Provided Zip/Postal Code seems to be invalid" in bad
     before = _rows(db, "SELECT COUNT(*) FROM shop_order")[0][0]
     done = customer.post("/checkout/", data={**address, "postcode": "94010"})
     assert done.location.endswith("/checkout/onepage/success/")
-    order = _rows(db, "SELECT id, increment_id, status, shipping_amount, grand_total FROM shop_order ORDER BY id DESC LIMIT 1")[0]
+    order = _rows(
+        db, "SELECT id, increment_id, status, shipping_amount, grand_total FROM shop_order ORDER BY id DESC LIMIT 1"
+    )[0]
     assert order[0] == before + 1 and order[1] == f"{order[0]:09d}" and order[2] == "pending" and order[3] == 10.0
     assert order[1] in _text(customer.get("/checkout/onepage/success/"))
     items = _text(customer.get(f"/sales/order/view/order_id/{order[0]}/"))
@@ -182,11 +216,21 @@ def test_checkout_validates_then_places_an_order(customer, db: Path) -> None:
 
 def test_address_form_validates_and_updates_default_boxes(customer, db: Path) -> None:
     address_id = _rows(db, "SELECT id FROM shop_address WHERE customer_id = 1 AND is_default_billing = 1")[0][0]
-    form = {"firstname": "Emma", "lastname": "Lopez", "street1": "", "city": "Chicago", "region": "Illinois",
-            "postcode": "60601", "country": "United States", "phone": "6505551212"}
+    form = {
+        "firstname": "Emma",
+        "lastname": "Lopez",
+        "street1": "",
+        "city": "Chicago",
+        "region": "Illinois",
+        "postcode": "60601",
+        "country": "United States",
+        "phone": "6505551212",
+    }
     bad = _text(customer.post(f"/customer/address/edit/id/{address_id}/", data=form))
     assert "This is a required field." in bad
-    customer.post(f"/customer/address/edit/id/{address_id}/", data={**form, "street1": "231 Willow Way", "street2": "Suite 100"})
+    customer.post(
+        f"/customer/address/edit/id/{address_id}/", data={**form, "street1": "231 Willow Way", "street2": "Suite 100"}
+    )
     book = _text(customer.get("/customer/address/"))
     billing = book.split("box-address-billing")[1].split("box-address-shipping")[0]
     assert "231 Willow Way<br>Suite 100<br>Chicago, Illinois, 60601" in billing
@@ -196,7 +240,9 @@ def test_review_contact_newsletter_and_wishlist_forms(customer, db: Path) -> Non
     pid = _rows(db, "SELECT id FROM shop_product WHERE status = 1 ORDER BY id LIMIT 1")[0][0]
     customer.post(f"/review/product/post/id/{pid}/", data={"nickname": "Emma Lopez", "title": "t", "detail": "d"})
     assert _rows(db, "SELECT COUNT(*) FROM shop_review WHERE nickname = 'Emma Lopez'") == [(0,)]
-    customer.post(f"/review/product/post/id/{pid}/", data={"rating": "5", "nickname": "Emma Lopez", "title": "t", "detail": "d"})
+    customer.post(
+        f"/review/product/post/id/{pid}/", data={"rating": "5", "nickname": "Emma Lopez", "title": "t", "detail": "d"}
+    )
     assert _rows(db, "SELECT rating, status FROM shop_review WHERE nickname = 'Emma Lopez'") == [(5, 2)]
     bad = _text(customer.post("/contact/", data={"name": "Emma", "email": "not-an-email", "comment": ""}))
     assert "This is a required field." in bad and "Please enter a valid email address" in bad
@@ -210,11 +256,15 @@ def test_review_contact_newsletter_and_wishlist_forms(customer, db: Path) -> Non
 
 def test_rest_api_needs_the_admin_token(shop) -> None:
     assert shop.get("/rest/V1/orders").status_code == 401
-    assert shop.post("/rest/default/V1/integration/admin/token", json={"username": "admin", "password": "x"}).status_code == 401
+    assert (
+        shop.post("/rest/default/V1/integration/admin/token", json={"username": "admin", "password": "x"}).status_code
+        == 401
+    )
     token = shop.post("/rest/default/V1/integration/admin/token", json=shopping_admin.ACCOUNT).get_json()
     headers = {"Authorization": f"Bearer {token}"}
-    orders = shop.get("/rest/V1/orders?searchCriteria[sortOrders][0][direction]=DESC&searchCriteria[pageSize]=1",
-                      headers=headers).get_json()
+    orders = shop.get(
+        "/rest/V1/orders?searchCriteria[sortOrders][0][direction]=DESC&searchCriteria[pageSize]=1", headers=headers
+    ).get_json()
     assert len(orders["items"]) == 1 and orders["total_count"] >= 200
     reviews = shop.get("/rest/V1/products/B04IWBZJ6L/reviews", headers=headers).get_json()
     assert reviews and all(r["ratings"][0]["rating_name"] == "Rating" for r in reviews)
@@ -231,8 +281,18 @@ def test_admin_requires_login(admin_app, db: Path) -> None:
     assert any("sign-in was incorrect" in a for a in _alerts(html))
 
 
-@pytest.mark.parametrize("path", ["/dashboard/", "/catalog/product/", "/sales/order/", "/customer/index/",
-                                  "/review/product/", "/catalog/product/edit/id/5/", "/sales/order/view/order_id/42/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/dashboard/",
+        "/catalog/product/",
+        "/sales/order/",
+        "/customer/index/",
+        "/review/product/",
+        "/catalog/product/edit/id/5/",
+        "/sales/order/view/order_id/42/",
+    ],
+)
 def test_admin_pages_are_large(admin, path: str) -> None:
     assert len(INTERACTIVE.findall(_text(admin.get(path)))) >= 20, path
 
@@ -265,8 +325,10 @@ def test_admin_product_edit_validates_and_shows_on_the_storefront(admin, shop, d
 def test_admin_order_actions_and_comments(admin, db: Path) -> None:
     admin.post("/sales/order/ship/order_id/202/")  # pending orders cannot be shipped
     assert _rows(db, "SELECT status FROM shop_order WHERE id = 202") == [("pending",)]
-    admin.post("/sales/order/addComment/order_id/202/", data={"history[status]": "pending", "history[comment]": "Soon!",
-                                                              "history[is_customer_notified]": "1"})
+    admin.post(
+        "/sales/order/addComment/order_id/202/",
+        data={"history[status]": "pending", "history[comment]": "Soon!", "history[is_customer_notified]": "1"},
+    )
     admin.post("/sales/order/cancel/order_id/202/")
     view = _text(admin.get("/sales/order/view/order_id/202/"))
     assert '<span id="order_status">Canceled</span>' in view and "Customer Notified" in view and "Soon!" in view
@@ -283,8 +345,11 @@ def test_admin_review_moderation(admin, db: Path) -> None:
 def test_admin_reports(admin, db: Path) -> None:
     report = _text(admin.get("/reports/report_sales/bestsellers/?report_period=year&from=1/1/22&to=12/31/22"))
     first = re.search(r"<tr><td>2022</td><td>([^<]+)</td>", report).group(1)
-    top = _rows(db, "SELECT i.name FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id WHERE o.status != 'canceled'"
-                    " AND o.created_at LIKE '2022%' GROUP BY i.product_id ORDER BY SUM(i.qty) DESC LIMIT 1")[0][0]
+    top = _rows(
+        db,
+        "SELECT i.name FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id WHERE o.status != 'canceled'"
+        " AND o.created_at LIKE '2022%' GROUP BY i.product_id ORDER BY SUM(i.qty) DESC LIMIT 1",
+    )[0][0]
     assert first.replace("&#39;", "'") == top
     sales = _text(admin.get("/reports/report_sales/sales/?report_period=month&from=2/1/23&to=2/28/23"))
     n = _rows(db, "SELECT COUNT(*) FROM shop_order WHERE created_at LIKE '2023-02%'")[0][0]
@@ -315,16 +380,38 @@ def test_task_files_follow_webarena_format(site: str, lo: int, n_tasks: int, n_t
         steps = solutions[task["task_id"]]
         assert steps and steps[-1]["action"] in ("send_msg_to_user", "report_infeasible")
     kinds = {(t["eval"]["eval_types"][0], *(t["eval"]["reference_answers"] or {})) for t in tasks}
-    assert {("string_match", "exact_match"), ("string_match", "must_include"), ("string_match", "fuzzy_match"),
-            ("url_match",), ("program_html",)} <= kinds
+    assert {
+        ("string_match", "exact_match"),
+        ("string_match", "must_include"),
+        ("string_match", "fuzzy_match"),
+        ("url_match",),
+        ("program_html",),
+    } <= kinds
     assert any(t["eval"]["reference_answers"] == {"fuzzy_match": "N/A"} for t in tasks)
 
 
 # Plausible but wrong answers for the string tasks (another order, a neighbouring value, a wrong name).
-WRONG_ANSWERS = {0: "000000187", 1: "000000204", 2: "000000173", 3: "$1,061.37", 4: "$211.73", 5: "1/29/22",
-                 24: "92%", 26: "B0I79PSSNT", 25: "$98.02 - $149.56", 100: "L'Oreal Paris Waterproof Setting Powder, Pack of 2",
-                 101: "Moleskine Ruled Picture Frame, Pack of 60", 111: "$73.84", 112: "$366.00", 113: "Wei Brown",
-                 114: "Kevin Scott", 121: "joust bag", 122: "Jane Parker (jane.parker@gmail.com)", 123: "49", 124: "50"}
+WRONG_ANSWERS = {
+    0: "000000187",
+    1: "000000204",
+    2: "000000173",
+    3: "$1,061.37",
+    4: "$211.73",
+    5: "1/29/22",
+    24: "92%",
+    26: "B0I79PSSNT",
+    25: "$98.02 - $149.56",
+    100: "L'Oreal Paris Waterproof Setting Powder, Pack of 2",
+    101: "Moleskine Ruled Picture Frame, Pack of 60",
+    111: "$73.84",
+    112: "$366.00",
+    113: "Wei Brown",
+    114: "Kevin Scott",
+    121: "joust bag",
+    122: "Jane Parker (jane.parker@gmail.com)",
+    123: "49",
+    124: "50",
+}
 
 
 @pytest.mark.parametrize("task_id", sorted(WRONG_ANSWERS))

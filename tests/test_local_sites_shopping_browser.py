@@ -75,8 +75,11 @@ def test_login_forms_sign_in_and_reject_bad_passwords(sites, browser, page) -> N
 
 
 def test_every_state_changing_task_scores_zero_on_the_pristine_shop(sites, page) -> None:
-    ids = [t["task_id"] for t in load_tasks() if t["sites"][0].startswith("shopping")
-           and "program_html" in t["eval"]["eval_types"]]
+    ids = [
+        t["task_id"]
+        for t in load_tasks()
+        if t["sites"][0].startswith("shopping") and "program_html" in t["eval"]["eval_types"]
+    ]
     assert len(ids) >= 15
     page.goto(sites.urls["shopping"] + "/contact/")  # "last"-page tasks read the page the agent ends on
     assert {task_id: score(sites, page, task_id) for task_id in ids} == {task_id: 0.0 for task_id in ids}
@@ -119,9 +122,17 @@ def test_order_task_rejects_the_wrong_variant(sites, page) -> None:
     shop = sites.urls["shopping"]
     page.goto(shop + "/clarks-women-s-sandal.html")  # task 16: 2 pairs, size 8, Blue
     product = page.locator("input[name=product]").first.get_attribute("value")
-    address = {"firstname": "Emma", "lastname": "Lopez", "street1": "101 S San Mateo Dr", "city": "San Mateo",
-               "region": "California", "postcode": "94010", "country": "United States", "phone": "6505551212",
-               "shipping_method": "flatrate"}
+    address = {
+        "firstname": "Emma",
+        "lastname": "Lopez",
+        "street1": "101 S San Mateo Dr",
+        "city": "San Mateo",
+        "region": "California",
+        "postcode": "94010",
+        "country": "United States",
+        "phone": "6505551212",
+        "shipping_method": "flatrate",
+    }
     post(page, shop + "/checkout/cart/add/", {"product": product, "qty": "2", "size": "8", "color": "Green"})
     post(page, shop + "/checkout/", address)
     assert score(sites, page, 16) == 0.0
@@ -140,14 +151,28 @@ def test_report_task_needs_the_right_dates_on_the_report_page(sites, page) -> No
     assert score(sites, page, 116) == 0.0
 
 
-@pytest.mark.parametrize("task_id, wrong_url, right_url", [
-    (6, "/catalogsearch/result/?q=chairs", "/catalogsearch/result/index/?q=chairs&product_list_order=price&product_list_dir=asc"),
-    (7, "/catalogsearch/result/?q=headphones&product_list_order=price&product_list_dir=asc",
-     "/catalogsearch/result/?q=headphones&product_list_order=price&product_list_dir=desc"),
-    (10, "/electronics.html", "/electronics/headphones.html?p=2"),
-    (11, "/clothing-shoes-jewelry/women/shoes.html?price=25-50", "/clothing-shoes-jewelry/women/shoes.html?price=0-25"),
-    (103, "/review/product/", "/review/product/pending/?search=x"),
-])
+@pytest.mark.parametrize(
+    "task_id, wrong_url, right_url",
+    [
+        (
+            6,
+            "/catalogsearch/result/?q=chairs",
+            "/catalogsearch/result/index/?q=chairs&product_list_order=price&product_list_dir=asc",
+        ),
+        (
+            7,
+            "/catalogsearch/result/?q=headphones&product_list_order=price&product_list_dir=asc",
+            "/catalogsearch/result/?q=headphones&product_list_order=price&product_list_dir=desc",
+        ),
+        (10, "/electronics.html", "/electronics/headphones.html?p=2"),
+        (
+            11,
+            "/clothing-shoes-jewelry/women/shoes.html?price=25-50",
+            "/clothing-shoes-jewelry/women/shoes.html?price=0-25",
+        ),
+        (103, "/review/product/", "/review/product/pending/?search=x"),
+    ],
+)
 def test_url_tasks_reject_near_misses(sites, task_id: int, wrong_url: str, right_url: str) -> None:
     base = sites.urls[get_task(task_id)["sites"][0]]
     assert score(sites, None, task_id, last_url=base + wrong_url) == 0.0

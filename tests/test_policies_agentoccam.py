@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_wrappers_observation import GOOGLE, N, axtree
 
 from policies import make_policy
 from policies.agentoccam import (
@@ -20,7 +21,6 @@ from policies.agentoccam import (
 )
 from policies.base import TaskSpec
 from policies.llm import Script
-from test_wrappers_observation import GOOGLE, N, axtree
 from wrappers.observation import process_axtree
 
 ONE_SITE = TaskSpec("webarena/local.203", 203, "Find the dean's email", ("reddit",), "http://r/")
@@ -28,8 +28,10 @@ MULTI = TaskSpec("webarena/local.600", 600, "Post it", ("reddit", "gitlab"), "ht
 
 
 def answer(action: str, *, highlight: str = "", reason: str = "It helps.", description: str = "A page.") -> str:
-    return (f"INTERACTION HISTORY SUMMARY:\nNothing yet.\nOBSERVATION DESCRIPTION:\n{description}\n"
-            f"REASON:\n{reason}\nACTION:\n{action}\nOBSERVATION HIGHLIGHT:\n{highlight}")
+    return (
+        f"INTERACTION HISTORY SUMMARY:\nNothing yet.\nOBSERVATION DESCRIPTION:\n{description}\n"
+        f"REASON:\n{reason}\nACTION:\n{action}\nOBSERVATION HIGHLIGHT:\n{highlight}"
+    )
 
 
 def page_obs(tree: dict, url: str = "http://r/") -> dict:
@@ -38,8 +40,9 @@ def page_obs(tree: dict, url: str = "http://r/") -> dict:
 
 
 def policy(answers: list, task: TaskSpec = ONE_SITE, **kw) -> AgentOccamPolicy:
-    p = make_policy(kw.pop("name", "agentoccam"), script=Script(answers if isinstance(answers, dict)
-                                                                 else {"actor": answers}), **kw)
+    p = make_policy(
+        kw.pop("name", "agentoccam"), script=Script(answers if isinstance(answers, dict) else {"actor": answers}), **kw
+    )
     p.reset(task)
     return p
 
@@ -56,8 +59,9 @@ class Handle:
 
 
 GOOGLE_OBS = page_obs(GOOGLE, "http://google/")
-OTHER_OBS = page_obs(axtree(N("RootWebArea", "Results", None, [N("link", "Stanford Engineering", "5")])),
-                     "http://google/search")
+OTHER_OBS = page_obs(
+    axtree(N("RootWebArea", "Results", None, [N("link", "Stanford Engineering", "5")])), "http://google/search"
+)
 
 
 # -- prompt assembly -------------------------------------------------------------------------------
@@ -66,25 +70,39 @@ OTHER_OBS = page_obs(axtree(N("RootWebArea", "Results", None, [N("link", "Stanfo
 def test_user_message_sections_in_card_order_and_empty_ones_omitted():
     p = policy([])
     user = p.messages(GOOGLE_OBS)[1]["content"]
-    assert user == ("OBJECTIVE:\nFind the dean's email\n"
-                    "PREVIOUS PLANS:\n[0] (Active Plan) Find the solution to \"Find the dean's email\"\n"
-                    f"CURRENT OBSERVATION:\n{GOOGLE_OBS['text']}\n")
+    assert user == (
+        "OBJECTIVE:\nFind the dean's email\n"
+        'PREVIOUS PLANS:\n[0] (Active Plan) Find the solution to "Find the dean\'s email"\n'
+        f"CURRENT OBSERVATION:\n{GOOGLE_OBS['text']}\n"
+    )
     p = policy([answer("click [12]")])
     p.act(GOOGLE_OBS, Handle())
     user = p.messages(OTHER_OBS)[1]["content"]
-    heads = [user.index(s) for s in ("OBJECTIVE:\n", "PREVIOUS PLANS:\n", "INTERACTION HISTORY:\n",
-                                     "CURRENT OBSERVATION:\n")]
+    heads = [
+        user.index(s) for s in ("OBJECTIVE:\n", "PREVIOUS PLANS:\n", "INTERACTION HISTORY:\n", "CURRENT OBSERVATION:\n")
+    ]
     assert heads == sorted(heads)
 
 
 def test_system_prompt_lists_fields_and_commands_per_configuration():
     system = policy([]).messages(GOOGLE_OBS)[0]["content"]
-    fields = ["INTERACTION HISTORY SUMMARY:", "OBSERVATION DESCRIPTION:", "REASON:", "ACTION:",
-              "OBSERVATION HIGHLIGHT:"]
+    fields = [
+        "INTERACTION HISTORY SUMMARY:",
+        "OBSERVATION DESCRIPTION:",
+        "REASON:",
+        "ACTION:",
+        "OBSERVATION HIGHLIGHT:",
+    ]
     assert [system.index(f"\n{f}\n") for f in fields] == sorted(system.index(f"\n{f}\n") for f in fields)
-    order = ["- branch [parent_plan_id] [new_subplan_intent]:", "- prune [resume_plan_id] [reason]:",
-             "- click [id]:", "- type [id] [content] [press_enter_after=0|1]:", "- stop [answer]:",
-             "- note [content]:", "- go_back:"]
+    order = [
+        "- branch [parent_plan_id] [new_subplan_intent]:",
+        "- prune [resume_plan_id] [reason]:",
+        "- click [id]:",
+        "- type [id] [content] [press_enter_after=0|1]:",
+        "- stop [answer]:",
+        "- note [content]:",
+        "- go_back:",
+    ]
     assert [system.index(c) for c in order] == sorted(system.index(c) for c in order)
     assert "go_home" not in system and "scroll" not in system
     assert "- go_home:" in policy([], MULTI).messages(GOOGLE_OBS)[0]["content"]
@@ -114,7 +132,12 @@ def test_defaults_are_the_cards():
     actor = p.llm.settings("actor")
     assert (actor.temperature, actor.top_p, actor.max_tokens) == (0.5, 0.95, None)
     assert (p.max_steps, p.preset, p.history_depth, p.pivotal_max_nodes, p.highlight_max_words) == (
-        20, "agentoccam", 3, 30, 200)
+        20,
+        "agentoccam",
+        3,
+        30,
+        200,
+    )
     j = make_policy("agentoccam_judge", script={"actor": []})
     assert j.judge and j.history_depth is None and j.llm.settings("judge").temperature == 0.5
     assert type(j) is type(p)
@@ -128,16 +151,25 @@ OBJECTIVE = 'Open my latest updated issue that has keyword "feature" in its titl
 def test_plan_tree_rendering_after_branches_matches_card_example():
     tree = PlanTree(OBJECTIVE, "http://g/")
     assert tree.render() == f'[0] (Active Plan) Find the solution to "{OBJECTIVE}"'
-    tree.branch(0, 'Navigate to the Issues page to search for the latest issue with the keyword "feature" in the '
-                'title.', "http://g/", 0)
-    tree.branch(1, 'Search for the latest issue with the keyword "feature" in the title and check if it is closed.',
-                "http://g/issues", 2)
+    tree.branch(
+        0,
+        'Navigate to the Issues page to search for the latest issue with the keyword "feature" in the title.',
+        "http://g/",
+        0,
+    )
+    tree.branch(
+        1,
+        'Search for the latest issue with the keyword "feature" in the title and check if it is closed.',
+        "http://g/issues",
+        2,
+    )
     tree.branch(1, 'Open the latest issue with the keyword "feature" in the title.', "http://g/issues?s=f", 5)
     assert tree.render() == (
         f'[0] Find the solution to "{OBJECTIVE}"\n'
         '\t[1] Navigate to the Issues page to search for the latest issue with the keyword "feature" in the title.\n'
         '\t\t[2] Search for the latest issue with the keyword "feature" in the title and check if it is closed.\n'
-        '\t\t[3] (Active Plan) Open the latest issue with the keyword "feature" in the title.')
+        '\t\t[3] (Active Plan) Open the latest issue with the keyword "feature" in the title.'
+    )
 
 
 def test_prune_hides_abandoned_plans_and_resumes_with_their_steps():
@@ -153,8 +185,9 @@ def test_prune_hides_abandoned_plans_and_resumes_with_their_steps():
     resumed = tree.prune(1, "B led nowhere")
     assert resumed.id == 1 and tree.active_id == 1 and resumed.url == "http://g/a"
     assert resumed.steps_taken == [1, 2, 3, 4]  # its own steps, its creation and its former subtree's
-    assert tree.render() == ('[0] Find the solution to "goal"\n'
-                             '\t[1] (Active Plan) A # resumed 1 time(s); reasons: 0. B led nowhere')
+    assert tree.render() == (
+        '[0] Find the solution to "goal"\n\t[1] (Active Plan) A # resumed 1 time(s); reasons: 0. B led nowhere'
+    )
     with pytest.raises(PlanError):
         tree.branch(3, "C again", "u", 7)  # C was a later sibling: gone with the abandoned branch
     assert tree.branch(1, "D", "u", 7).id == 4  # ids stay unique
@@ -163,9 +196,13 @@ def test_prune_hides_abandoned_plans_and_resumes_with_their_steps():
 
 
 def test_policy_branch_prune_navigate_back_and_scope_the_history():
-    script = [answer("branch [0] [Use the search box]"), answer("type [12] [dean email]", description="Google."),
-              answer("note [search has no email]"), answer("prune [0] [Search is a dead end]"),
-              answer("click [5]")]
+    script = [
+        answer("branch [0] [Use the search box]"),
+        answer("type [12] [dean email]", description="Google."),
+        answer("note [search has no email]"),
+        answer("prune [0] [Search is a dead end]"),
+        answer("click [5]"),
+    ]
     p = policy(script)
     handle = Handle()
     assert p.act(GOOGLE_OBS, handle).action == "branch [0] [Use the search box]"
@@ -183,8 +220,10 @@ def test_policy_branch_prune_navigate_back_and_scope_the_history():
     assert p.tree.active_id == 0 and p.tree.active.steps_taken == [0, 1, 2]
     user = p.messages(GOOGLE_OBS)[1]["content"]
     plans = user.split("PREVIOUS PLANS:\n")[1].split("INTERACTION HISTORY:")[0]
-    assert plans == ("[0] (Active Plan) Find the solution to \"Find the dean's email\""
-                     " # resumed 1 time(s); reasons: 0. Search is a dead end\n")
+    assert plans == (
+        '[0] (Active Plan) Find the solution to "Find the dean\'s email"'
+        " # resumed 1 time(s); reasons: 0. Search is a dead end\n"
+    )
     assert user.count("<step_") == 3 and "ACTION:\nbranch [0] [Use the search box]" in user
     assert json.loads(json.dumps(p.state()))["plan_tree"]["active"] == 0
 
@@ -198,16 +237,26 @@ def test_invalid_plan_id_becomes_a_note_and_changes_nothing():
 
 # -- pivotal-node replay ---------------------------------------------------------------------------
 
-CARD_REASON = ("To progress towards finding the email address of the Dean of the School of Engineering at "
-               "Stanford University, the first logical step is to search for relevant information.")
+CARD_REASON = (
+    "To progress towards finding the email address of the Dean of the School of Engineering at "
+    "Stanford University, the first logical step is to search for relevant information."
+)
 
 
 def test_pivotal_highlight_replayed_as_in_the_card_example():
-    p = policy([answer("type [12] [Dean of the School of Engineering Stanford University email] [1]",
-                       highlight="12, 272", reason=CARD_REASON)])
+    p = policy(
+        [
+            answer(
+                "type [12] [Dean of the School of Engineering Stanford University email] [1]",
+                highlight="12, 272",
+                reason=CARD_REASON,
+            )
+        ]
+    )
     p.act(GOOGLE_OBS, Handle())
     user = p.messages(OTHER_OBS)[1]["content"]
-    assert """INTERACTION HISTORY:
+    assert (
+        """INTERACTION HISTORY:
 <step_0_interaction>
 OBSERVATION:
 RootWebArea 'Google'
@@ -218,12 +267,16 @@ RootWebArea 'Google'
 \t\tbutton 'Google Search'
 \t\tbutton "I'm Feeling Lucky"
 REASON FOR ACTION:
-""" + CARD_REASON + """
+"""
+        + CARD_REASON
+        + """
 ACTION:
 type [12] [Dean of the School of Engineering Stanford University email] [1]
 </step_0_interaction>
 CURRENT OBSERVATION:
-""" in user
+"""
+        in user
+    )
     same = p.messages(GOOGLE_OBS)[1]["content"]  # the page did not change: a placeholder
     assert "OBSERVATION:\nThe same as the CURRENT OBSERVATION section below.\nREASON" in same
 
@@ -240,7 +293,12 @@ def test_replay_falls_back_to_the_description_and_only_the_last_steps_replay_pag
     assert observations == ["d0", "d1", "h2", "h3", "d4"]  # 0-1 outside the window; 4 has no highlight
     text = render_history(records, "current", depth=None, max_words=200, show_plan=False)
     assert [b.split("OBSERVATION:\n")[1].split("\n")[0] for b in text.split("</step_")[:-1]] == [
-        "h0", "d1", "h2", "h3", "d4"]  # 200 words is not below the threshold
+        "h0",
+        "d1",
+        "h2",
+        "h3",
+        "d4",
+    ]  # 200 words is not below the threshold
     assert "ACTIVE PLAN" not in text
 
 
@@ -262,21 +320,32 @@ def test_parse_fields_tolerates_markdown_and_missing_fields():
     assert parse_fields("no headers at all") == {}
 
 
-@pytest.mark.parametrize("written,sent", [
-    ("type [12] [dean email]", "type [12] [dean email] [1]"),  # no flag: Enter
-    ("type [12] [dean email] [0]", "type [12] [dean email] [0]"),
-    ("stop [N/A: the school lists no dean]", "stop [N/A: the school lists no dean]"),
-    ("```\nclick [272]\n```", "click [272]"),
-    ("note [the dean is Jane]\nclick [272]", "note [the dean is Jane]\nclick [272]"),
-])
+@pytest.mark.parametrize(
+    "written,sent",
+    [
+        ("type [12] [dean email]", "type [12] [dean email] [1]"),  # no flag: Enter
+        ("type [12] [dean email] [0]", "type [12] [dean email] [0]"),
+        ("stop [N/A: the school lists no dean]", "stop [N/A: the school lists no dean]"),
+        ("```\nclick [272]\n```", "click [272]"),
+        ("note [the dean is Jane]\nclick [272]", "note [the dean is Jane]\nclick [272]"),
+    ],
+)
 def test_actions_are_parsed_into_canonical_commands(written, sent):
     decision = policy([answer(written)]).act(GOOGLE_OBS, Handle())
     assert decision.action == sent and decision.error is None and decision.parsed["reasks"] == 0
 
 
 def test_malformed_answers_are_re_asked_with_a_penalty_then_given_up():
-    p = policy(["I think I should click the search box.", answer("click [999]"), answer("hover [12]"),
-                answer("click [12]\nclick [272]"), answer("click [12]")], max_reasks=3)
+    p = policy(
+        [
+            "I think I should click the search box.",
+            answer("click [999]"),
+            answer("hover [12]"),
+            answer("click [12]\nclick [272]"),
+            answer("click [12]"),
+        ],
+        max_reasks=3,
+    )
     decision = p.act(GOOGLE_OBS, Handle())
     assert decision.action is None and len(decision.llm_calls) == 4
     assert "no valid action after re-asks: only one browser command per step" in decision.error
@@ -308,13 +377,16 @@ def test_env_action_errors_are_noted_on_the_plan():
 
 def candidates(*pairs: tuple[str, str]) -> str:
     items = "\n\n".join(f"- reason: [{r}]\n- action: [{a}]" for r, a in pairs)
-    return (f"INTERACTION HISTORY SUMMARY:\nNone.\nOBSERVATION DESCRIPTION:\nGoogle.\n"
-            f"ACTION CANDIDATES:\n{items}\nOBSERVATION HIGHLIGHT:\n12")
+    return (
+        f"INTERACTION HISTORY SUMMARY:\nNone.\nOBSERVATION DESCRIPTION:\nGoogle.\n"
+        f"ACTION CANDIDATES:\n{items}\nOBSERVATION HIGHLIGHT:\n12"
+    )
 
 
 def test_parse_candidates():
-    text = ("- reason: [search]\n- action: [type [12] [x] [1]]\n\n- reason: [no action]\n\n"
-            "- reason: [r]\n- action: go_back")
+    text = (
+        "- reason: [search]\n- action: [type [12] [x] [1]]\n\n- reason: [no action]\n\n- reason: [r]\n- action: go_back"
+    )
     assert parse_candidates(text) == [("search", "type [12] [x] [1]"), ("r", "go_back")]
 
 
@@ -326,9 +398,17 @@ def test_judge_picks_among_distinct_candidates():
         index = next(i for i, b in enumerate(blocks) if "\nclick [272]\n" in b)
         return f"PLAN PROGRESS ASSESSMENT:\n- plan [0]\nACTION ASSESSMENT:\nfine\nACTION SELECTION:\n{index}"
 
-    p = policy({"actor": [candidates(("search", "click [272]"), ("other", "go_back"), ("bad", "click [999]"),
-                                     ("again", "click [272]"))],
-                "judge": [pick_click]}, name="agentoccam_judge")
+    p = policy(
+        {
+            "actor": [
+                candidates(
+                    ("search", "click [272]"), ("other", "go_back"), ("bad", "click [999]"), ("again", "click [272]")
+                )
+            ],
+            "judge": [pick_click],
+        },
+        name="agentoccam_judge",
+    )
     decision = p.act(GOOGLE_OBS, Handle())
     assert decision.action == "click [272]" and decision.thought == "search"
     assert [c.role for c in decision.llm_calls] == ["actor", "judge"]
@@ -340,15 +420,16 @@ def test_judge_is_skipped_for_one_action_and_falls_back_on_a_bad_reply():
     p = policy({"actor": [candidates(("a", "click [12]"), ("b", "click [12]"))]}, name="agentoccam_judge")
     decision = p.act(GOOGLE_OBS, Handle())
     assert decision.action == "click [12]" and [c.role for c in decision.llm_calls] == ["actor"]
-    p = policy({"actor": [candidates(("a", "click [12]"), ("b", "go_back"))], "judge": ["I like both."]},
-               name="agentoccam_judge")
+    p = policy(
+        {"actor": [candidates(("a", "click [12]"), ("b", "go_back"))], "judge": ["I like both."]},
+        name="agentoccam_judge",
+    )
     decision = p.act(GOOGLE_OBS, Handle())
     assert decision.action == decision.parsed["candidates"][0]["action"]
 
 
 def test_judge_variant_re_asks_when_no_candidate_is_valid():
-    p = policy({"actor": [candidates(("a", "click [999]")), candidates(("b", "click [12]"))]},
-               name="agentoccam_judge")
+    p = policy({"actor": [candidates(("a", "click [999]")), candidates(("b", "click [12]"))]}, name="agentoccam_judge")
     decision = p.act(GOOGLE_OBS, Handle())
     assert decision.action == "click [12]" and decision.parsed["reasks"] == 1
     assert "holds no valid `- action: [...]` item" in decision.llm_calls[1].messages[0]["content"]

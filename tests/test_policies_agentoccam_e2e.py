@@ -19,9 +19,11 @@ GIVE_UP = "stop [N/A: the page does not show it]"
 
 def candidate_fields(action: str) -> str:
     """Judge variant: the reference command and a premature give-up as the two candidates."""
-    return (f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page.\n"
-            f"ACTION CANDIDATES:\n- reason: [the next step of the solution]\n- action: [{action}]\n\n"
-            f"- reason: [maybe it cannot be done]\n- action: [{GIVE_UP}]\nOBSERVATION HIGHLIGHT:\n")
+    return (
+        f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page.\n"
+        f"ACTION CANDIDATES:\n- reason: [the next step of the solution]\n- action: [{action}]\n\n"
+        f"- reason: [maybe it cannot be done]\n- action: [{GIVE_UP}]\nOBSERVATION HIGHLIGHT:\n"
+    )
 
 
 def judge_choosing(pred):
@@ -30,14 +32,21 @@ def judge_choosing(pred):
     def judge(messages):
         choices = messages[-1]["content"].split("ACTION CHOICES:\n")[1].split("\n\n")
         index = next(i for i, c in enumerate(choices) if pred(c.split("\n")[1]))
-        return (f"PLAN PROGRESS ASSESSMENT:\n- plan [0]\nACTION ASSESSMENT:\n- action [0]: ok\n"
-                f"ACTION SELECTION:\n{index}")
+        return (
+            f"PLAN PROGRESS ASSESSMENT:\n- plan [0]\nACTION ASSESSMENT:\n- action [0]: ok\nACTION SELECTION:\n{index}"
+        )
 
     return judge
 
 
-def oracle_policy(task_id: int, *, judge: bool = False, wrong_answer: str | None = None,
-                  good_judge: bool = True, prefix: list | None = None) -> AgentOccamPolicy:
+def oracle_policy(
+    task_id: int,
+    *,
+    judge: bool = False,
+    wrong_answer: str | None = None,
+    good_judge: bool = True,
+    prefix: list | None = None,
+) -> AgentOccamPolicy:
     oracle = ReferenceOracle(task_id, "agentoccam", candidate_fields if judge else fields, wrong_answer=wrong_answer)
     script = {"actor": [*(prefix or []), *[oracle] * 12]}
     if judge:
@@ -45,8 +54,11 @@ def oracle_policy(task_id: int, *, judge: bool = False, wrong_answer: str | None
     return oracle.attach(make_policy("agentoccam_judge" if judge else "agentoccam", script=Script(script)))
 
 
-@pytest.mark.parametrize("task_id,judge", [(212, False), (306, False), *((t, True) for t in TASKS)],
-                         ids=["agentoccam-212", "agentoccam-306", *(f"judge-{t}" for t in TASKS)])
+@pytest.mark.parametrize(
+    "task_id,judge",
+    [(212, False), (306, False), *((t, True) for t in TASKS)],
+    ids=["agentoccam-212", "agentoccam-306", *(f"judge-{t}" for t in TASKS)],
+)
 def test_solves_local_tasks_with_reference_answers(task_id, judge):
     traj = run_episode(f"webarena/local.{task_id}", oracle_policy(task_id, judge=judge))
     assert traj.err_msg is None, traj.stack_trace
@@ -71,8 +83,10 @@ def test_branch_and_prune_navigate_back_through_the_rollout():
     """AgentOccam's third solved task: branch, a reference click under the subplan, prune back to the
     root (the start page), then the reference solution from the start; prune's return is a recorded goto."""
     explorer = ReferenceOracle(203, "agentoccam", fields)
-    policy = oracle_policy(203, prefix=[fields("branch [0] [Open the forum first]"), explorer,
-                                        fields("prune [0] [Wrong forum, start again]")])
+    policy = oracle_policy(
+        203,
+        prefix=[fields("branch [0] [Open the forum first]"), explorer, fields("prune [0] [Wrong forum, start again]")],
+    )
     traj = run_episode("webarena/local.203", explorer.attach(policy))
     assert traj.err_msg is None and traj.reward == 1.0, traj.stack_trace or traj.evaluation
     actions = [s.action for s in traj.steps]

@@ -11,10 +11,20 @@ from policies.llm import LLM, CallSettings, Script
 
 
 def test_task_spec_from_reset_info():
-    info = {"task_id": 612, "intent": "Compare two posts", "sites": ["reddit", "gitlab"],
-            "start_url": "http://r/", "site_urls": {"reddit": "http://r", "homepage": "http://h"}}
+    info = {
+        "task_id": 612,
+        "intent": "Compare two posts",
+        "sites": ["reddit", "gitlab"],
+        "start_url": "http://r/",
+        "site_urls": {"reddit": "http://r", "homepage": "http://h"},
+    }
     task = TaskSpec.from_reset("webarena/local.612", {"goal": "ignored when intent is given"}, info)
-    assert (task.task_id, task.goal, task.sites, task.multi_site) == (612, "Compare two posts", ("reddit", "gitlab"), True)
+    assert (task.task_id, task.goal, task.sites, task.multi_site) == (
+        612,
+        "Compare two posts",
+        ("reddit", "gitlab"),
+        True,
+    )
     assert task.homepage_url == "http://h" and task.site_urls["reddit"] == "http://r"
     single = TaskSpec.from_reset("e", {"goal": "from obs", "url": "http://s/"}, {"sites": ["shopping"]})
     assert single.goal == "from obs" and single.start_url == "http://s/" and not single.multi_site

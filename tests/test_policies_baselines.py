@@ -8,8 +8,8 @@ import pytest
 
 from experiments.rollout import run_episode
 from policies import make_policy
-from policies.baselines import RandomPolicy, ReferenceStepError, reference_command
 from policies.base import TaskSpec
+from policies.baselines import RandomPolicy, ReferenceStepError, reference_command
 from wrappers.action import WEBARENA_COMMANDS
 
 
@@ -22,36 +22,51 @@ def node(node_id: str, role: str, name: str, bid: str | None, parent: str | None
 
 def dropdown(name: str, bid: str, options: dict[str, str]) -> list[dict]:
     """A <select> named ``name`` with id ``bid`` under the root node "1": its popup and its options (id -> label)."""
-    return [node(f"s{bid}", "combobox", name, bid, "1"), node(f"p{bid}", "MenuListPopup", "", None, f"s{bid}"),
-            *(node(f"o{opt}", "option", label, opt, f"p{bid}") for opt, label in options.items())]
+    return [
+        node(f"s{bid}", "combobox", name, bid, "1"),
+        node(f"p{bid}", "MenuListPopup", "", None, f"s{bid}"),
+        *(node(f"o{opt}", "option", label, opt, f"p{bid}") for opt, label in options.items()),
+    ]
 
 
 OBS = {
     "url": "http://site/form",
     "text": "[5] searchbox 'Search'\n[6] combobox 'Label'\n\t[9] link 'Home'\n[11] button 'Go'",
-    "axtree_object": {"nodes": [
-        node("1", "RootWebArea", "Form", None),
-        node("2", "searchbox", "Search", "5", "1"),
-        *dropdown("Label", "6", {"7": "bug", "8": "enhancement"}),
-        node("10", "link", "Home", "9", "1"),
-        node("12", "button", "Go", "11", "1"),
-    ]},
+    "axtree_object": {
+        "nodes": [
+            node("1", "RootWebArea", "Form", None),
+            node("2", "searchbox", "Search", "5", "1"),
+            *dropdown("Label", "6", {"7": "bug", "8": "enhancement"}),
+            node("10", "link", "Home", "9", "1"),
+            node("12", "button", "Go", "11", "1"),
+        ]
+    },
 }
 SEARCH = {"role": "searchbox", "name": "Search"}
 
 
-@pytest.mark.parametrize("steps,expected", [
-    ([{"action": "fill", "target": SEARCH, "value": "red hat"},
-      {"action": "press", "target": SEARCH, "value": "Enter"}], ("type [5] [red hat] [1]", 2)),
-    ([{"action": "fill", "target": SEARCH, "value": "red hat"}], ("type [5] [red hat] [0]", 1)),
-    ([{"action": "select_option", "target": {"role": "combobox", "name": "Label"}, "value": "enhancement"}],
-     ("click [8]", 1)),
-    ([{"action": "click", "target": {"role": "link", "name": "Home"}}], ("click [9]", 1)),
-    ([{"action": "goto", "url": "__REDDIT__/f/books"}], ("goto [http://r.test/f/books]", 1)),
-    ([{"action": "go_back"}], ("go_back", 1)),
-    ([{"action": "send_msg_to_user", "text": "42 [approx]"}], ("stop [42 [approx]]", 1)),
-    ([{"action": "report_infeasible", "text": "no such order"}], ("stop [N/A: no such order]", 1)),
-])
+@pytest.mark.parametrize(
+    "steps,expected",
+    [
+        (
+            [
+                {"action": "fill", "target": SEARCH, "value": "red hat"},
+                {"action": "press", "target": SEARCH, "value": "Enter"},
+            ],
+            ("type [5] [red hat] [1]", 2),
+        ),
+        ([{"action": "fill", "target": SEARCH, "value": "red hat"}], ("type [5] [red hat] [0]", 1)),
+        (
+            [{"action": "select_option", "target": {"role": "combobox", "name": "Label"}, "value": "enhancement"}],
+            ("click [8]", 1),
+        ),
+        ([{"action": "click", "target": {"role": "link", "name": "Home"}}], ("click [9]", 1)),
+        ([{"action": "goto", "url": "__REDDIT__/f/books"}], ("goto [http://r.test/f/books]", 1)),
+        ([{"action": "go_back"}], ("go_back", 1)),
+        ([{"action": "send_msg_to_user", "text": "42 [approx]"}], ("stop [42 [approx]]", 1)),
+        ([{"action": "report_infeasible", "text": "no such order"}], ("stop [N/A: no such order]", 1)),
+    ],
+)
 def test_reference_steps_translate_to_the_bracketed_grammar(steps, expected):
     assert reference_command(steps, 0, OBS, WEBARENA_COMMANDS, {"reddit": "http://r.test"}) == expected
 
@@ -60,13 +75,20 @@ def test_untranslatable_reference_steps_are_clear_errors():
     with pytest.raises(ReferenceStepError, match="does not offer"):
         reference_command([{"action": "goto", "url": "http://x/"}], 0, OBS, ("click", "type", "stop"))
     with pytest.raises(ReferenceStepError, match="no option 'wontfix'"):
-        reference_command([{"action": "select_option", "target": {"role": "combobox", "name": "Label"},
-                            "value": "wontfix"}], 0, OBS, WEBARENA_COMMANDS)
+        reference_command(
+            [{"action": "select_option", "target": {"role": "combobox", "name": "Label"}, "value": "wontfix"}],
+            0,
+            OBS,
+            WEBARENA_COMMANDS,
+        )
 
 
 def test_select_steps_name_options_by_label_or_value():
     labels = {"7": "Vinta Chen (@vinta)", "8": "Carol Chen (@vinta.c)", "9": "Private", "10": "private"}
-    obs = {**OBS, "axtree_object": {"nodes": [node("1", "RootWebArea", "Form", None), *dropdown("Assignee", "6", labels)]}}
+    obs = {
+        **OBS,
+        "axtree_object": {"nodes": [node("1", "RootWebArea", "Form", None), *dropdown("Assignee", "6", labels)]},
+    }
 
     def pick(value: str) -> str:
         step = {"action": "select_option", "target": {"role": "combobox", "name": "Assignee"}, "value": value}
@@ -121,9 +143,11 @@ def test_random_policy_runs_within_its_budget():
 def test_replay_retries_a_failed_step_while_its_target_is_still_there():
     from policies.baselines import ReferenceReplay
 
-    steps = [{"action": "click", "target": {"role": "link", "name": "Home"}},
-             {"action": "click", "target": {"role": "button", "name": "Go"}},
-             {"action": "send_msg_to_user", "text": "done"}]
+    steps = [
+        {"action": "click", "target": {"role": "link", "name": "Home"}},
+        {"action": "click", "target": {"role": "button", "name": "Go"}},
+        {"action": "send_msg_to_user", "text": "done"},
+    ]
     replay = ReferenceReplay(steps, {}, max_retries=1)
     assert replay.next_command(OBS, WEBARENA_COMMANDS) == "click [9]"
     failed = {**OBS, "last_action_error": "TimeoutError: Locator.click: Timeout 500ms exceeded."}

@@ -29,13 +29,19 @@ def say(action: str, why: str = "Let's think step by step. The page shows what I
 # -- parsing ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text,action", [
-    (say("click [12]"), "click [12]"),
-    ("Thinking.\nIn summary, the next action I will perform is\n```\ntype [3] [red hat] [1]\n```\n", "type [3] [red hat] [1]"),
-    ("in summary, THE NEXT ACTION I WILL PERFORM IS ```stop [N/A]```", "stop [N/A]"),
-    ("First ```scroll [down]``` maybe, but finally ```go_back```", "go_back"),  # no phrase: the last block
-    ("Example: " + say("click [1]") + " ... " + say("stop [42]"), "stop [42]"),  # the last phrase wins
-])
+@pytest.mark.parametrize(
+    "text,action",
+    [
+        (say("click [12]"), "click [12]"),
+        (
+            "Thinking.\nIn summary, the next action I will perform is\n```\ntype [3] [red hat] [1]\n```\n",
+            "type [3] [red hat] [1]",
+        ),
+        ("in summary, THE NEXT ACTION I WILL PERFORM IS ```stop [N/A]```", "stop [N/A]"),
+        ("First ```scroll [down]``` maybe, but finally ```go_back```", "go_back"),  # no phrase: the last block
+        ("Example: " + say("click [1]") + " ... " + say("stop [42]"), "stop [42]"),  # the last phrase wins
+    ],
+)
 def test_parse_answer_extracts_the_action(text, action):
     assert parse_answer(text, WEBARENA_ACTIONS)[1] == action
 
@@ -45,12 +51,15 @@ def test_parse_answer_keeps_the_reasoning():
     assert reasoning == "The link [12] opens the forum."
 
 
-@pytest.mark.parametrize("text,message", [
-    ("I would click the first link.", "no action found"),
-    (say("jump [3]"), r"'jump \[3\]' is not an available action"),
-    (say("note [remember this]"), "is not an available action"),
-    (f"{ANSWER_PHRASE} click [3]", "no action found"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("I would click the first link.", "no action found"),
+        (say("jump [3]"), r"'jump \[3\]' is not an available action"),
+        (say("note [remember this]"), "is not an available action"),
+        (f"{ANSWER_PHRASE} click [3]", "no action found"),
+    ],
+)
 def test_parse_answer_rejects_unusable_answers(text, message):
     with pytest.raises(ActionParseError, match=message):
         parse_answer(text, WEBARENA_ACTIONS)
@@ -96,18 +105,23 @@ def test_observation_is_cut_to_the_token_budget():
     cut = truncate_tokens(long, 1920, "gpt-4-turbo")
     import litellm
 
-    assert len(litellm.encode(model="gpt-4-turbo", text=cut)) <= 1920 < len(litellm.encode(model="gpt-4-turbo", text=long))
+    assert (
+        len(litellm.encode(model="gpt-4-turbo", text=cut)) <= 1920 < len(litellm.encode(model="gpt-4-turbo", text=long))
+    )
     assert long.startswith(cut[:-20])
     assert truncate_tokens("short", 1920, "gpt-4-turbo") == "short"
 
 
 def test_failed_action_is_reported_in_previous_action():
-    policy = ReActPolicy(script=Script({"actor": [say("click [99]"), say("click [1]")]}), actions=list(WEBARENA_ACTIONS))
+    policy = ReActPolicy(
+        script=Script({"actor": [say("click [99]"), say("click [1]")]}), actions=list(WEBARENA_ACTIONS)
+    )
     policy.reset(TASK)
     policy.act({"text": "", "url": "u"}, None)
     messages = policy.messages({"text": "", "url": "u", "last_action_error": "element [99] is not on the current page"})
     assert messages[-1]["content"].endswith(
-        "PREVIOUS ACTION: click [99] (it failed: element [99] is not on the current page)")
+        "PREVIOUS ACTION: click [99] (it failed: element [99] is not on the current page)"
+    )
 
 
 def test_repeated_actions_trigger_webarena_early_stop():
@@ -116,9 +130,20 @@ def test_repeated_actions_trigger_webarena_early_stop():
     decisions = [policy.act({"text": "", "url": "u"}, None) for _ in range(4)]
     assert [d.action for d in decisions] == ["scroll [down]"] * 3 + ["stop [Early stop: same action repeated 3 times]"]
     assert decisions[-1].llm_calls == []  # decided before asking the model, as WebArena's runner does
-    typing = ReActPolicy(script=Script({"actor": [say("type [3] [a] [1]"), say("click [4]"), say("type [3] [a] [1]"),
-                                                  say("click [5]"), say("type [3] [a] [1]")]}),
-                         actions=list(WEBARENA_ACTIONS))
+    typing = ReActPolicy(
+        script=Script(
+            {
+                "actor": [
+                    say("type [3] [a] [1]"),
+                    say("click [4]"),
+                    say("type [3] [a] [1]"),
+                    say("click [5]"),
+                    say("type [3] [a] [1]"),
+                ]
+            }
+        ),
+        actions=list(WEBARENA_ACTIONS),
+    )
     typing.reset(TASK)
     actions = [typing.act({"text": "", "url": "u"}, None).action for _ in range(6)]
     assert actions[4] == "type [3] [a] [1]" and actions[5].startswith("stop [Early stop: same action repeated")
@@ -139,8 +164,9 @@ def oracle_react(task_id: int, n_answers: int = 12, wrong_answer: str | None = N
     """ReAct whose scripted LLM answers with the task's reference steps in ReAct's format."""
     from policies.baselines import ReferenceOracle
 
-    oracle = ReferenceOracle(task_id, "webarena", lambda c: say(c, "Let's think step by step. On this page:"),
-                             wrong_answer=wrong_answer)
+    oracle = ReferenceOracle(
+        task_id, "webarena", lambda c: say(c, "Let's think step by step. On this page:"), wrong_answer=wrong_answer
+    )
     return oracle.attach(ReActPolicy(script=Script({"actor": [oracle] * n_answers})))
 
 

@@ -33,13 +33,22 @@ class TextSiteEnv(gym.Env):
         self.url, self.n, self.closed = "http://t/", 0, False
 
     def _obs(self, error: str = "") -> dict[str, Any]:
-        return {"text": PAGES.get(self.url, "(empty)"), "url": self.url, "last_action_error": error,
-                "screenshot": np.full((4, 6, 3), 200, dtype=np.uint8)}
+        return {
+            "text": PAGES.get(self.url, "(empty)"),
+            "url": self.url,
+            "last_action_error": error,
+            "screenshot": np.full((4, 6, 3), 200, dtype=np.uint8),
+        }
 
     def reset(self, *, seed=None, options=None):
         self.url, self.n = "http://t/", 0
-        return self._obs(), {"task_id": 7, "intent": "What does the red hat cost?", "sites": ["shopping"],
-                             "start_url": "http://t/", "site_urls": {"shopping": "http://t"}}
+        return self._obs(), {
+            "task_id": 7,
+            "intent": "What does the red hat cost?",
+            "sites": ["shopping"],
+            "start_url": "http://t/",
+            "site_urls": {"shopping": "http://t"},
+        }
 
     def step(self, action: str):
         if self.fail_on and self.fail_on in action:
@@ -101,8 +110,9 @@ def say(action: str) -> str:
 
 
 def test_success_is_recorded_step_by_step(envs, tmp_path):
-    traj = rollout.run_episode("test/shop", react([say("click [1]"), say("stop [$12]")]), out_dir=tmp_path,
-                               screenshots=True)
+    traj = rollout.run_episode(
+        "test/shop", react([say("click [1]"), say("stop [$12]")]), out_dir=tmp_path, screenshots=True
+    )
     assert traj.err_msg is None and traj.terminated and traj.reward == 1.0
     assert [s.action for s in traj.steps] == ["click [1]", "stop [$12]"]
     assert traj.steps[1].url == "http://t/hats" and "RED HAT" in traj.steps[1].observation
@@ -200,9 +210,13 @@ def test_handle_calls_are_recorded_and_wrapped(envs):
     traj = rollout.run_episode("test/shop", Explorer())
     assert traj.reward == 1.0
     ops = [(c["op"], c["arg"], c["url"], c["error"] is None) for c in traj.steps[0].handle_calls]
-    assert ops == [("snapshot", None, None, True), ("step", "click [1]", "http://t/hats", True),
-                   ("goto", "http://t/shoes", "http://t/shoes", True), ("restore", "snap0", "http://t/", True),
-                   ("restore", "nope", None, False)]
+    assert ops == [
+        ("snapshot", None, None, True),
+        ("step", "click [1]", "http://t/hats", True),
+        ("goto", "http://t/shoes", "http://t/shoes", True),
+        ("restore", "snap0", "http://t/", True),
+        ("restore", "nope", None, False),
+    ]
     assert traj.steps[0].policy_state == {"seen": ["[5] STATICTEXT 'RED HAT $12'"]}  # through the wrapper
 
 
@@ -220,7 +234,12 @@ def test_handle_step_that_ends_the_episode_ends_the_decision(envs):
 
 def test_unparseable_answers_are_fed_back_then_early_stop(envs):
     traj = rollout.run_episode("test/shop", react(["I am not sure.", "Still thinking", say("jump [3]")]))
-    assert [s.action for s in traj.steps] == [None, None, None, "stop [Early stop: failed to parse actions for 3 times]"]
+    assert [s.action for s in traj.steps] == [
+        None,
+        None,
+        None,
+        "stop [Early stop: failed to parse actions for 3 times]",
+    ]
     assert "no action found" in traj.steps[0].decision_error
     second_prompt = traj.steps[1].llm_calls[0]["messages"][-1]["content"]
     assert "PREVIOUS ACTION: None (your last answer could not be used: no action found" in second_prompt

@@ -22,19 +22,58 @@ from policies.llm import LLMCall
 
 
 def sample() -> Trajectory:
-    call = LLMCall(role="actor", model="gpt-4o", messages=[{"role": "user", "content": "hi"}], responses=["x"],
-                   prompt_tokens=120, completion_tokens=30, cost=0.002, latency_s=0.5)
-    cached = LLMCall(role="judge", model="gpt-4o", messages=[], responses=["1"], prompt_tokens=50,
-                     completion_tokens=1, cost=0.001, latency_s=0.01, cached=True)
-    unpriced = LLMCall(role="actor", model="openai/local", messages=[], responses=["y"], prompt_tokens=80,
-                       completion_tokens=5, cost=None, latency_s=0.2)
-    traj = Trajectory(env_id="webarena/local.3", policy={"name": "react", "preset": "webarena"}, seed=0,
-                      max_steps=30)
+    call = LLMCall(
+        role="actor",
+        model="gpt-4o",
+        messages=[{"role": "user", "content": "hi"}],
+        responses=["x"],
+        prompt_tokens=120,
+        completion_tokens=30,
+        cost=0.002,
+        latency_s=0.5,
+    )
+    cached = LLMCall(
+        role="judge",
+        model="gpt-4o",
+        messages=[],
+        responses=["1"],
+        prompt_tokens=50,
+        completion_tokens=1,
+        cost=0.001,
+        latency_s=0.01,
+        cached=True,
+    )
+    unpriced = LLMCall(
+        role="actor",
+        model="openai/local",
+        messages=[],
+        responses=["y"],
+        prompt_tokens=80,
+        completion_tokens=5,
+        cost=None,
+        latency_s=0.2,
+    )
+    traj = Trajectory(env_id="webarena/local.3", policy={"name": "react", "preset": "webarena"}, seed=0, max_steps=30)
     traj.steps = [
-        StepRecord(index=0, url="http://a/", observation="[1] link 'x'", action="click [1]",
-                   llm_calls=[call.to_dict(), cached.to_dict()], timings={"act_s": 0.6, "env_s": 0.3}),
-        StepRecord(index=1, url="http://a/x", observation="", action="stop [42]", llm_calls=[unpriced.to_dict()],
-                   decision_error=None, action_error="element 9 not found", reward=1.0, terminated=True),
+        StepRecord(
+            index=0,
+            url="http://a/",
+            observation="[1] link 'x'",
+            action="click [1]",
+            llm_calls=[call.to_dict(), cached.to_dict()],
+            timings={"act_s": 0.6, "env_s": 0.3},
+        ),
+        StepRecord(
+            index=1,
+            url="http://a/x",
+            observation="",
+            action="stop [42]",
+            llm_calls=[unpriced.to_dict()],
+            decision_error=None,
+            action_error="element 9 not found",
+            reward=1.0,
+            terminated=True,
+        ),
     ]
     traj.reward, traj.terminated, traj.evaluation = 1.0, True, {"string_match": {"score": 1.0}}
     return traj
@@ -51,15 +90,18 @@ def test_documents_validate_and_round_trip(tmp_path):
     assert json.loads((tmp_path / "summary_info.json").read_text()) == traj.summary_info()
 
 
-@pytest.mark.parametrize("breakage", [
-    lambda d: d.pop("steps"),
-    lambda d: d.update(schema_version="0.1"),
-    lambda d: d["steps"][0].update(action=3),
-    lambda d: d["steps"][0]["llm_calls"][0].update(prompt_tokens=-1),
-    lambda d: d["steps"][1]["llm_calls"][0].pop("cost"),
-    lambda d: d["steps"][0].update(handle_calls=[{"op": "teleport", "error": None}]),
-    lambda d: d["summary"].pop("n_steps"),
-])
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        lambda d: d.pop("steps"),
+        lambda d: d.update(schema_version="0.1"),
+        lambda d: d["steps"][0].update(action=3),
+        lambda d: d["steps"][0]["llm_calls"][0].update(prompt_tokens=-1),
+        lambda d: d["steps"][1]["llm_calls"][0].pop("cost"),
+        lambda d: d["steps"][0].update(handle_calls=[{"op": "teleport", "error": None}]),
+        lambda d: d["summary"].pop("n_steps"),
+    ],
+)
 def test_invalid_documents_are_rejected(breakage):
     data = copy.deepcopy(sample().to_dict())
     breakage(data)
@@ -80,9 +122,15 @@ def test_summary_info_matches_agentlab_and_totals():
 
 
 def test_scrub_removes_credentials_but_keeps_token_counts():
-    config = {"api_key": "abc123", "model": "gpt-4o", "max_tokens": 384, "prompt_tokens": 12,
-              "nested": [{"Authorization": "Bearer zzz"}, "key sk-ABCDEFGHIJKLMNOPQRSTUVWX here"],
-              "password_file": None, "token": "hf_abcdefghijklmnopqrstuvwxyz"}
+    config = {
+        "api_key": "abc123",
+        "model": "gpt-4o",
+        "max_tokens": 384,
+        "prompt_tokens": 12,
+        "nested": [{"Authorization": "Bearer zzz"}, "key sk-ABCDEFGHIJKLMNOPQRSTUVWX here"],
+        "password_file": None,
+        "token": "hf_abcdefghijklmnopqrstuvwxyz",
+    }
     clean = scrub(config)
     assert clean["api_key"] == clean["token"] == "<redacted>" and clean["nested"][0]["Authorization"] == "<redacted>"
     assert clean["nested"][1] == "key <redacted> here"

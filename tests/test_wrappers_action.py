@@ -32,7 +32,9 @@ PAGE = """<!doctype html><html><head><title>Probe shop</title></head><body>
 <div style="height: 3000px"></div>
 <button onclick="document.getElementById('out').textContent = 'bottom'">Bottom button</button>
 </body></html>"""
-PAGE2 = "<!doctype html><html><head><title>Details</title></head><body><h1>Details page</h1><p>Code: 7731</p></body></html>"
+PAGE2 = (
+    "<!doctype html><html><head><title>Details</title></head><body><h1>Details page</h1><p>Code: 7731</p></body></html>"
+)
 
 
 def write_site(directory: Path) -> str:
@@ -240,7 +242,9 @@ def test_fuzz_typed_content_reaches_browsergym_intact(content):
 
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory):
-    env = AgentOccamActions(make_probe_env(tmp_path_factory.mktemp("probe")), ActionConfig(WEBARENA_COMMANDS + ("note", "branch", "prune")))
+    env = AgentOccamActions(
+        make_probe_env(tmp_path_factory.mktemp("probe")), ActionConfig(WEBARENA_COMMANDS + ("note", "branch", "prune"))
+    )
     obs, info = env.reset(seed=0)
     yield env, obs
     env.close()
@@ -287,7 +291,9 @@ def test_go_home_and_goto_follow_the_task_sites(probe):
     env._site_urls = {"shopping": "http://127.0.0.1:7770", "homepage": "http://127.0.0.1:4399"}
     try:
         assert env.translate(parse_command("go_home")) == ["goto('http://127.0.0.1:4399')"]
-        assert env.translate(parse_command("goto [http://127.0.0.1:7770/cart]")) == ["goto('http://127.0.0.1:7770/cart')"]
+        assert env.translate(parse_command("goto [http://127.0.0.1:7770/cart]")) == [
+            "goto('http://127.0.0.1:7770/cart')"
+        ]
         with pytest.raises(InvalidActionError, match="only open this task's sites"):
             env.translate(parse_command("goto [http://evil.test/]"))
     finally:
@@ -344,7 +350,7 @@ def _solve(env: gym.Env, with_note: bool) -> tuple[float, bool, list[dict]]:
         f"type [{bid(obs, 'textbox', 'Search')}] [blue shoes]",
         f"click [{bid(obs, 'option', 'Blue [dark]')}]",
         f"click [{bid(obs, 'option', 'Express')}]",
-        (f"note [shipping chosen]\n" if with_note else "") + f"click [{bid(obs, 'link', 'Details')}]",
+        ("note [shipping chosen]\n" if with_note else "") + f"click [{bid(obs, 'link', 'Details')}]",
         "stop [7731]",
     ]
     for action in steps:
@@ -377,7 +383,7 @@ def test_go_back_never_lands_on_a_blank_page(tmp_path):
     try:
         obs, _ = env.reset(seed=0)
         start = obs["url"]
-        obs, *_ , info = env.step("go_back")
+        obs, *_, info = env.step("go_back")
         assert obs["url"] == start and "no earlier page" in obs["last_action_error"]
         obs, *_ = env.step(f"click [{bid(obs, 'link', 'Details')}]")
         obs, *_ = env.step("go_back")

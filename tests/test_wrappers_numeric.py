@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from test_wrappers_action import bid, make_probe_env
+
 from wrappers.numeric import ROLES, NumericWebArena, interactive_elements
 from wrappers.presets import PRESETS
 
 
 @pytest.fixture(scope="module")
 def numeric(tmp_path_factory):
-    env = NumericWebArena(PRESETS["agentoccam"].wrap(make_probe_env(tmp_path_factory.mktemp("numeric"))), k=12, answer="7731")
+    env = NumericWebArena(
+        PRESETS["agentoccam"].wrap(make_probe_env(tmp_path_factory.mktemp("numeric"))), k=12, answer="7731"
+    )
     yield env
     env.close()
 
@@ -32,7 +34,11 @@ def test_encoding_and_action_mapping(numeric):
     obs = numeric._obs
     elements = interactive_elements(obs, 12)
     # slots follow page order over the ids the model is shown (the folded dropdown itself has none)
-    assert [e[0] for e in elements][:3] == [bid(obs, "textbox", "Search"), bid(obs, "button", "Go"), bid(obs, "option", "Red")]
+    assert [e[0] for e in elements][:3] == [
+        bid(obs, "textbox", "Search"),
+        bid(obs, "button", "Go"),
+        bid(obs, "option", "Red"),
+    ]
     assert bid(obs, "combobox", "Color") not in {e[0] for e in elements}
     slot = numeric.text_dim  # first slot: a textbox, present
     assert vector[slot + ROLES.index("textbox")] == 1.0 and vector[slot + numeric.slot_dim - 1] == 1.0

@@ -9,10 +9,10 @@ live page. Captured trees in ``tests/data/axtrees`` come from Chromium via
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 import json
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -77,40 +77,91 @@ def body(text: str) -> list[str]:
 # -- the card's examples ------------------------------------------------------------------------
 
 CARD_4_5 = axtree(
-    N("RootWebArea", "My Account", "1", [
-        N("link", "My Account", "20", [N("StaticText", "My Account", "21")]),
-        N("link", "Sign Out", "22", [N("StaticText", "Sign Out", "23")]),
-        N("img", "Image", "24"),
-        N("combobox", "Sort By", "25", [
-            N("menuitem", "Position", "26", selected=True),
-            N("menuitem", "Price", "27", selected=False),
-        ], hasPopup="menu", expanded=False, required=False),
-        N("main", "", "30", [
-            N("heading", "My Orders", "31", [N("StaticText", "My Orders", "32")]),
-            N("table", "Orders", "40", [
-                N("row", "", "41", [
-                    N("columnheader", "Order #", "42", required=False),
-                    N("columnheader", "Total", "43", required=False),
-                    N("columnheader", "Action", "44", required=False),
-                ]),
-                N("row", "", "45", [
-                    N("gridcell", "000000170", "46", [N("StaticText", "000000170", "47")], required=False),
-                    N("gridcell", "$365.42", "48", [N("StaticText", "$365.42", "49")], required=False),
-                    N("gridcell", "", "50", [
-                        N("link", "View Order", "51", [N("StaticText", "View Order", "52")]),
-                    ], required=False),
-                ]),
-                N("row", "", "53", [
-                    N("gridcell", "000000189", "54", required=False),
-                    N("gridcell", "$754.99", "55", required=False),
-                    N("gridcell", "", "56", [N("link", "View Order", "57")], required=False),
-                ]),
-            ]),
-            N("LabelText", "", "60", [N("StaticText", "Email", "61")]),
-            N("textbox", "Email", "62", required=True, focused=False),
-            N("button", "Save", "63", [N("StaticText", "Save", "64")]),
-        ]),
-    ], focused=True)
+    N(
+        "RootWebArea",
+        "My Account",
+        "1",
+        [
+            N("link", "My Account", "20", [N("StaticText", "My Account", "21")]),
+            N("link", "Sign Out", "22", [N("StaticText", "Sign Out", "23")]),
+            N("img", "Image", "24"),
+            N(
+                "combobox",
+                "Sort By",
+                "25",
+                [
+                    N("menuitem", "Position", "26", selected=True),
+                    N("menuitem", "Price", "27", selected=False),
+                ],
+                hasPopup="menu",
+                expanded=False,
+                required=False,
+            ),
+            N(
+                "main",
+                "",
+                "30",
+                [
+                    N("heading", "My Orders", "31", [N("StaticText", "My Orders", "32")]),
+                    N(
+                        "table",
+                        "Orders",
+                        "40",
+                        [
+                            N(
+                                "row",
+                                "",
+                                "41",
+                                [
+                                    N("columnheader", "Order #", "42", required=False),
+                                    N("columnheader", "Total", "43", required=False),
+                                    N("columnheader", "Action", "44", required=False),
+                                ],
+                            ),
+                            N(
+                                "row",
+                                "",
+                                "45",
+                                [
+                                    N(
+                                        "gridcell",
+                                        "000000170",
+                                        "46",
+                                        [N("StaticText", "000000170", "47")],
+                                        required=False,
+                                    ),
+                                    N("gridcell", "$365.42", "48", [N("StaticText", "$365.42", "49")], required=False),
+                                    N(
+                                        "gridcell",
+                                        "",
+                                        "50",
+                                        [
+                                            N("link", "View Order", "51", [N("StaticText", "View Order", "52")]),
+                                        ],
+                                        required=False,
+                                    ),
+                                ],
+                            ),
+                            N(
+                                "row",
+                                "",
+                                "53",
+                                [
+                                    N("gridcell", "000000189", "54", required=False),
+                                    N("gridcell", "$754.99", "55", required=False),
+                                    N("gridcell", "", "56", [N("link", "View Order", "57")], required=False),
+                                ],
+                            ),
+                        ],
+                    ),
+                    N("LabelText", "", "60", [N("StaticText", "Email", "61")]),
+                    N("textbox", "Email", "62", required=True, focused=False),
+                    N("button", "Save", "63", [N("StaticText", "Save", "64")]),
+                ],
+            ),
+        ],
+        focused=True,
+    )
 )
 
 CARD_4_5_ALIGNED = """\
@@ -144,48 +195,79 @@ def test_card_4_5_history_rendering_has_no_ids_at_all():
 
 
 def test_card_4_5_pivotal_textbox():
-    assert process_axtree(CARD_4_5).pivotal({"62"}) == """\
+    assert (
+        process_axtree(CARD_4_5).pivotal({"62"})
+        == """\
 RootWebArea 'My Account'
 \tmain
 \t\theading 'My Orders'
 \t\ttable 'Orders'
 \t\ttextbox 'Email' [required: True]
 \t\tbutton 'Save'"""
+    )
 
 
 def test_card_4_5_pivotal_dropdown_and_link():
     # The card keeps [26]/[27] inside the folded name; we drop them in the id-free view (§12).
-    assert process_axtree(CARD_4_5).pivotal(["25", " 20"]) == """\
+    assert (
+        process_axtree(CARD_4_5).pivotal(["25", " 20"])
+        == """\
 RootWebArea 'My Account'
 \tlink 'My Account'
 \tlink 'Sign Out'
 \tcombobox "Sort By: 'Position' [selected: True]; 'Price' [selected: False]" [required: False]"""
+    )
 
 
 GOOGLE = axtree(
-    N("RootWebArea", "Google", None, [
-        N("link", "About", "29"), N("link", "Store", "30"), N("link", "Gmail", "277"),
-        N("link", "Search for Images", "275"), N("button", "Google apps", "282"),
-        N("link", "Sign in", "152"), N("IframePresentational", "", "153"),
-        N("search", "", "6", [
-            N("combobox", "Search", "12", required=False),
-            N("button", "Search by voice", "294"), N("button", "Search by image", "295"),
-            N("button", "Google Search", "272"), N("button", "I'm Feeling Lucky", "273"),
-        ]),
-        N("contentinfo", "", None, [
-            N("link", "Advertising", "83"), N("link", "Business", "84"),
-            N("link", "How Search works", "85"),
-            N("link", "Our third decade of climate action: join us", "89"),
-            N("link", "Privacy", "93"), N("link", "Terms", "94"),
-            N("button", "Settings", "100", [N("generic", "Settings", "102")]),
-        ]),
-    ])
+    N(
+        "RootWebArea",
+        "Google",
+        None,
+        [
+            N("link", "About", "29"),
+            N("link", "Store", "30"),
+            N("link", "Gmail", "277"),
+            N("link", "Search for Images", "275"),
+            N("button", "Google apps", "282"),
+            N("link", "Sign in", "152"),
+            N("IframePresentational", "", "153"),
+            N(
+                "search",
+                "",
+                "6",
+                [
+                    N("combobox", "Search", "12", required=False),
+                    N("button", "Search by voice", "294"),
+                    N("button", "Search by image", "295"),
+                    N("button", "Google Search", "272"),
+                    N("button", "I'm Feeling Lucky", "273"),
+                ],
+            ),
+            N(
+                "contentinfo",
+                "",
+                None,
+                [
+                    N("link", "Advertising", "83"),
+                    N("link", "Business", "84"),
+                    N("link", "How Search works", "85"),
+                    N("link", "Our third decade of climate action: join us", "89"),
+                    N("link", "Privacy", "93"),
+                    N("link", "Terms", "94"),
+                    N("button", "Settings", "100", [N("generic", "Settings", "102")]),
+                ],
+            ),
+        ],
+    )
 )
 
 
 def test_card_3_1_pivotal_google_example_is_exact():
     tree = process_axtree(GOOGLE)
-    assert tree.pivotal({"12", "272"}) == """\
+    assert (
+        tree.pivotal({"12", "272"})
+        == """\
 RootWebArea 'Google'
 \tsearch
 \t\tcombobox 'Search' [required: False]
@@ -193,6 +275,7 @@ RootWebArea 'Google'
 \t\tbutton 'Search by image'
 \t\tbutton 'Google Search'
 \t\tbutton "I'm Feeling Lucky\""""
+    )
     # The card's reference renders ids on every role outside a deny-list (search [6],
     # IframePresentational [153], generic [102]); we show ids only on interactive roles.
     text = tree.render(ids=True)
@@ -231,17 +314,24 @@ def test_drop_noise_properties():
     assert on[0] == "textbox [5] 'q' [required: False]"
     assert on[3] == "\t\tcell [8] 'a' [selected: True]"
     off = body(render(tree))
-    assert off[0] == "textbox [5] 'q' [focused: True] [autocomplete: list] [hasPopup: menu] [expanded: False] [required: False]"
+    assert (
+        off[0]
+        == "textbox [5] 'q' [focused: True] [autocomplete: list] [hasPopup: menu] [expanded: False] [required: False]"
+    )
 
 
 def test_remove_redundant_text():
     tree = page(
         N("link", "My Account", "2", [N("StaticText", "My Account")]),
-        N("StaticText", "Email"), N("textbox", "Email address", "3"),
-        N("StaticText", "Edit"), N("StaticText", "Edit"),
+        N("StaticText", "Email"),
+        N("textbox", "Email address", "3"),
+        N("StaticText", "Edit"),
+        N("StaticText", "Edit"),
         N("StaticText", "   "),
-        N("StaticText", "Logo"), N("img", "Logo", "4"),
-        N("StaticText", "in"), N("link", "What are you reading", "5"),
+        N("StaticText", "Logo"),
+        N("img", "Logo", "4"),
+        N("StaticText", "in"),
+        N("link", "What are you reading", "5"),
         N("StaticText", "reading"),
     )
     assert body(render(tree, remove_redundant_text=True, clean_names=True)) == [
@@ -274,8 +364,12 @@ def test_remove_images():
 
 def test_remove_duplicates_keeps_the_first_twin():
     tree = page(
-        N("link", "Next", "2"), N("StaticText", " "), N("link", "Next", "3"), N("link", "Next", "4"),
-        N("textbox", "", "5"), N("textbox", "", "6"),
+        N("link", "Next", "2"),
+        N("StaticText", " "),
+        N("link", "Next", "3"),
+        N("link", "Next", "4"),
+        N("textbox", "", "5"),
+        N("textbox", "", "6"),
         N("table", "", "7", [N("row", "", "8", [N("cell", "1", "9"), N("cell", "1", "10")])]),
     )
     on = ObsConfig.none(remove_duplicates=True, remove_redundant_text=True, clean_names=True, ids_only_interactive=True)
@@ -299,7 +393,10 @@ def test_lift_text_into_unnamed_single_child_parent():
         N("article", "", "3", [N("StaticText", "one"), N("StaticText", "two")]),
     )
     assert body(render(tree, lift_text=True, ids_only_interactive=True)) == [
-        "alert 'Saved!'", "article", "\tStaticText 'one'", "\tStaticText 'two'",
+        "alert 'Saved!'",
+        "article",
+        "\tStaticText 'one'",
+        "\tStaticText 'two'",
     ]
 
 
@@ -310,14 +407,29 @@ def test_rename_roles():
 
 def test_fold_options_with_their_own_ids():
     tree = page(
-        N("combobox", "Country", "2", [
-            N("MenuListPopup", "", None, [N("option", "Canada", "3", selected=False), N("option", "Peru", "4", selected=True)]),
-        ]),
+        N(
+            "combobox",
+            "Country",
+            "2",
+            [
+                N(
+                    "MenuListPopup",
+                    "",
+                    None,
+                    [N("option", "Canada", "3", selected=False), N("option", "Peru", "4", selected=True)],
+                ),
+            ],
+        ),
         N("menu", "", "5", [N("menuitem", "Edit", "6"), N("menuitem", "Delete", "7")]),
-        N("menubar", "Main", "8", [
-            N("menuitem", "File", "9", [N("menu", "", "10", [N("menuitem", "Open", "11")])]),
-            N("menuitem", "Help", "12"),
-        ]),
+        N(
+            "menubar",
+            "Main",
+            "8",
+            [
+                N("menuitem", "File", "9", [N("menu", "", "10", [N("menuitem", "Open", "11")])]),
+                N("menuitem", "Help", "12"),
+            ],
+        ),
     )
     tree_ = process_axtree(tree, ObsConfig.none(fold_options=True, ids_only_interactive=True))
     assert body(tree_.render()) == [
@@ -330,16 +442,30 @@ def test_fold_options_with_their_own_ids():
     ]
     assert tree_.option_parent == {"3": "2", "4": "2"}  # menu items are clicked, not selected
     assert {"3", "4", "6", "7", "11"} <= tree_.ids and "2" not in tree_.ids and "5" not in tree_.ids
-    assert body(tree_.render(ids=False))[0] == "combobox \"Country: 'Canada' [selected: False]; 'Peru' [selected: True]\""
+    assert (
+        body(tree_.render(ids=False))[0] == "combobox \"Country: 'Canada' [selected: False]; 'Peru' [selected: True]\""
+    )
 
 
 def test_description_lists():
-    tree = page(N("DescriptionList", "", "2", [
-        N("term", "SKU", "3"), N("definition", "24-WB03", "4"),
-        N("term", "Colors", "5"), N("definition", "Black", "6"), N("definition", "Blue", "7"),
-        N("term", "Seller", "8"), N("definition", "", "9", [N("link", "Luma Store", "10")]),
-        N("term", "Notes", "11"), N("definition", "", "12", [N("StaticText", "a"), N("StaticText", "b")]),
-    ]))
+    tree = page(
+        N(
+            "DescriptionList",
+            "",
+            "2",
+            [
+                N("term", "SKU", "3"),
+                N("definition", "24-WB03", "4"),
+                N("term", "Colors", "5"),
+                N("definition", "Black", "6"),
+                N("definition", "Blue", "7"),
+                N("term", "Seller", "8"),
+                N("definition", "", "9", [N("link", "Luma Store", "10")]),
+                N("term", "Notes", "11"),
+                N("definition", "", "12", [N("StaticText", "a"), N("StaticText", "b")]),
+            ],
+        )
+    )
     tree_ = process_axtree(tree, ObsConfig.none(description_lists=True, ids_only_interactive=True))
     assert body(tree_.render()) == [
         "DescriptionList",
@@ -357,21 +483,59 @@ def test_description_lists():
 
 def test_tables_to_markdown():
     tree = page(
-        N("table", "Orders", "2", [
-            N("rowgroup", "", "3", [N("row", "", "4", [N("columnheader", "Order", "5"), N("columnheader", "Action", "6")])]),
-            N("rowgroup", "", "7", [
-                N("row", "", "8", [
-                    N("cell", "170", "9"),
-                    N("cell", "View OrderReorder", "10", [N("link", "View Order", "11"), N("link", "Reorder", "12")]),
-                ]),
-                N("row", "", "13", [N("cell", "", "14"), N("cell", "", "15")]),
-            ]),
-            N("rowgroup", "", "16", [N("row", "", "17", [N("columnheader", "Total", "18")]), N("row", "", "19", [N("cell", "5", "20")])]),
-        ]),
-        N("table", "", "21", [
-            N("row", "", "22", [N("rowheader", "Brand", "23"), N("cell", "Sprite", "24")]),
-            N("row", "", "25", [N("rowheader", "Color", "26"), N("cell", "Blue", "27")]),
-        ]),
+        N(
+            "table",
+            "Orders",
+            "2",
+            [
+                N(
+                    "rowgroup",
+                    "",
+                    "3",
+                    [N("row", "", "4", [N("columnheader", "Order", "5"), N("columnheader", "Action", "6")])],
+                ),
+                N(
+                    "rowgroup",
+                    "",
+                    "7",
+                    [
+                        N(
+                            "row",
+                            "",
+                            "8",
+                            [
+                                N("cell", "170", "9"),
+                                N(
+                                    "cell",
+                                    "View OrderReorder",
+                                    "10",
+                                    [N("link", "View Order", "11"), N("link", "Reorder", "12")],
+                                ),
+                            ],
+                        ),
+                        N("row", "", "13", [N("cell", "", "14"), N("cell", "", "15")]),
+                    ],
+                ),
+                N(
+                    "rowgroup",
+                    "",
+                    "16",
+                    [
+                        N("row", "", "17", [N("columnheader", "Total", "18")]),
+                        N("row", "", "19", [N("cell", "5", "20")]),
+                    ],
+                ),
+            ],
+        ),
+        N(
+            "table",
+            "",
+            "21",
+            [
+                N("row", "", "22", [N("rowheader", "Brand", "23"), N("cell", "Sprite", "24")]),
+                N("row", "", "25", [N("rowheader", "Color", "26"), N("cell", "Blue", "27")]),
+            ],
+        ),
     )
     tree_ = process_axtree(tree, ObsConfig.none(tables_to_markdown=True, ids_only_interactive=True))
     assert body(tree_.render()) == [
@@ -408,7 +572,12 @@ def test_merge_headings():
 
 def test_ids_only_on_interactive_roles():
     tree = page(N("main", "", "2", [N("heading", "Hi", "3"), N("button", "Go", "4"), N("StaticText", "x")]))
-    assert body(render(tree, ids_only_interactive=True)) == ["main", "\theading 'Hi'", "\tbutton [4] 'Go'", "\tStaticText 'x'"]
+    assert body(render(tree, ids_only_interactive=True)) == [
+        "main",
+        "\theading 'Hi'",
+        "\tbutton [4] 'Go'",
+        "\tStaticText 'x'",
+    ]
     assert body(render(tree)) == ["main [2]", "\theading [3] 'Hi'", "\tbutton [4] 'Go'", "\tStaticText 'x'"]
 
 
@@ -416,7 +585,13 @@ def test_line_cap_limits_text_and_ids():
     tree = page(*[N("link", f"L{i}", str(10 + i)) for i in range(20)])
     tree_ = process_axtree(tree, ObsConfig(max_lines=5))
     lines = tree_.render().splitlines()
-    assert lines[:5] == ["RootWebArea 'Page'", "\tlink [10] 'L0'", "\tlink [11] 'L1'", "\tlink [12] 'L2'", "\tlink [13] 'L3'"]
+    assert lines[:5] == [
+        "RootWebArea 'Page'",
+        "\tlink [10] 'L0'",
+        "\tlink [11] 'L1'",
+        "\tlink [12] 'L2'",
+        "\tlink [13] 'L3'",
+    ]
     assert lines[5] == "[... 16 more lines not shown]" and len(lines) == 6
     assert tree_.ids == {"10", "11", "12", "13"}
 
@@ -425,14 +600,31 @@ def test_line_cap_limits_text_and_ids():
 
 
 def test_build_normalises_browsergym_structure():
-    tree = axtree(N("RootWebArea", "P", None, [
-        N("none", "", "x", [N("link", "Kept", "2")]),
-        N("generic", "", "3", [N("StaticText", "Hi", None, [N("InlineTextBox", "Hi")])]),
-        N("listitem", "", "4", [N("ListMarker", "• "), N("link", "Item", "5")]),
-        N("textbox", "Name", "6", [N("generic", "", None, [N("StaticText", "Ada")], editable="plaintext")],
-          value="Ada", editable="plaintext", focusable=True, url="http://x", labelledby=[{"idref": "a"}]),
-        N("link", "", "7", [N("image", "", None, url="http://img")]),
-    ]), ignored=("x",))
+    tree = axtree(
+        N(
+            "RootWebArea",
+            "P",
+            None,
+            [
+                N("none", "", "x", [N("link", "Kept", "2")]),
+                N("generic", "", "3", [N("StaticText", "Hi", None, [N("InlineTextBox", "Hi")])]),
+                N("listitem", "", "4", [N("ListMarker", "• "), N("link", "Item", "5")]),
+                N(
+                    "textbox",
+                    "Name",
+                    "6",
+                    [N("generic", "", None, [N("StaticText", "Ada")], editable="plaintext")],
+                    value="Ada",
+                    editable="plaintext",
+                    focusable=True,
+                    url="http://x",
+                    labelledby=[{"idref": "a"}],
+                ),
+                N("link", "", "7", [N("image", "", None, url="http://img")]),
+            ],
+        ),
+        ignored=("x",),
+    )
     assert body(render(tree)) == [
         "link [2] 'Kept'",
         "StaticText 'Hi'",
@@ -442,21 +634,54 @@ def test_build_normalises_browsergym_structure():
     ]
 
 
-@pytest.mark.parametrize("bad, expected", [
-    ({}, "RootWebArea"),
-    ({"nodes": []}, "RootWebArea"),
-    ({"nodes": [{"nodeId": "1", "childIds": ["9"]}]}, "RootWebArea\n\t"),  # no role, dangling child
-    ({"nodes": [  # a self-reference, a cycle and a dangling id
-        {"nodeId": "1", "role": {"value": "RootWebArea"}, "childIds": ["1", "2", "404"]},
-        {"nodeId": "2", "role": {"value": "link"}, "name": {"value": "a"}, "childIds": ["1"], "browsergym_id": "7"},
-    ]}, "RootWebArea\n\tlink [7] 'a'"),
-    ({"nodes": [  # values that are not CDP's {"type", "value"} wrappers
-        {"nodeId": "1", "role": "RootWebArea", "name": None, "properties": [None, {"name": 3}], "childIds": [["x"], "2"]},
-        {"nodeId": "2", "role": {"value": "link"}, "name": {"value": "a"}, "browsergym_id": "7",
-         "properties": [{"name": "url", "value": "not-wrapped"}, {"name": "checked", "value": {"value": "true"}}]},
-        "not a node",
-    ]}, "RootWebArea\n\t\n\t\tlink [7] 'a' [checked: true]"),
-])
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        ({}, "RootWebArea"),
+        ({"nodes": []}, "RootWebArea"),
+        ({"nodes": [{"nodeId": "1", "childIds": ["9"]}]}, "RootWebArea\n\t"),  # no role, dangling child
+        (
+            {
+                "nodes": [  # a self-reference, a cycle and a dangling id
+                    {"nodeId": "1", "role": {"value": "RootWebArea"}, "childIds": ["1", "2", "404"]},
+                    {
+                        "nodeId": "2",
+                        "role": {"value": "link"},
+                        "name": {"value": "a"},
+                        "childIds": ["1"],
+                        "browsergym_id": "7",
+                    },
+                ]
+            },
+            "RootWebArea\n\tlink [7] 'a'",
+        ),
+        (
+            {
+                "nodes": [  # values that are not CDP's {"type", "value"} wrappers
+                    {
+                        "nodeId": "1",
+                        "role": "RootWebArea",
+                        "name": None,
+                        "properties": [None, {"name": 3}],
+                        "childIds": [["x"], "2"],
+                    },
+                    {
+                        "nodeId": "2",
+                        "role": {"value": "link"},
+                        "name": {"value": "a"},
+                        "browsergym_id": "7",
+                        "properties": [
+                            {"name": "url", "value": "not-wrapped"},
+                            {"name": "checked", "value": {"value": "true"}},
+                        ],
+                    },
+                    "not a node",
+                ]
+            },
+            "RootWebArea\n\t\n\t\tlink [7] 'a' [checked: true]",
+        ),
+    ],
+)
 def test_malformed_trees_do_not_crash(bad, expected):
     tree = process_axtree(bad)
     assert tree.render() == expected
@@ -465,11 +690,26 @@ def test_malformed_trees_do_not_crash(bad, expected):
 
 def test_very_deep_pages_do_not_hit_the_recursion_limit():
     depth = 5000
-    nodes = [{"nodeId": str(i), "role": {"value": "group"}, "name": {"value": f"g{i}"},
-              "childIds": [str(i + 1)], "browsergym_id": str(i)} for i in range(depth)]
+    nodes = [
+        {
+            "nodeId": str(i),
+            "role": {"value": "group"},
+            "name": {"value": f"g{i}"},
+            "childIds": [str(i + 1)],
+            "browsergym_id": str(i),
+        }
+        for i in range(depth)
+    ]
     nodes[0]["role"] = {"value": "RootWebArea"}
-    nodes.append({"nodeId": str(depth), "role": {"value": "button"}, "name": {"value": "Deep"},
-                  "childIds": [], "browsergym_id": "deep"})
+    nodes.append(
+        {
+            "nodeId": str(depth),
+            "role": {"value": "button"},
+            "name": {"value": "Deep"},
+            "childIds": [],
+            "browsergym_id": "deep",
+        }
+    )
     tree = process_axtree({"nodes": nodes})
     assert "deep" not in tree.ids  # beyond the 1000-line cap
     assert tree.pivotal({"deep"}) == ""  # 5001 nodes on the path: over the threshold
@@ -547,7 +787,10 @@ def test_captured_pages_meet_the_token_and_time_budget():
 
 def test_timing_scales_to_a_large_page():
     rows = [N("row", "", None, [N("cell", f"r{i}c{j}") for j in range(5)]) for i in range(150)]
-    items = [N("listitem", "", None, [N("link", f"Product {i}", str(1000 + i)), N("StaticText", f"${i}.00")]) for i in range(300)]
+    items = [
+        N("listitem", "", None, [N("link", f"Product {i}", str(1000 + i)), N("StaticText", f"${i}.00")])
+        for i in range(300)
+    ]
     tree = page(N("table", "", None, rows), N("list", "", None, items))
     assert len(tree["nodes"]) > 1500
     times = []

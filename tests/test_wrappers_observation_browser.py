@@ -12,9 +12,9 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from browsergym.core.spaces import Unicode
+from test_wrappers_observation import alignment_problems
 
 from envs.browser import HeadlessChat, install_launch_patch
-from test_wrappers_observation import alignment_problems
 from wrappers.observation import AgentOccamObservation, ObsConfig, TextTree, process_axtree
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -33,7 +33,9 @@ def openended(monkeypatch):
     env = gym.make(
         "browsergym/openended",
         task_kwargs={"start_url": (PAGES / "forms.html").resolve().as_uri(), "goal": "Edit the account."},
-        headless=True, slow_mo=0, pre_observation_delay=0.0,
+        headless=True,
+        slow_mo=0,
+        pre_observation_delay=0.0,
     )
     wrapped = AgentOccamObservation(env)
     yield wrapped
@@ -51,8 +53,11 @@ def test_wrapper_on_a_plain_browsergym_env(openended):
     first_name = next(n for n in tree.root.walk() if n.name == "First Name" and n.role == "textbox")
     assert f"textbox [{first_name.bid}] 'First Name' [value: Emma] [required: True]" in obs["text"]
     dropdown = next(n for n in tree.root.walk() if n.role == "combobox")
-    mexico = next(bid for bid, parent in tree.option_parent.items() if parent == dropdown.bid
-                  and f"[{bid}] 'Mexico' [selected: False]" in obs["text"])
+    mexico = next(
+        bid
+        for bid, parent in tree.option_parent.items()
+        if parent == dropdown.bid and f"[{bid}] 'Mexico' [selected: False]" in obs["text"]
+    )
     assert alignment_problems(obs["axtree_object"], tree) == []
 
     obs, *_ = openended.step(f"fill('{first_name.bid}', 'Zed')")
@@ -71,8 +76,9 @@ def test_config_switches_reach_the_wrapper(openended):
 
 
 def test_properties_hold_on_every_local_suite_page():
-    from experiments.bench_wrappers import cl100k, local_pages
     from browsergym.utils.obs import flatten_axtree_to_str
+
+    from experiments.bench_wrappers import cl100k, local_pages
 
     enc = cl100k()
     seen, tokens = [], {}

@@ -5,8 +5,8 @@ test_wrappers_presets_local)."""
 from __future__ import annotations
 
 import pytest
-
 from test_wrappers_action import bid, make_probe_env
+
 from wrappers.presets import PRESETS, get_preset, make_env, paired_action_mapping
 
 BELOW_THE_FOLD = "Bottom button"  # sits 3000px down the probe page
@@ -79,10 +79,19 @@ def test_preset_spaces_on_a_page(base_env, name):
 def test_probe_task_solved_through_both_agentoccam_wrappers(base_env):
     env = PRESETS["agentoccam"].wrap(base_env)
     obs, _ = env.reset(seed=0)
-    search, blue, express = bid(obs, "textbox", "Search"), bid(obs, "option", "Blue [dark]"), bid(obs, "option", "Express")
+    search, blue, express = (
+        bid(obs, "textbox", "Search"),
+        bid(obs, "option", "Blue [dark]"),
+        bid(obs, "option", "Express"),
+    )
     for element in (search, blue, express):
         assert f"[{element}]" in obs["text"]  # every id used below is one the model was shown
-    for action in (f"type [{search}] [blue shoes]", f"click [{blue}]", f"click [{express}]", "branch [0] [read the code]"):
+    for action in (
+        f"type [{search}] [blue shoes]",
+        f"click [{blue}]",
+        f"click [{express}]",
+        "branch [0] [read the code]",
+    ):
         obs, reward, terminated, _, info = env.step(action)
         assert obs["last_action_error"] == "" and not terminated, action
     assert info["memory_action"] == {"name": "branch", "args": ["0", "read the code"]}

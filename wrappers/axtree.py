@@ -20,30 +20,77 @@ the Chromium BrowserGym drives today:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 TEXT_ROLES = frozenset({"StaticText", "LabelText", "caption", "text"})
 IMAGE_ROLES = frozenset({"img", "image"})
 # Roles whose elements an agent acts on; only these show their id (card: "ids only on interactive").
-INTERACTIVE_ROLES = frozenset({
-    "link", "button", "textbox", "searchbox", "combobox", "listbox", "option", "menu", "menuitem",
-    "menuitemcheckbox", "menuitemradio", "checkbox", "radio", "switch", "slider", "spinbutton",
-    "tab", "treeitem", "DisclosureTriangle", "ColorWell", "Date", "DateTime", "InputTime",
-    "PopUpButton", "ToggleButton",
-})
+INTERACTIVE_ROLES = frozenset(
+    {
+        "link",
+        "button",
+        "textbox",
+        "searchbox",
+        "combobox",
+        "listbox",
+        "option",
+        "menu",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "checkbox",
+        "radio",
+        "switch",
+        "slider",
+        "spinbutton",
+        "tab",
+        "treeitem",
+        "DisclosureTriangle",
+        "ColorWell",
+        "Date",
+        "DateTime",
+        "InputTime",
+        "PopUpButton",
+        "ToggleButton",
+    }
+)
 DROPDOWN_ROLES = frozenset({"menu", "combobox", "listbox"})
 
 _DROPPED_ROLES = frozenset({"InlineTextBox", "ListMarker", "LineBreak"})
 _SPLICED_ROLES = frozenset({"MenuListPopup", "none"})
 # WebArena drops these when they have neither a name nor properties (Chromium renamed img/Section).
-_LAYOUT_ROLES = frozenset({
-    "generic", "img", "image", "list", "strong", "paragraph", "banner", "navigation", "Section",
-    "section", "LabelText", "Legend", "listitem", "presentation",
-})
-_IGNORED_PROPS = frozenset({
-    "focusable", "editable", "readonly", "level", "settable", "multiline", "invalid", "url",
-})
+_LAYOUT_ROLES = frozenset(
+    {
+        "generic",
+        "img",
+        "image",
+        "list",
+        "strong",
+        "paragraph",
+        "banner",
+        "navigation",
+        "Section",
+        "section",
+        "LabelText",
+        "Legend",
+        "listitem",
+        "presentation",
+    }
+)
+_IGNORED_PROPS = frozenset(
+    {
+        "focusable",
+        "editable",
+        "readonly",
+        "level",
+        "settable",
+        "multiline",
+        "invalid",
+        "url",
+    }
+)
 _TEXT_FIELDS = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
 
 

@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from wrappers.axtree import DROPDOWN_ROLES, IMAGE_ROLES, TEXT_ROLES, Node
 
 NOISE_PROPS = ("focused", "autocomplete", "hasPopup", "expanded", "multiselectable", "orientation", "controls")
-FORM_FIELDS = frozenset({"textbox", "searchbox", "spinbutton", "combobox", "checkbox", "radio", "switch", "slider", "listbox"})
+FORM_FIELDS = frozenset(
+    {"textbox", "searchbox", "spinbutton", "combobox", "checkbox", "radio", "switch", "slider", "listbox"}
+)
 CELL_ROLES = frozenset({"gridcell", "cell", "columnheader", "rowheader", "LayoutTableCell"})
 ROW_ROLES = frozenset({"row", "LayoutTableRow"})
 TABLE_ROLES = frozenset({"table", "grid", "treegrid", "LayoutTable"})
@@ -128,7 +130,8 @@ def remove_redundant_text(st: PassState) -> None:
         elif parent is not None:
             if parent not in labels:
                 labels[parent] = "\n".join(
-                    s.name for s in parent.children
+                    s.name
+                    for s in parent.children
                     if s.visible and s.name and s.role not in TEXT_ROLES and s.role not in IMAGE_ROLES
                 )
             if _has_words(labels[parent], n.name):
@@ -170,8 +173,13 @@ def lift_text(st: PassState) -> None:
     for n in st.nodes():
         parent = n.parent
         if (
-            n.visible and n.name and n.role in TEXT_ROLES and parent is not None and not parent.name
-            and n.is_leaf() and parent.visible_children() == [n]
+            n.visible
+            and n.name
+            and n.role in TEXT_ROLES
+            and parent is not None
+            and not parent.name
+            and n.is_leaf()
+            and parent.visible_children() == [n]
         ):
             parent.name = n.name
             n.visible = False
@@ -232,7 +240,7 @@ def description_lists(st: PassState) -> None:
             if term.role not in TERM_ROLES or not term.is_leaf() or not term.visible:
                 continue
             details = []
-            for d in kids[i + 1:]:
+            for d in kids[i + 1 :]:
                 if d.role not in DETAIL_ROLES or not d.is_leaf():
                     break
                 details.append(d)

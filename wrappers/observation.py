@@ -18,8 +18,9 @@ the action wrapper and the policy.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Any, Iterable
+from typing import Any
 
 import gymnasium as gym
 from browsergym.core.spaces import Anything, Unicode
@@ -176,9 +177,7 @@ class AgentOccamObservation(gym.ObservationWrapper):
         self.config = config
         space = env.observation_space
         if isinstance(space, gym.spaces.Dict):
-            self.observation_space = gym.spaces.Dict(
-                {**space.spaces, "text": Unicode(), "text_tree": Anything()}
-            )
+            self.observation_space = gym.spaces.Dict({**space.spaces, "text": Unicode(), "text_tree": Anything()})
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         tree = process_axtree(observation.get("axtree_object") or {}, self.config)

@@ -10,8 +10,9 @@ wrapper outermost (so it validates ids against exactly what the model was shown)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 
@@ -66,7 +67,12 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset("simplified_obs", "full page, aligned observation (every pass on)", _NAVIGATION, ObsConfig()),
         Preset("history", "spaces of simplified_obs; the policy adds pivotal-node history", _NAVIGATION, ObsConfig()),
-        Preset("agentoccam", "aligned observation, reduced actions, branch/prune planning", AGENTOCCAM_COMMANDS, ObsConfig()),
+        Preset(
+            "agentoccam",
+            "aligned observation, reduced actions, branch/prune planning",
+            AGENTOCCAM_COMMANDS,
+            ObsConfig(),
+        ),
     )
 }
 

@@ -34,8 +34,11 @@ class WebArenaTextObservation(gym.ObservationWrapper):
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         props = observation.get("extra_element_properties") or {}
         if self.viewport_only and not props and not self._warned:
-            reason = ("obs_mode='axtree' extracts none" if getattr(self.env.unwrapped, "obs_mode", "full") == "axtree"
-                      else "the page reported none")
+            reason = (
+                "obs_mode='axtree' extracts none"
+                if getattr(self.env.unwrapped, "obs_mode", "full") == "axtree"
+                else "the page reported none"
+            )
             warnings.warn(f"no element visibility in the observation ({reason}): showing the whole page")
             self._warned = True
         tree = observation.get("axtree_object") or {}

@@ -17,7 +17,8 @@ The evaluator-side rectifications (relaxed fuzzy prompt, joined fuzzy lists) are
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Task = dict[str, Any]
 Correction = Callable[[Task], None]
@@ -73,7 +74,7 @@ def _keywords(old: str, *new: str) -> Correction:
             items = target["required_contents"].get("must_include")
             if items and old in items:
                 at = items.index(old)
-                target["required_contents"]["must_include"] = items[:at] + list(new) + items[at + 1:]
+                target["required_contents"]["must_include"] = items[:at] + list(new) + items[at + 1 :]
 
     return correct
 
@@ -190,8 +191,9 @@ CORRECTIONS: dict[int, list[Correction]] = {
     603: [_text("safe and budge apartment", "safe and budget apartment")],
     606: [_keywords("is car necessary", "is car necessary |OR| is a car necessary")],
     608: [_text("safe and budge apartment", "safe and budget apartment")],
-    629: [_keywords("Fun thing to do in Pittsburgh",
-                    "Fun thing to do in Pittsburgh |OR| Fun things to do in Pittsburgh")],
+    629: [
+        _keywords("Fun thing to do in Pittsburgh", "Fun thing to do in Pittsburgh |OR| Fun things to do in Pittsburgh")
+    ],
     640: [_meetup("Mar 15th |OR| March 15th")],
     641: [_meetup("Jul 8th |OR| July 8th")],
     642: [_meetup("Sep 10th |OR| September 10th")],

@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 DEFAULT_JUDGE_MODEL = "gpt-4-1106-preview"  # WebArena's grader
 JUDGE_MODEL_ENV_VAR = "WEBARENA_GYM_JUDGE_MODEL"
@@ -139,11 +140,16 @@ class Judge:
         prompt = _UNACHIEVABLE.format(question=question, reference=reason, answer=answer)
         return self._call("unachievable", prompt, unachievable_verdict)
 
-    def _call(self, kind: JudgeKind, prompt: str, read_verdict: Callable[[str], tuple[str | None, float]],
-              ) -> JudgeCall:
+    def _call(
+        self,
+        kind: JudgeKind,
+        prompt: str,
+        read_verdict: Callable[[str], tuple[str | None, float]],
+    ) -> JudgeCall:
         messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
-        call = JudgeCall(kind=kind, model=self.model, score=0.0, verdict=None, response=None,
-                         mocked=self.mock_response is not None)
+        call = JudgeCall(
+            kind=kind, model=self.model, score=0.0, verdict=None, response=None, mocked=self.mock_response is not None
+        )
         start = time.monotonic()
         response = None
         while response is None:
@@ -199,8 +205,14 @@ def _transient(exc: BaseException) -> bool:
     text = str(exc).lower()
     if "credential" in text or "api_key" in text or "api key" in text:
         return False
-    kinds = (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
-             litellm.Timeout, litellm.APIConnectionError, litellm.BadGatewayError)
+    kinds = (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        litellm.BadGatewayError,
+    )
     status = getattr(exc, "status_code", None)
     return isinstance(exc, kinds) or isinstance(status, int) and (status == 429 or status >= 500)
 

@@ -66,6 +66,7 @@ class LocalBackend:
     @staticmethod
     def _login_once(context: Any, module: Any, base_url: str, account: dict[str, str]) -> list[dict[str, Any]]:
         """Log in through the site's form in a scratch tab; return the cookies the login added or changed."""
+
         def key(cookie: dict[str, Any]) -> tuple[str, ...]:
             return (cookie["name"], cookie["domain"], cookie["path"], cookie["value"])
 

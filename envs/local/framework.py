@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import math
 import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlencode
 
 from flask import Flask, g, redirect, request, session, url_for
@@ -87,8 +88,9 @@ def make_app(ctx: SiteContext, import_name: str) -> Flask:
         JSON_SORT_KEYS=False,
     )
     # Templates shared by all sites (e.g. pager.html) come after the site's own, which may override them.
-    app.jinja_loader = ChoiceLoader([FileSystemLoader(str(TEMPLATES_DIR / ctx.site)),
-                                     FileSystemLoader(str(TEMPLATES_DIR / "common"))])
+    app.jinja_loader = ChoiceLoader(
+        [FileSystemLoader(str(TEMPLATES_DIR / ctx.site)), FileSystemLoader(str(TEMPLATES_DIR / "common"))]
+    )
     app.jinja_env.globals.update(site_url=functools.partial(site_url, ctx), page_url=page_url)
 
     @app.before_request
@@ -173,9 +175,7 @@ def paginate(sql: str, params: Sequence[Any] = (), *, per_page: int = 20, page: 
     pages = max(1, math.ceil(total / per_page))
     current = page if page is not None else int_arg("page", 1, 1, pages)
     current = min(max(1, current), pages)
-    rows = get_db().execute(
-        f"{sql} LIMIT ? OFFSET ?", (*params, per_page, (current - 1) * per_page)
-    ).fetchall()
+    rows = get_db().execute(f"{sql} LIMIT ? OFFSET ?", (*params, per_page, (current - 1) * per_page)).fetchall()
     return Page(items=list(rows), page=current, per_page=per_page, total=total)
 
 

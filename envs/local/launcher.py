@@ -115,7 +115,7 @@ class LocalSites:
             self._dir = None
         self._urls = {}
 
-    def __enter__(self) -> "LocalSites":
+    def __enter__(self) -> LocalSites:
         self.start()
         return self
 
@@ -152,15 +152,28 @@ class LocalSites:
         assert self._dir is not None
         ports = ",".join(f"{site}={url.rsplit(':', 1)[1]}" for site, url in self._urls.items())
         cmd = [
-            sys.executable, "-c", _SERVER_BOOT, str(Path(__file__).resolve().parents[1]),
-            "--db", str(self.db_path), "--sites", ",".join(self.sites), "--secret", self.secret,
+            sys.executable,
+            "-c",
+            _SERVER_BOOT,
+            str(Path(__file__).resolve().parents[1]),
+            "--db",
+            str(self.db_path),
+            "--sites",
+            ",".join(self.sites),
+            "--secret",
+            self.secret,
         ]
         if ports:
             cmd += ["--ports", ports]
         log = open(self._dir / "server.log", "a")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self._proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env,
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=env,
             cwd=str(Path(__file__).resolve().parents[2]),
         )
         log.close()

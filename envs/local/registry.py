@@ -16,14 +16,33 @@ TASKS_DIR = LOCAL_DIR / "tasks"
 SOLUTIONS_DIR = LOCAL_DIR / "solutions"
 
 # The keys of a WebArena task object (test.raw.json), the only ones a local task may have.
-TASK_KEYS = frozenset({
-    "sites", "task_id", "require_login", "storage_state", "start_url", "geolocation",
-    "intent_template", "instantiation_dict", "intent", "require_reset", "eval", "intent_template_id",
-})
-EVAL_KEYS = frozenset({
-    "eval_types", "reference_answers", "reference_url", "program_html", "string_note",
-    "reference_answer_raw_annotation", "url_note",
-})
+TASK_KEYS = frozenset(
+    {
+        "sites",
+        "task_id",
+        "require_login",
+        "storage_state",
+        "start_url",
+        "geolocation",
+        "intent_template",
+        "instantiation_dict",
+        "intent",
+        "require_reset",
+        "eval",
+        "intent_template_id",
+    }
+)
+EVAL_KEYS = frozenset(
+    {
+        "eval_types",
+        "reference_answers",
+        "reference_url",
+        "program_html",
+        "string_note",
+        "reference_answer_raw_annotation",
+        "url_note",
+    }
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -55,8 +74,7 @@ def task_ids(site: str | None = None, template: int | None = None) -> list[int]:
     return [
         task["task_id"]
         for task in _tasks()
-        if (site is None or site in task["sites"])
-        and (template is None or task["intent_template_id"] == template)
+        if (site is None or site in task["sites"]) and (template is None or task["intent_template_id"] == template)
     ]
 
 

@@ -13,7 +13,9 @@ from envs.local.sites import SITE_NAMES, load_site
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="webarena-gym serve", description=__doc__)
-    parser.add_argument("sites", nargs="*", help=f"sites to start (default: all available; known: {', '.join(SITE_NAMES)})")
+    parser.add_argument(
+        "sites", nargs="*", help=f"sites to start (default: all available; known: {', '.join(SITE_NAMES)})"
+    )
     args = parser.parse_args(argv)
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)

@@ -16,7 +16,8 @@ import signal
 import socket
 import sys
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
@@ -53,7 +54,9 @@ def _bind(port: int, app: _LateApp) -> BaseWSGIServer:
     return make_server(HOST, port if port and _port_free(port) else 0, app, threaded=True)
 
 
-def start(db_path: str, sites: list[str], secret: str, ports: dict[str, int] | None = None) -> tuple[dict[str, str], list[BaseWSGIServer]]:
+def start(
+    db_path: str, sites: list[str], secret: str, ports: dict[str, int] | None = None
+) -> tuple[dict[str, str], list[BaseWSGIServer]]:
     """Bind, build and start every site's server in a daemon thread; returns ``(urls, servers)``."""
     ports = ports or {}
     holders = {site: _LateApp() for site in sites}

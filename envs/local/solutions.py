@@ -8,7 +8,8 @@ match is tried, and ``nth`` picks among equal candidates in document order.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urljoin
 
 PLACEHOLDERS: dict[str, str] = {
@@ -37,7 +38,8 @@ def _value(node: dict[str, Any], key: str) -> str:
 def find_bid(axtree: Mapping[str, Any], role: str, name: str, nth: int = 0) -> str:
     """The browsergym id of the ``nth`` element with this role and accessible name."""
     nodes = [
-        node for node in axtree.get("nodes", [])
+        node
+        for node in axtree.get("nodes", [])
         if node.get("browsergym_id") and not node.get("ignored") and _value(node, "role") == role
     ]
     wanted = " ".join(name.split())
@@ -45,9 +47,7 @@ def find_bid(axtree: Mapping[str, Any], role: str, name: str, nth: int = 0) -> s
     matches = exact or [node for node in nodes if wanted.lower() in _value(node, "name").lower()]
     if len(matches) <= nth:
         seen = sorted({_value(node, "name") for node in nodes})[:30]
-        raise SolutionStepError(
-            f"no {role} named {name!r} (#{nth}) on the page; {role} names present: {seen}"
-        )
+        raise SolutionStepError(f"no {role} named {name!r} (#{nth}) on the page; {role} names present: {seen}")
     return str(matches[nth]["browsergym_id"])
 
 

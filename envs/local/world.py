@@ -19,30 +19,177 @@ WORLD_SEED = "webarena-gym-world-v1"
 CENTRE_LAT, CENTRE_LON = 40.44, -79.99
 
 TOWN_HEADS = (
-    "Ash", "Bram", "Cold", "Dun", "East", "Fair", "Glen", "Hart", "Iron", "Kings", "Lark", "Mill", "North",
-    "Oak", "Pine", "Red", "Stone", "Thorn", "West", "Wil", "Ald", "Brook", "Crest", "Elm", "Fern", "Gold",
-    "Hazel", "Lynd", "Marsh", "Rose",
+    "Ash",
+    "Bram",
+    "Cold",
+    "Dun",
+    "East",
+    "Fair",
+    "Glen",
+    "Hart",
+    "Iron",
+    "Kings",
+    "Lark",
+    "Mill",
+    "North",
+    "Oak",
+    "Pine",
+    "Red",
+    "Stone",
+    "Thorn",
+    "West",
+    "Wil",
+    "Ald",
+    "Brook",
+    "Crest",
+    "Elm",
+    "Fern",
+    "Gold",
+    "Hazel",
+    "Lynd",
+    "Marsh",
+    "Rose",
 )
 TOWN_TAILS = ("ford", "bury", "field", "wick", "ton", "brook", "ham", "ridge", "haven", "dale", "stead", "mere")
-COUNTRY_HEADS = ("Kes", "Val", "Or", "Mar", "Tal", "Bel", "Dra", "Sor", "Ven", "Lun", "Cor", "Ith", "Zel", "Ar", "Mor", "Nal")
+COUNTRY_HEADS = (
+    "Kes",
+    "Val",
+    "Or",
+    "Mar",
+    "Tal",
+    "Bel",
+    "Dra",
+    "Sor",
+    "Ven",
+    "Lun",
+    "Cor",
+    "Ith",
+    "Zel",
+    "Ar",
+    "Mor",
+    "Nal",
+)
 COUNTRY_MIDS = ("ta", "mo", "lu", "ri", "va", "ne", "do", "")
 COUNTRY_TAILS = ("via", "land", "ria", "stan", "mark", "onia", "esh", "ara")
 FIRST_NAMES = (
-    "Ada", "Alan", "Alice", "Anton", "Beatrice", "Boris", "Carla", "Cyrus", "Dalia", "Edgar", "Elena", "Emil",
-    "Farah", "Felix", "Greta", "Hugo", "Ines", "Ivan", "Jonas", "Julia", "Karin", "Leon", "Lidia", "Marek",
-    "Marta", "Nadia", "Nils", "Olga", "Oscar", "Petra", "Quentin", "Rosa", "Rufus", "Sabine", "Silas", "Tamar",
-    "Tobias", "Ursula", "Viktor", "Wanda", "Xavier", "Yara", "Yusuf", "Zora", "Henrik", "Ilse", "Milo", "Nora",
+    "Ada",
+    "Alan",
+    "Alice",
+    "Anton",
+    "Beatrice",
+    "Boris",
+    "Carla",
+    "Cyrus",
+    "Dalia",
+    "Edgar",
+    "Elena",
+    "Emil",
+    "Farah",
+    "Felix",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Ivan",
+    "Jonas",
+    "Julia",
+    "Karin",
+    "Leon",
+    "Lidia",
+    "Marek",
+    "Marta",
+    "Nadia",
+    "Nils",
+    "Olga",
+    "Oscar",
+    "Petra",
+    "Quentin",
+    "Rosa",
+    "Rufus",
+    "Sabine",
+    "Silas",
+    "Tamar",
+    "Tobias",
+    "Ursula",
+    "Viktor",
+    "Wanda",
+    "Xavier",
+    "Yara",
+    "Yusuf",
+    "Zora",
+    "Henrik",
+    "Ilse",
+    "Milo",
+    "Nora",
 )
 SURNAMES = (
-    "Abernathy", "Brandt", "Castell", "Dorsey", "Ellingham", "Falk", "Garrow", "Halvorsen", "Ibsen", "Jansky",
-    "Kowal", "Lindqvist", "Marlow", "Novak", "Okafor", "Pell", "Quill", "Rasmussen", "Sato", "Tessier",
-    "Ulrich", "Varga", "Whitcombe", "Yardley", "Zeller", "Aldana", "Bexley", "Corvin", "Draper", "Eastwood",
-    "Fontaine", "Grieve", "Hollis", "Ingram", "Jovanovic", "Kessler", "Lowell", "Moreau", "Nyberg", "Orton",
-    "Prescott", "Renner", "Stroud", "Thorne", "Vance", "Wexler", "Achterberg", "Bianchi", "Carrow", "Delacroix",
+    "Abernathy",
+    "Brandt",
+    "Castell",
+    "Dorsey",
+    "Ellingham",
+    "Falk",
+    "Garrow",
+    "Halvorsen",
+    "Ibsen",
+    "Jansky",
+    "Kowal",
+    "Lindqvist",
+    "Marlow",
+    "Novak",
+    "Okafor",
+    "Pell",
+    "Quill",
+    "Rasmussen",
+    "Sato",
+    "Tessier",
+    "Ulrich",
+    "Varga",
+    "Whitcombe",
+    "Yardley",
+    "Zeller",
+    "Aldana",
+    "Bexley",
+    "Corvin",
+    "Draper",
+    "Eastwood",
+    "Fontaine",
+    "Grieve",
+    "Hollis",
+    "Ingram",
+    "Jovanovic",
+    "Kessler",
+    "Lowell",
+    "Moreau",
+    "Nyberg",
+    "Orton",
+    "Prescott",
+    "Renner",
+    "Stroud",
+    "Thorne",
+    "Vance",
+    "Wexler",
+    "Achterberg",
+    "Bianchi",
+    "Carrow",
+    "Delacroix",
 )
 OCCUPATIONS = (
-    "physicist", "chemist", "biologist", "mathematician", "astronomer", "geologist", "novelist", "poet",
-    "painter", "composer", "architect", "politician", "engineer", "historian", "film director", "athlete",
+    "physicist",
+    "chemist",
+    "biologist",
+    "mathematician",
+    "astronomer",
+    "geologist",
+    "novelist",
+    "poet",
+    "painter",
+    "composer",
+    "architect",
+    "politician",
+    "engineer",
+    "historian",
+    "film director",
+    "athlete",
 )
 SCIENCES = {
     "physicist": ("physics", ("effect", "constant", "limit", "principle")),
@@ -56,19 +203,49 @@ CURRENCIES = ("crown", "mark", "florin", "thaler", "dinar", "real", "lira", "duc
 LANGUAGES = ("Kestavian", "Orlish", "Valmoran", "Belish", "Sorvan", "Lunic", "Corvic", "Thalean")
 GOVERNMENTS = ("parliamentary republic", "constitutional monarchy", "federal republic", "presidential republic")
 STREETS = (
-    "Maple", "Oak", "Church", "Market", "Station", "River", "Mill", "High", "King", "Queen", "Park", "Bridge",
-    "Chapel", "School", "Orchard", "Forest", "Lake", "Hill", "Meadow", "Castle",
+    "Maple",
+    "Oak",
+    "Church",
+    "Market",
+    "Station",
+    "River",
+    "Mill",
+    "High",
+    "King",
+    "Queen",
+    "Park",
+    "Bridge",
+    "Chapel",
+    "School",
+    "Orchard",
+    "Forest",
+    "Lake",
+    "Hill",
+    "Meadow",
+    "Castle",
 )
 STREET_TYPES = ("Street", "Avenue", "Road", "Lane", "Way")
 PLACE_KINDS = (
-    ("Town Hall", "town hall"), ("Public Library", "library"), ("General Hospital", "hospital"),
-    ("Museum of Art", "museum"), ("History Museum", "museum"), ("Post Office", "post office"),
-    ("Central Station", "train station"), ("Stadium", "stadium"), ("High School", "school"),
+    ("Town Hall", "town hall"),
+    ("Public Library", "library"),
+    ("General Hospital", "hospital"),
+    ("Museum of Art", "museum"),
+    ("History Museum", "museum"),
+    ("Post Office", "post office"),
+    ("Central Station", "train station"),
+    ("Stadium", "stadium"),
+    ("High School", "school"),
 )
 BUSINESS_KINDS = (
-    ("{surname}'s Café", "cafe"), ("The {street} Bistro", "restaurant"), ("{town} Grand Hotel", "hotel"),
-    ("{surname} Pharmacy", "pharmacy"), ("{street} Street Bakery", "bakery"), ("{town} Fire Station", "fire station"),
-    ("{surname} Park", "park"), ("{town} Farmers Market", "marketplace"), ("{surname} Bookshop", "bookshop"),
+    ("{surname}'s Café", "cafe"),
+    ("The {street} Bistro", "restaurant"),
+    ("{town} Grand Hotel", "hotel"),
+    ("{surname} Pharmacy", "pharmacy"),
+    ("{street} Street Bakery", "bakery"),
+    ("{town} Fire Station", "fire station"),
+    ("{surname} Park", "park"),
+    ("{town} Farmers Market", "marketplace"),
+    ("{surname} Bookshop", "bookshop"),
 )
 
 
@@ -207,18 +384,34 @@ def build_world() -> World:
         towns.append(_town(rng, name, home, lat, lon, mapped=True, river=rng.choice(rivers)))
     for i, name in enumerate(town_names[40:]):
         country = country_names[1 + i % (len(country_names) - 1)]
-        towns.append(_town(rng, name, country, round(rng.uniform(-40, 60), 4), round(rng.uniform(-120, 140), 4),
-                           mapped=False, river=rng.choice(rivers)))
+        towns.append(
+            _town(
+                rng,
+                name,
+                country,
+                round(rng.uniform(-40, 60), 4),
+                round(rng.uniform(-120, 140), 4),
+                mapped=False,
+                river=rng.choice(rivers),
+            )
+        )
     towns[0].population = 612_480  # the home capital is the biggest town
     countries = []
     for name in country_names:
         own = [t for t in towns if t.country == name]
         capital = max(own, key=lambda t: t.population).name
-        countries.append(Country(
-            name=name, capital=capital, population=rng.randint(800_000, 60_000_000), area_km2=rng.randint(9_000, 700_000),
-            currency=f"{name[:-1] if name.endswith('a') else name} {rng.choice(CURRENCIES)}",
-            language=rng.choice(LANGUAGES), government=rng.choice(GOVERNMENTS), founded=rng.randint(1050, 1960),
-        ))
+        countries.append(
+            Country(
+                name=name,
+                capital=capital,
+                population=rng.randint(800_000, 60_000_000),
+                area_km2=rng.randint(9_000, 700_000),
+                currency=f"{name[:-1] if name.endswith('a') else name} {rng.choice(CURRENCIES)}",
+                language=rng.choice(LANGUAGES),
+                government=rng.choice(GOVERNMENTS),
+                founded=rng.randint(1050, 1960),
+            )
+        )
     for country in countries:
         country.neighbours = rng.sample([c for c in country_names if c != country.name], 3)
 
@@ -229,16 +422,29 @@ def build_world() -> World:
         town = rng.choice(towns[:40]) if i % 3 else rng.choice(towns)
         born = rng.randint(1780, 1985)
         died = born + rng.randint(45, 96) if born < 1940 else None
-        people.append(Person(
-            name=name, occupation=occupation, birth_year=born, birth_month=rng.randint(1, 12),
-            birth_day=rng.randint(1, 28), birth_town=town.name, death_year=died, nationality=town.country,
-        ))
+        people.append(
+            Person(
+                name=name,
+                occupation=occupation,
+                birth_year=born,
+                birth_month=rng.randint(1, 12),
+                birth_day=rng.randint(1, 28),
+                birth_town=town.name,
+                death_year=died,
+                nationality=town.country,
+            )
+        )
     for a, b in zip(people[::7], people[3::7]):
         a.spouse, b.spouse = b.name, a.name
 
     universities = [
-        University(name=f"University of {t.name}", town=t.name, founded=rng.randint(1400, 1970),
-                   students=rng.randint(4_000, 48_000), motto=rng.choice(MOTTOS))
+        University(
+            name=f"University of {t.name}",
+            town=t.name,
+            founded=rng.randint(1400, 1970),
+            students=rng.randint(4_000, 48_000),
+            motto=rng.choice(MOTTOS),
+        )
         for t in towns[:40:3]
     ]
     discoveries = []
@@ -248,7 +454,11 @@ def build_world() -> World:
         science, kinds = SCIENCES[person.occupation]
         surname = person.name.split()[-1]
         kind = rng.choice(kinds)
-        title = f"{surname} {kind}" if kind not in ("theorem", "conjecture", "lemma", "inequality") else f"{surname}'s {kind}"
+        title = (
+            f"{surname} {kind}"
+            if kind not in ("theorem", "conjecture", "lemma", "inequality")
+            else f"{surname}'s {kind}"
+        )
         if any(d.title == title for d in discoveries):
             title = f"{person.name} {kind}"
         year = min(person.birth_year + rng.randint(24, 44), 2020)
@@ -263,9 +473,16 @@ def build_world() -> World:
 
 def _town(rng: random.Random, name: str, country: str, lat: float, lon: float, *, mapped: bool, river: str) -> Town:
     return Town(
-        name=name, country=country, lat=lat, lon=lon, population=int(rng.lognormvariate(10.2, 0.9)) + 1_500,
-        founded=rng.randint(900, 1890), elevation_m=rng.randint(40, 900), area_km2=round(rng.uniform(6, 180), 1),
-        mapped=mapped, river=river,
+        name=name,
+        country=country,
+        lat=lat,
+        lon=lon,
+        population=int(rng.lognormvariate(10.2, 0.9)) + 1_500,
+        founded=rng.randint(900, 1890),
+        elevation_m=rng.randint(40, 900),
+        area_km2=round(rng.uniform(6, 180), 1),
+        mapped=mapped,
+        river=river,
     )
 
 
@@ -279,7 +496,9 @@ def _places(rng: random.Random, towns: list[Town], people: list[Person]) -> list
         business = rng.sample(BUSINESS_KINDS, 4)
         names = [(f"{town.name} {suffix}", kind) for suffix, kind in civic]
         for template, kind in business:
-            names.append((template.format(surname=rng.choice(surnames), street=rng.choice(STREETS), town=town.name), kind))
+            names.append(
+                (template.format(surname=rng.choice(surnames), street=rng.choice(STREETS), town=town.name), kind)
+            )
         if t_index % 3 == 0:
             names.append((f"University of {town.name}", "university"))
         for name, kind in names:
@@ -292,14 +511,27 @@ def _places(rng: random.Random, towns: list[Town], people: list[Person]) -> list
     # A lighthouse on an island: reachable on foot by a causeway trail, but not by car.
     island = towns[-1]
     lat, lon = offset(island.lat, island.lon, 4.5, 3.0)
-    places.append(Place(f"{island.name} Island Lighthouse", "lighthouse", island.name,
-                        f"1 Causeway Trail, {island.name} Island", lat, lon))
+    places.append(
+        Place(
+            f"{island.name} Island Lighthouse",
+            "lighthouse",
+            island.name,
+            f"1 Causeway Trail, {island.name} Island",
+            lat,
+            lon,
+        )
+    )
     return places
 
 
 MOTTOS = (
-    "Knowledge lights the way", "Truth through inquiry", "Learning without end", "By work and wonder",
-    "Ever forward", "Let there be light", "Seek, test, know",
+    "Knowledge lights the way",
+    "Truth through inquiry",
+    "Learning without end",
+    "By work and wonder",
+    "Ever forward",
+    "Let there be light",
+    "Seek, test, know",
 )
 
 SUMMARIES = {

@@ -45,5 +45,14 @@ from policies.agentoccam.memory import PlanError, PlanNode, PlanTree, StepRecord
 from policies.agentoccam.policy import AgentOccamPolicy
 from policies.agentoccam.text import parse_candidates, parse_fields
 
-__all__ = ["AgentOccamPolicy", "PlanError", "PlanNode", "PlanTree", "StepRecord", "parse_candidates", "parse_fields",
-           "render_history", "replayed_observation"]
+__all__ = [
+    "AgentOccamPolicy",
+    "PlanError",
+    "PlanNode",
+    "PlanTree",
+    "StepRecord",
+    "parse_candidates",
+    "parse_fields",
+    "render_history",
+    "replayed_observation",
+]

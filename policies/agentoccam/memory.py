@@ -66,7 +66,7 @@ class PlanTree:
             other.visible = False
         if node.parent is not None:
             siblings = self.nodes[node.parent].children
-            for later in siblings[siblings.index(node.id) + 1:]:
+            for later in siblings[siblings.index(node.id) + 1 :]:
                 for hidden in self._subtree(later):
                     hidden.visible = False
         node.notes.clear()
@@ -136,14 +136,14 @@ def replayed_observation(record: StepRecord, current_page: str, max_words: int) 
     return record.description
 
 
-def render_history(records: list[StepRecord], current_page: str, *, depth: int | None, max_words: int,
-                   show_plan: bool) -> str:
+def render_history(
+    records: list[StepRecord], current_page: str, *, depth: int | None, max_words: int, show_plan: bool
+) -> str:
     """The ``<step_k_interaction>`` blocks; only the last ``depth`` steps (None: all) replay pages."""
     blocks = []
     verbose_from = 0 if depth is None else len(records) - depth
     for k, rec in enumerate(records):
-        observation = (replayed_observation(rec, current_page, max_words) if k >= verbose_from
-                       else rec.description)
+        observation = replayed_observation(rec, current_page, max_words) if k >= verbose_from else rec.description
         lines = [f"<step_{k}_interaction>", "OBSERVATION:", observation]
         if show_plan and rec.plan_id != 0:
             lines += ["ACTIVE PLAN:", rec.plan]

@@ -84,8 +84,9 @@ class AgentOccamPolicy(Policy):
         self.judge_seed = judge_seed
         settings = CallSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
         roles = {"actor": settings, **({"judge": settings} if judge else {})}
-        self.llm = build_llm(roles, model=model, cache_dir=cache_dir, retries=retries, timeout=timeout,
-                             script=script, llm=llm)
+        self.llm = build_llm(
+            roles, model=model, cache_dir=cache_dir, retries=retries, timeout=timeout, script=script, llm=llm
+        )
         self.task: TaskSpec | None = None
         self.tree = PlanTree("", "")
         self.records: list[StepRecord] = []
@@ -107,14 +108,25 @@ class AgentOccamPolicy(Policy):
 
         enabled = set(PRESETS[self.preset].actions) | {"stop"}
         multi = bool(self.task and self.task.multi_site)
-        return tuple(c for c in specs()[1] if c in enabled and (c != "go_home" or multi)
-                     and (self.planning or c not in PLANNING_COMMANDS))
+        return tuple(
+            c
+            for c in specs()[1]
+            if c in enabled and (c != "go_home" or multi) and (self.planning or c not in PLANNING_COMMANDS)
+        )
 
     def config(self) -> dict[str, Any]:
-        return {"llm": self.llm.describe(), "max_steps": self.max_steps, "planning": self.planning,
-                "history": self.history, "judge": self.judge, "history_depth": self.history_depth,
-                "pivotal_max_nodes": self.pivotal_max_nodes, "highlight_max_words": self.highlight_max_words,
-                "max_reasks": self.max_reasks, "judge_seed": self.judge_seed}
+        return {
+            "llm": self.llm.describe(),
+            "max_steps": self.max_steps,
+            "planning": self.planning,
+            "history": self.history,
+            "judge": self.judge,
+            "history_depth": self.history_depth,
+            "pivotal_max_nodes": self.pivotal_max_nodes,
+            "highlight_max_words": self.highlight_max_words,
+            "max_reasks": self.max_reasks,
+            "judge_seed": self.judge_seed,
+        }
 
     def reset(self, task: TaskSpec) -> None:
         self.task = task
@@ -126,8 +138,11 @@ class AgentOccamPolicy(Policy):
         self._system = self.system_prompt()
 
     def state(self) -> dict[str, Any]:
-        return {"plan_tree": self.tree.to_dict() if self.planning else None,
-                "steps": [r.public() for r in self.records], "decisions": self.decisions}
+        return {
+            "plan_tree": self.tree.to_dict() if self.planning else None,
+            "steps": [r.public() for r in self.records],
+            "decisions": self.decisions,
+        }
 
     # -- prompts -----------------------------------------------------------------------------------
 
@@ -142,8 +157,9 @@ class AgentOccamPolicy(Policy):
         navigation = listing([c for c in commands if c not in PLANNING_COMMANDS])
         rule = texts()["rule_candidates" if self.judge else "rule_single"]
         if self.planning:
-            return texts()["system_planning"].format(fields=fields, planning=listing(PLANNING_COMMANDS),
-                                                     navigation=navigation, rule=rule)
+            return texts()["system_planning"].format(
+                fields=fields, planning=listing(PLANNING_COMMANDS), navigation=navigation, rule=rule
+            )
         return texts()["system_flat"].format(fields=fields, navigation=navigation, rule=rule)
 
     def sections(self, obs: Obs, *, depth: int | None) -> list[tuple[str, str]]:
@@ -152,19 +168,28 @@ class AgentOccamPolicy(Policy):
         history = ""
         if self.history:
             steps = self.tree.active.steps_taken if self.planning else range(len(self.records))
-            history = render_history([self.records[i] for i in steps], _id_free(obs), depth=depth,
-                                     max_words=self.highlight_max_words, show_plan=self.planning)
-        return [("OBJECTIVE", self.task.goal),
-                ("PREVIOUS PLANS", self.tree.render() if self.planning else ""),
-                ("INTERACTION HISTORY", history),
-                ("CURRENT OBSERVATION", str(obs.get("text") or ""))]
+            history = render_history(
+                [self.records[i] for i in steps],
+                _id_free(obs),
+                depth=depth,
+                max_words=self.highlight_max_words,
+                show_plan=self.planning,
+            )
+        return [
+            ("OBJECTIVE", self.task.goal),
+            ("PREVIOUS PLANS", self.tree.render() if self.planning else ""),
+            ("INTERACTION HISTORY", history),
+            ("CURRENT OBSERVATION", str(obs.get("text") or "")),
+        ]
 
     def messages(self, obs: Obs, extra: str = "") -> list[Message]:
         system = self._system + extra
         if self.decisions == self.max_steps - 1:
             system += texts()["final_step"].format(max_steps=self.max_steps)
-        return [{"role": "system", "content": system},
-                {"role": "user", "content": user_message(self.sections(obs, depth=self.history_depth))}]
+        return [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user_message(self.sections(obs, depth=self.history_depth))},
+        ]
 
     # -- acting ------------------------------------------------------------------------------------
 
@@ -175,18 +200,20 @@ class AgentOccamPolicy(Policy):
             self.tree.nodes[0].url = str(obs["url"])
         error = obs.get("last_action_error")
         if error and self._last_sent and self.planning:
-            self.tree.note(texts()["failed_action_note"].format(action=self._last_sent, error=str(error)[:300]),
-                           step)
+            self.tree.note(texts()["failed_action_note"].format(action=self._last_sent, error=str(error)[:300]), step)
         self._last_sent = None
         calls: list[LLMCall] = []
         choice, failure = self._choose(obs, calls)
         self.decisions += 1
         if choice is None:
             if self.planning:
-                self.tree.note(texts()["failed_action_note"].format(action="(no valid action)", error=failure),
-                               step)
-            return Decision(action=None, llm_calls=calls, error=f"no valid action after re-asks: {failure}",
-                            parsed={"reasks": len(calls) - 1})
+                self.tree.note(texts()["failed_action_note"].format(action="(no valid action)", error=failure), step)
+            return Decision(
+                action=None,
+                llm_calls=calls,
+                error=f"no valid action after re-asks: {failure}",
+                parsed={"reasks": len(calls) - 1},
+            )
         return self._apply(choice, obs, handle, calls, step)
 
     def _choose(self, obs: Obs, calls: list[LLMCall]) -> tuple[_Choice | None, str]:
@@ -263,12 +290,17 @@ class AgentOccamPolicy(Policy):
 
     def _ask_judge(self, obs: Obs, choices: list[tuple[str, str]], calls: list[LLMCall]) -> int:
         """The judge's ACTION SELECTION as an index into ``choices``; 0 when unusable (§6.3)."""
-        listed = "\n\n".join(f"|\taction [{i}]:\n{a}\n|\treason for action [{i}]:\n{r}"
-                             for i, (a, r) in enumerate(choices))
+        listed = "\n\n".join(
+            f"|\taction [{i}]:\n{a}\n|\treason for action [{i}]:\n{r}" for i, (a, r) in enumerate(choices)
+        )
         body = user_message([*self.sections(obs, depth=None), ("ACTION CHOICES", listed)])
-        completion = self.llm.complete("judge", [
-            {"role": "system", "content": texts()["judge_system"]},
-            {"role": "user", "content": f"{texts()['judge_preamble']}\n{body}"}])
+        completion = self.llm.complete(
+            "judge",
+            [
+                {"role": "system", "content": texts()["judge_system"]},
+                {"role": "user", "content": f"{texts()['judge_preamble']}\n{body}"},
+            ],
+        )
         calls.append(completion.call)
         number = re.search(r"\d+", parse_fields(completion.text).get("ACTION SELECTION", ""))
         index = int(number.group()) if number else -1
@@ -300,19 +332,32 @@ class AgentOccamPolicy(Policy):
                 errors.append(f"prune could not return to the plan's page: {exc}")
         if not planning_only:
             self.tree.record(step)
-        self.records.append(StepRecord(url=url, action=action, reason=choice.reason.strip(),
-                                       description=choice.fields.get("OBSERVATION DESCRIPTION", "").strip(),
-                                       highlight=highlight, plan=self.tree.active.label,
-                                       plan_id=self.tree.active_id, page=_id_free(obs)))
+        self.records.append(
+            StepRecord(
+                url=url,
+                action=action,
+                reason=choice.reason.strip(),
+                description=choice.fields.get("OBSERVATION DESCRIPTION", "").strip(),
+                highlight=highlight,
+                plan=self.tree.active.label,
+                plan_id=self.tree.active_id,
+                page=_id_free(obs),
+            )
+        )
         if any(c.name not in _MEMORY for c in choice.commands):
             self._last_sent = action
-        parsed = {**{k.lower().replace(" ", "_"): v for k, v in choice.fields.items()}, "action": action,
-                  "highlight_ids": ids, "active_plan": self.tree.active.label,
-                  "reasks": sum(c.role == "actor" for c in calls) - 1}
+        parsed = {
+            **{k.lower().replace(" ", "_"): v for k, v in choice.fields.items()},
+            "action": action,
+            "highlight_ids": ids,
+            "active_plan": self.tree.active.label,
+            "reasks": sum(c.role == "actor" for c in calls) - 1,
+        }
         if choice.candidates:
             parsed["candidates"] = choice.candidates
-        return Decision(action=action, thought=choice.reason, parsed=parsed, llm_calls=calls,
-                        error="; ".join(errors) or None)
+        return Decision(
+            action=action, thought=choice.reason, parsed=parsed, llm_calls=calls, error="; ".join(errors) or None
+        )
 
 
 def _id_free(obs: Obs) -> str:

@@ -39,8 +39,11 @@ def texts() -> dict[str, str]:
 
 BASE_FIELDS = ("INTERACTION HISTORY SUMMARY", "OBSERVATION DESCRIPTION", "REASON", "ACTION", "OBSERVATION HIGHLIGHT")
 JUDGE_FIELDS = ("INTERACTION HISTORY SUMMARY", "OBSERVATION DESCRIPTION", "ACTION CANDIDATES", "OBSERVATION HIGHLIGHT")
-_ALL_HEADERS = sorted(set(BASE_FIELDS) | set(JUDGE_FIELDS) | {"PLAN PROGRESS ASSESSMENT", "ACTION ASSESSMENT",
-                                                              "ACTION SELECTION"}, key=len, reverse=True)
+_ALL_HEADERS = sorted(
+    set(BASE_FIELDS) | set(JUDGE_FIELDS) | {"PLAN PROGRESS ASSESSMENT", "ACTION ASSESSMENT", "ACTION SELECTION"},
+    key=len,
+    reverse=True,
+)
 _HEADER = re.compile(r"^[ \t#*>]*(" + "|".join(map(re.escape, _ALL_HEADERS)) + r")[ \t*]*:[ \t*]*(.*)$", re.I | re.M)
 
 
@@ -52,7 +55,7 @@ def parse_fields(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     matches = list(_HEADER.finditer(text or ""))
     for m, nxt in zip(matches, matches[1:] + [None]):
-        body = (m.group(2) + text[m.end():nxt.start() if nxt else len(text)]).strip()
+        body = (m.group(2) + text[m.end() : nxt.start() if nxt else len(text)]).strip()
         out.setdefault(m.group(1).upper(), body)
     return out
 
@@ -61,8 +64,10 @@ def actor_answer(action: str, reason: str = "This is the next step.") -> str:
     """A well-formed actor answer (every field of :data:`BASE_FIELDS`) whose ACTION is ``action``,
     highlighting the ids it acts on: what scripted LLMs in tests and benchmarks reply."""
     acts_on = "" if action.startswith(("stop", "note")) else ",".join(re.findall(r"^\w+ \[(\w+)\]", action))
-    return (f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page shows what is "
-            f"needed.\nREASON:\n{reason}\nACTION:\n{action}\nOBSERVATION HIGHLIGHT:\n{acts_on}")
+    return (
+        f"INTERACTION HISTORY SUMMARY:\nSo far on track.\nOBSERVATION DESCRIPTION:\nThe page shows what is "
+        f"needed.\nREASON:\n{reason}\nACTION:\n{action}\nOBSERVATION HIGHLIGHT:\n{acts_on}"
+    )
 
 
 def clean_action(text: str) -> str:

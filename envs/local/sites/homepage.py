@@ -16,14 +16,25 @@ SCHEMA = ""
 
 # (site, title, description) in the order the page shows them.
 CARDS: tuple[tuple[str, str, str], ...] = (
-    ("shopping", "OneStopMarket", "An online shopping site: browse categories, search products, manage your cart and orders."),
-    ("shopping_admin", "Merchant Admin Portal", "The store's back office: catalog, orders, customers, reviews and sales reports."),
+    (
+        "shopping",
+        "OneStopMarket",
+        "An online shopping site: browse categories, search products, manage your cart and orders.",
+    ),
+    (
+        "shopping_admin",
+        "Merchant Admin Portal",
+        "The store's back office: catalog, orders, customers, reviews and sales reports.",
+    ),
     ("reddit", "Postmill Forums", "A discussion forum: subscribe to forums, read and write posts, comment and vote."),
     ("gitlab", "GitLab", "Code hosting: projects, repositories, issues, merge requests and team members."),
     ("wikipedia", "Wikipedia", "An offline encyclopedia of countries, cities, people and science topics."),
-    ("map", "OpenStreetMap", "Find places, see their coordinates and addresses, and get directions by car, bike or foot."),
+    (
+        "map",
+        "OpenStreetMap",
+        "Find places, see their coordinates and addresses, and get directions by car, bike or foot.",
+    ),
 )
-
 
 
 def seed(conn: sqlite3.Connection, rng: random.Random) -> None:

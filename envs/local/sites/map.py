@@ -55,6 +55,7 @@ def _length_m(a: tuple[float, float], b: tuple[float, float], winding: float) ->
 
 def _town_links(towns: list[Town]) -> list[tuple[int, int, str]]:
     """Inter-town roads: a spanning tree plus each town's two nearest neighbours, a motorway and trails."""
+
     def dist(i: int, j: int) -> float:
         return haversine_km(towns[i].lat, towns[i].lon, towns[j].lat, towns[j].lon)
 
@@ -102,7 +103,9 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         for k, street in enumerate(RING_STREETS):
             angle = k * math.tau / len(RING_STREETS) + rng.uniform(-0.3, 0.3)
             radius = rng.uniform(0.9, 1.6)
-            ring.append(add_node(*offset(town.lat, town.lon, radius * math.sin(angle), radius * math.cos(angle)), town.name))
+            ring.append(
+                add_node(*offset(town.lat, town.lon, radius * math.sin(angle), radius * math.cos(angle)), town.name)
+            )
             add_edge(centre, ring[-1], f"{town.name} {street}", "residential")
         for k in range(len(ring)):
             add_edge(ring[k], ring[(k + 1) % len(ring)], f"{town.name} Ring Road", "residential")
@@ -122,15 +125,18 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         if place.kind == "lighthouse":  # on an island: only the causeway trail reaches it
             add_edge(rings[town_index][0], node, "Causeway Trail", "trail")
         else:
-            nearest = min(rings[town_index] + [centres[town_index]],
-                          key=lambda n: haversine_km(place.lat, place.lon, *nodes[n - 1][:2]))
+            nearest = min(
+                rings[town_index] + [centres[town_index]],
+                key=lambda n: haversine_km(place.lat, place.lon, *nodes[n - 1][:2]),
+            )
             add_edge(nearest, node, place.address.split(",")[0].lstrip("0123456789 "), "residential")
         places.append((place.name, place.kind, place.town, place.address, place.lat, place.lon, node))
 
     conn.executemany("INSERT INTO map_node (lat, lon, town) VALUES (?, ?, ?)", nodes)
     conn.executemany("INSERT INTO map_edge (a, b, road, kind, length_m) VALUES (?, ?, ?, ?, ?)", edges)
     conn.executemany(
-        "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) VALUES (?, ?, ?, ?, ?, ?, ?)", places)
+        "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) VALUES (?, ?, ?, ?, ?, ?, ?)", places
+    )
 
 
 # -- routing -----------------------------------------------------------------------------------------
@@ -231,7 +237,10 @@ def create_app(ctx: SiteContext) -> Flask:
             results = paginate(
                 "SELECT *, (CASE WHEN lower(name) = lower(?) THEN 0 WHEN name LIKE ? THEN 1 ELSE 2 END) AS rank "
                 "FROM map_place WHERE name LIKE ? OR address LIKE ? OR kind LIKE ? OR town LIKE ? "
-                "ORDER BY rank, name", (text, f"{text}%", like, like, like, like), per_page=25)
+                "ORDER BY rank, name",
+                (text, f"{text}%", like, like, like, like),
+                per_page=25,
+            )
         return render_template("search.html", text=text, results=results)
 
     @app.get("/place/<int:place_id>")
@@ -241,7 +250,8 @@ def create_app(ctx: SiteContext) -> Flask:
             abort(404)
         others = query("SELECT * FROM map_place WHERE id != ? AND town = ?", (place_id, row["town"]))
         nearby = sorted(
-            ((haversine_km(row["lat"], row["lon"], o["lat"], o["lon"]), o) for o in others), key=lambda x: x[0])
+            ((haversine_km(row["lat"], row["lon"], o["lat"], o["lon"]), o) for o in others), key=lambda x: x[0]
+        )
         return render_template("place.html", p=row, nearby=nearby[:10])
 
     @app.get("/directions")
@@ -277,8 +287,10 @@ def _svg() -> dict[str, Any]:
 
     def xy(node: int) -> tuple[float, float]:
         lat, lon = nodes[node]
-        return (round((lon - lon_lo) / (lon_hi - lon_lo) * 780 + 10, 1),
-                round((lat_hi - lat) / (lat_hi - lat_lo) * 580 + 10, 1))
+        return (
+            round((lon - lon_lo) / (lon_hi - lon_lo) * 780 + 10, 1),
+            round((lat_hi - lat) / (lat_hi - lat_lo) * 580 + 10, 1),
+        )
 
     roads = [(*xy(e["a"]), *xy(e["b"]), e["kind"]) for e in query("SELECT a, b, kind FROM map_edge")]
     towns = query("SELECT town, AVG(lat) AS lat, AVG(lon) AS lon, MIN(id) AS id FROM map_node GROUP BY town")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from envs.local.sites.shopping.admin import create_app
 from envs.local.framework import form_login
+from envs.local.sites.shopping.admin import create_app
 from envs.local.sites.shopping.seed import ADMIN_PASSWORD, ADMIN_USERNAME
 
 SCHEMA = ""

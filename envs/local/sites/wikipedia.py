@@ -37,8 +37,20 @@ CREATE TABLE wiki_article (
 CREATE INDEX wiki_article_kind ON wiki_article(kind);
 """
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
 
 
@@ -68,73 +80,132 @@ def _country_article(rng: random.Random, w: World, c: Any) -> dict[str, Any]:
     people = [p for p in w.people if p.nationality == c.name][:12]
     big = sorted(towns, key=lambda t: -t.population)[:8]
     town_links = ", ".join(f"[[{t.name}]]" for t in big)
-    summary = (f"{c.name} is a {c.government} with a population of about {c.population:,}. Its capital and "
-               f"largest city is [[{c.capital}]], and its official language is {c.language}.")
+    summary = (
+        f"{c.name} is a {c.government} with a population of about {c.population:,}. Its capital and "
+        f"largest city is [[{c.capital}]], and its official language is {c.language}."
+    )
     sections = [
-        {"heading": "History", "paragraphs": [
-            f"The first {c.name} state was proclaimed in {c.founded}, uniting several river principalities under a "
-            f"single crown. Trade along the coast brought wealth to [[{c.capital}]], which became the seat of government.",
-            _para(rng, HISTORY, country=c.name, capital=c.capital, year=c.founded + rng.randint(80, 300)),
-            f"In the twentieth century {c.name} joined the regional customs union together with "
-            + ", ".join(f"[[{n}]]" for n in c.neighbours) + ".",
-        ]},
-        {"heading": "Geography", "paragraphs": [
-            f"{c.name} covers {c.area_km2:,} km2 and borders " + ", ".join(f"[[{n}]]" for n in c.neighbours) + ". "
-            + _para(rng, GEOGRAPHY, country=c.name),
-            f"Its main towns are {town_links}.",
-        ]},
-        {"heading": "Economy", "paragraphs": [
-            _para(rng, ECONOMY, country=c.name, currency=c.currency),
-            f"The currency is the {c.currency}. Tourism centres on [[{c.capital}]] and the old towns of the interior.",
-        ]},
-        {"heading": "Culture", "paragraphs": [
-            f"{c.language} literature flourished in the nineteenth century. Notable people from {c.name} include "
-            + (", ".join(f"[[{p.name}]]" for p in people) or "several painters and poets") + ".",
-            _para(rng, CULTURE, country=c.name, language=c.language),
-        ]},
+        {
+            "heading": "History",
+            "paragraphs": [
+                f"The first {c.name} state was proclaimed in {c.founded}, uniting several river principalities under a "
+                f"single crown. Trade along the coast brought wealth to [[{c.capital}]], which became the seat of government.",
+                _para(rng, HISTORY, country=c.name, capital=c.capital, year=c.founded + rng.randint(80, 300)),
+                f"In the twentieth century {c.name} joined the regional customs union together with "
+                + ", ".join(f"[[{n}]]" for n in c.neighbours)
+                + ".",
+            ],
+        },
+        {
+            "heading": "Geography",
+            "paragraphs": [
+                f"{c.name} covers {c.area_km2:,} km2 and borders "
+                + ", ".join(f"[[{n}]]" for n in c.neighbours)
+                + ". "
+                + _para(rng, GEOGRAPHY, country=c.name),
+                f"Its main towns are {town_links}.",
+            ],
+        },
+        {
+            "heading": "Economy",
+            "paragraphs": [
+                _para(rng, ECONOMY, country=c.name, currency=c.currency),
+                f"The currency is the {c.currency}. Tourism centres on [[{c.capital}]] and the old towns of the interior.",
+            ],
+        },
+        {
+            "heading": "Culture",
+            "paragraphs": [
+                f"{c.language} literature flourished in the nineteenth century. Notable people from {c.name} include "
+                + (", ".join(f"[[{p.name}]]" for p in people) or "several painters and poets")
+                + ".",
+                _para(rng, CULTURE, country=c.name, language=c.language),
+            ],
+        },
     ]
     infobox = [
-        ["Capital", f"[[{c.capital}]]"], ["Official language", c.language], ["Government", c.government.capitalize()],
-        ["Founded", str(c.founded)], ["Area", f"{c.area_km2:,} km2"], ["Population", f"{c.population:,}"],
-        ["Currency", c.currency], ["Neighbours", ", ".join(f"[[{n}]]" for n in c.neighbours)],
+        ["Capital", f"[[{c.capital}]]"],
+        ["Official language", c.language],
+        ["Government", c.government.capitalize()],
+        ["Founded", str(c.founded)],
+        ["Area", f"{c.area_km2:,} km2"],
+        ["Population", f"{c.population:,}"],
+        ["Currency", c.currency],
+        ["Neighbours", ", ".join(f"[[{n}]]" for n in c.neighbours)],
     ]
-    return {"kind": "country", "summary": summary, "infobox": infobox, "sections": sections,
-            "categories": ["Countries", f"{c.language}-speaking countries"]}
+    return {
+        "kind": "country",
+        "summary": summary,
+        "infobox": infobox,
+        "sections": sections,
+        "categories": ["Countries", f"{c.language}-speaking countries"],
+    }
 
 
 def _town_article(rng: random.Random, w: World, t: Any) -> dict[str, Any]:
     natives = [p for p in w.people if p.birth_town == t.name]
     universities = [u for u in w.universities if u.town == t.name]
     places = [p for p in w.places if p.town == t.name]
-    summary = (f"{t.name} is a town in [[{t.country}]] on the {t.river}, with a population of {t.population:,}. "
-               f"It was founded in {t.founded}.")
+    summary = (
+        f"{t.name} is a town in [[{t.country}]] on the {t.river}, with a population of {t.population:,}. "
+        f"It was founded in {t.founded}."
+    )
     sections = [
-        {"heading": "History", "paragraphs": [
-            f"{t.name} was founded in {t.founded} as a market settlement on the {t.river}. "
-            + _para(rng, TOWN_HISTORY, town=t.name, year=t.founded + rng.randint(40, 400)),
-            _para(rng, TOWN_MODERN, town=t.name, country=t.country),
-        ]},
-        {"heading": "Geography", "paragraphs": [
-            f"The town lies at an elevation of {t.elevation_m} m and covers {t.area_km2} km2. "
-            f"Its coordinates are {t.lat:.4f}, {t.lon:.4f}.",
-        ]},
-        {"heading": "Landmarks", "paragraphs": [
-            ("Landmarks include " + ", ".join(p.name for p in places[:8]) + ".") if places else
-            f"The old town of {t.name} keeps much of its medieval street plan.",
-        ] + [f"[[{u.name}]] was founded here in {u.founded}." for u in universities]},
-        {"heading": "Notable people", "paragraphs": [
-            ("People born in " + t.name + " include "
-             + ", ".join(f"[[{p.name}]] ({p.occupation}, born {p.birth_year})" for p in natives) + ".")
-            if natives else f"No notable people from {t.name} are listed yet.",
-        ]},
+        {
+            "heading": "History",
+            "paragraphs": [
+                f"{t.name} was founded in {t.founded} as a market settlement on the {t.river}. "
+                + _para(rng, TOWN_HISTORY, town=t.name, year=t.founded + rng.randint(40, 400)),
+                _para(rng, TOWN_MODERN, town=t.name, country=t.country),
+            ],
+        },
+        {
+            "heading": "Geography",
+            "paragraphs": [
+                f"The town lies at an elevation of {t.elevation_m} m and covers {t.area_km2} km2. "
+                f"Its coordinates are {t.lat:.4f}, {t.lon:.4f}.",
+            ],
+        },
+        {
+            "heading": "Landmarks",
+            "paragraphs": [
+                ("Landmarks include " + ", ".join(p.name for p in places[:8]) + ".")
+                if places
+                else f"The old town of {t.name} keeps much of its medieval street plan.",
+            ]
+            + [f"[[{u.name}]] was founded here in {u.founded}." for u in universities],
+        },
+        {
+            "heading": "Notable people",
+            "paragraphs": [
+                (
+                    "People born in "
+                    + t.name
+                    + " include "
+                    + ", ".join(f"[[{p.name}]] ({p.occupation}, born {p.birth_year})" for p in natives)
+                    + "."
+                )
+                if natives
+                else f"No notable people from {t.name} are listed yet.",
+            ],
+        },
     ]
     infobox = [
-        ["Country", f"[[{t.country}]]"], ["Founded", str(t.founded)], ["Population", f"{t.population:,}"],
-        ["Area", f"{t.area_km2} km2"], ["Elevation", f"{t.elevation_m} m"], ["River", t.river],
+        ["Country", f"[[{t.country}]]"],
+        ["Founded", str(t.founded)],
+        ["Population", f"{t.population:,}"],
+        ["Area", f"{t.area_km2} km2"],
+        ["Elevation", f"{t.elevation_m} m"],
+        ["River", t.river],
         ["Coordinates", f"{t.lat:.4f}, {t.lon:.4f}"],
     ]
-    return {"kind": "town", "summary": summary, "infobox": infobox, "sections": sections,
-            "categories": [f"Towns in {t.country}", "Towns"]}
+    return {
+        "kind": "town",
+        "summary": summary,
+        "infobox": infobox,
+        "sections": sections,
+        "categories": [f"Towns in {t.country}", "Towns"],
+    }
 
 
 def _person_article(rng: random.Random, w: World, p: Any) -> dict[str, Any]:
@@ -143,19 +214,32 @@ def _person_article(rng: random.Random, w: World, p: Any) -> dict[str, Any]:
     summary = f"{p.name} ({life}) {verb} a {p.occupation} from [[{p.nationality}]]."
     work_text = (" Best known for the [[" + "]], the [[".join(p.works) + "]].") if p.works else ""
     sections = [
-        {"heading": "Early life", "paragraphs": [
-            f"{p.name.split()[0]} was born on {birth_date(p)} in [[{p.birth_town}]]. "
-            + _para(rng, EARLY_LIFE, first=p.name.split()[0], occupation=p.occupation),
-        ]},
-        {"heading": "Career", "paragraphs": [
-            _para(rng, CAREER, name=p.name, occupation=p.occupation, year=p.birth_year + rng.randint(20, 35)) + work_text,
-            _para(rng, CAREER_LATE, name=p.name.split()[-1], year=p.birth_year + rng.randint(36, 50)),
-        ]},
-        {"heading": "Personal life", "paragraphs": [
-            (f"{p.name.split()[-1]} was married to [[{p.spouse}]]. " if p.spouse else "")
-            + (f"{p.name.split()[-1]} died in {p.death_year}." if p.death_year else
-               f"{p.name.split()[-1]} lives in [[{p.birth_town}]]."),
-        ]},
+        {
+            "heading": "Early life",
+            "paragraphs": [
+                f"{p.name.split()[0]} was born on {birth_date(p)} in [[{p.birth_town}]]. "
+                + _para(rng, EARLY_LIFE, first=p.name.split()[0], occupation=p.occupation),
+            ],
+        },
+        {
+            "heading": "Career",
+            "paragraphs": [
+                _para(rng, CAREER, name=p.name, occupation=p.occupation, year=p.birth_year + rng.randint(20, 35))
+                + work_text,
+                _para(rng, CAREER_LATE, name=p.name.split()[-1], year=p.birth_year + rng.randint(36, 50)),
+            ],
+        },
+        {
+            "heading": "Personal life",
+            "paragraphs": [
+                (f"{p.name.split()[-1]} was married to [[{p.spouse}]]. " if p.spouse else "")
+                + (
+                    f"{p.name.split()[-1]} died in {p.death_year}."
+                    if p.death_year
+                    else f"{p.name.split()[-1]} lives in [[{p.birth_town}]]."
+                ),
+            ],
+        },
         {"heading": "Legacy", "paragraphs": [_para(rng, LEGACY, name=p.name.split()[-1], town=p.birth_town)]},
     ]
     infobox = [["Born", f"{birth_date(p)}, [[{p.birth_town}]], [[{p.nationality}]]"]]
@@ -166,26 +250,50 @@ def _person_article(rng: random.Random, w: World, p: Any) -> dict[str, Any]:
         infobox.append(["Known for", ", ".join(f"[[{x}]]" for x in p.works)])
     if p.spouse:
         infobox.append(["Spouse", f"[[{p.spouse}]]"])
-    return {"kind": "person", "summary": summary, "infobox": infobox, "sections": sections,
-            "categories": [f"{p.occupation.capitalize()}s", f"People from {p.birth_town}", f"{p.birth_year // 10 * 10}s births"]}
+    return {
+        "kind": "person",
+        "summary": summary,
+        "infobox": infobox,
+        "sections": sections,
+        "categories": [
+            f"{p.occupation.capitalize()}s",
+            f"People from {p.birth_town}",
+            f"{p.birth_year // 10 * 10}s births",
+        ],
+    }
 
 
 def _discovery_article(rng: random.Random, w: World, d: Any) -> dict[str, Any]:
     person = w.person(d.discoverer)
     summary = f"The {d.title} is {d.summary.replace(d.discoverer, f'[[{d.discoverer}]]')}."
     sections = [
-        {"heading": "Discovery", "paragraphs": [
-            f"[[{d.discoverer}]] announced the result in {d.year} while working at [[{d.university}]]. "
-            + _para(rng, DISCOVERY, field=d.field_name, year=d.year),
-        ]},
-        {"heading": "Reception", "paragraphs": [_para(rng, RECEPTION, title=d.title, year=d.year + rng.randint(3, 20))]},
+        {
+            "heading": "Discovery",
+            "paragraphs": [
+                f"[[{d.discoverer}]] announced the result in {d.year} while working at [[{d.university}]]. "
+                + _para(rng, DISCOVERY, field=d.field_name, year=d.year),
+            ],
+        },
+        {
+            "heading": "Reception",
+            "paragraphs": [_para(rng, RECEPTION, title=d.title, year=d.year + rng.randint(3, 20))],
+        },
         {"heading": "Applications", "paragraphs": [_para(rng, APPLICATIONS, title=d.title, field=d.field_name)]},
     ]
-    infobox = [["Field", d.field_name.capitalize()], ["Discovered by", f"[[{d.discoverer}]]"],
-               ["Year", str(d.year)], ["Institution", f"[[{d.university}]]"],
-               ["Discoverer's birthplace", f"[[{person.birth_town}]]"]]
-    return {"kind": "discovery", "summary": summary, "infobox": infobox, "sections": sections,
-            "categories": [f"{d.field_name.capitalize()}", f"{d.year // 10 * 10}s in science"]}
+    infobox = [
+        ["Field", d.field_name.capitalize()],
+        ["Discovered by", f"[[{d.discoverer}]]"],
+        ["Year", str(d.year)],
+        ["Institution", f"[[{d.university}]]"],
+        ["Discoverer's birthplace", f"[[{person.birth_town}]]"],
+    ]
+    return {
+        "kind": "discovery",
+        "summary": summary,
+        "infobox": infobox,
+        "sections": sections,
+        "categories": [f"{d.field_name.capitalize()}", f"{d.year // 10 * 10}s in science"],
+    }
 
 
 def _university_article(rng: random.Random, w: World, u: Any) -> dict[str, Any]:
@@ -193,15 +301,28 @@ def _university_article(rng: random.Random, w: World, u: Any) -> dict[str, Any]:
     summary = f"The {u.name} is a public research university in [[{u.town}]], founded in {u.founded}."
     sections = [
         {"heading": "History", "paragraphs": [_para(rng, UNI_HISTORY, name=u.name, year=u.founded)]},
-        {"heading": "Research", "paragraphs": [
-            ("Discoveries made here include " + ", ".join(f"the [[{d.title}]] ({d.year})" for d in work) + ".")
-            if work else "The university is known for its teaching hospital and its library.",
-        ]},
+        {
+            "heading": "Research",
+            "paragraphs": [
+                ("Discoveries made here include " + ", ".join(f"the [[{d.title}]] ({d.year})" for d in work) + ".")
+                if work
+                else "The university is known for its teaching hospital and its library.",
+            ],
+        },
     ]
-    infobox = [["Motto", u.motto], ["Established", str(u.founded)], ["Students", f"{u.students:,}"],
-               ["Location", f"[[{u.town}]]"]]
-    return {"kind": "university", "summary": summary, "infobox": infobox, "sections": sections,
-            "categories": ["Universities", f"Education in {u.town}"]}
+    infobox = [
+        ["Motto", u.motto],
+        ["Established", str(u.founded)],
+        ["Students", f"{u.students:,}"],
+        ["Location", f"[[{u.town}]]"],
+    ]
+    return {
+        "kind": "university",
+        "summary": summary,
+        "infobox": infobox,
+        "sections": sections,
+        "categories": ["Universities", f"Education in {u.town}"],
+    }
 
 
 def articles(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
@@ -224,11 +345,23 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
             f"({rng.randint(1950, 2021)}). {title}: {rng.choice(REF_TITLES)}. {rng.choice(PUBLISHERS)}."
             for _ in range(rng.randint(3, 6))
         ]
-        rows.append((title, slugify(title), a["kind"], a["summary"], json.dumps(a["infobox"]),
-                     json.dumps(a["sections"]), json.dumps(refs), json.dumps(a["categories"])))
+        rows.append(
+            (
+                title,
+                slugify(title),
+                a["kind"],
+                a["summary"],
+                json.dumps(a["infobox"]),
+                json.dumps(a["sections"]),
+                json.dumps(refs),
+                json.dumps(a["categories"]),
+            )
+        )
     conn.executemany(
         "INSERT INTO wiki_article (title, slug, kind, summary, infobox, sections, refs, categories) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
 
 
 # -- app ---------------------------------------------------------------------------------------------
@@ -238,7 +371,7 @@ def render_links(text: str) -> Markup:
     """Escape ``text`` and turn its ``[[links]]`` into anchors to the articles."""
     out, last = [], 0
     for m in LINK.finditer(text):
-        out.append(html.escape(text[last:m.start()]))
+        out.append(html.escape(text[last : m.start()]))
         target, label = m.group(1), m.group(2) or m.group(1)
         out.append(f'<a href="/wiki/{html.escape(slugify(target))}">{html.escape(label)}</a>')
         last = m.end()
@@ -250,7 +383,7 @@ def snippet(text: str, pattern: str, width: int = 160) -> str:
     text = plain(text)
     at = text.lower().find(pattern.lower())
     start = max(0, at - width // 3) if at >= 0 else 0
-    return ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
+    return ("…" if start else "") + text[start : start + width] + ("…" if start + width < len(text) else "")
 
 
 def create_app(ctx: SiteContext) -> Flask:
@@ -275,16 +408,31 @@ def create_app(ctx: SiteContext) -> Flask:
             return redirect(url_for("article", slug=row["slug"]))
         sections = json.loads(row["sections"])
         linked = {m.group(1) for s in sections for p in s["paragraphs"] for m in LINK.finditer(p)}
-        see_also = query(
-            "SELECT title, slug FROM wiki_article WHERE title IN (%s) ORDER BY title LIMIT 12"
-            % ",".join("?" * len(linked)), tuple(linked)) if linked else []
+        see_also = (
+            query(
+                "SELECT title, slug FROM wiki_article WHERE title IN (%s) ORDER BY title LIMIT 12"
+                % ",".join("?" * len(linked)),
+                tuple(linked),
+            )
+            if linked
+            else []
+        )
         categories = json.loads(row["categories"])
-        navbox = query("SELECT title, slug FROM wiki_article WHERE categories LIKE ? ORDER BY title LIMIT 60",
-                       (f'%"{categories[0]}"%',))
+        navbox = query(
+            "SELECT title, slug FROM wiki_article WHERE categories LIKE ? ORDER BY title LIMIT 60",
+            (f'%"{categories[0]}"%',),
+        )
         return render_template(
-            "article.html", a=row, infobox=json.loads(row["infobox"]), sections=sections,
-            refs=json.loads(row["refs"]), categories=categories, see_also=see_also,
-            navbox_title=categories[0], navbox=navbox, languages=LANGUAGE_LINKS,
+            "article.html",
+            a=row,
+            infobox=json.loads(row["infobox"]),
+            sections=sections,
+            refs=json.loads(row["refs"]),
+            categories=categories,
+            see_also=see_also,
+            navbox_title=categories[0],
+            navbox=navbox,
+            languages=LANGUAGE_LINKS,
         )
 
     @app.get("/search")
@@ -300,7 +448,8 @@ def create_app(ctx: SiteContext) -> Flask:
             "SELECT title, slug, kind, summary, (CASE WHEN lower(title) = lower(?) THEN 0 "
             "WHEN title LIKE ? THEN 1 ELSE 2 END) AS rank FROM wiki_article "
             "WHERE title LIKE ? OR summary LIKE ? OR sections LIKE ? ORDER BY rank, title",
-            (pattern, like, like, like, like), per_page=20,
+            (pattern, like, like, like, like),
+            per_page=20,
         )
         items = [dict(r, snippet=snippet(r["summary"], pattern)) for r in results.items]
         return render_template("search.html", pattern=pattern, results=results, items=items)
@@ -308,8 +457,9 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/category/<path:name>")
     def category(name: str) -> Any:
         name = name.replace("_", " ")
-        rows = query("SELECT title, slug, categories FROM wiki_article WHERE categories LIKE ? ORDER BY title",
-                     (f'%"{name}"%',))
+        rows = query(
+            "SELECT title, slug, categories FROM wiki_article WHERE categories LIKE ? ORDER BY title", (f'%"{name}"%',)
+        )
         if not rows:
             abort(404)
         return render_template("category.html", name=name, rows=rows)
@@ -317,7 +467,9 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/contents")
     def contents() -> str:
         kind = request.args.get("kind", "country")
-        rows = paginate("SELECT title, slug, summary FROM wiki_article WHERE kind = ? ORDER BY title", (kind,), per_page=50)
+        rows = paginate(
+            "SELECT title, slug, summary FROM wiki_article WHERE kind = ? ORDER BY title", (kind,), per_page=50
+        )
         kinds = [r["kind"] for r in query("SELECT DISTINCT kind FROM wiki_article ORDER BY kind")]
         return render_template("contents.html", kind=kind, kinds=kinds, rows=rows)
 
@@ -394,7 +546,21 @@ UNI_HISTORY = (
     "Founded in {year} by a group of merchants, the {name} first taught only law and medicine.",
     "The {name} was established in {year}; its main building is a former customs house.",
 )
-LANGUAGE_LINKS = ("Deutsch", "Español", "Français", "Italiano", "Nederlands", "Polski", "Português", "Svenska",
-                  "Türkçe", "Čeština", "Suomi", "Norsk", "Magyar", "Română")
+LANGUAGE_LINKS = (
+    "Deutsch",
+    "Español",
+    "Français",
+    "Italiano",
+    "Nederlands",
+    "Polski",
+    "Português",
+    "Svenska",
+    "Türkçe",
+    "Čeština",
+    "Suomi",
+    "Norsk",
+    "Magyar",
+    "Română",
+)
 REF_TITLES = ("a history", "new perspectives", "collected essays", "an introduction", "sources and documents")
 PUBLISHERS = ("Kingston University Press", "Northern Academic", "Riverside Books", "Meridian Press")

@@ -143,67 +143,219 @@ ROLES = {10: "Guest", 20: "Reporter", 30: "Developer", 40: "Maintainer", 50: "Ow
 _START = datetime(2021, 1, 4)
 _SPAN_SECONDS = int((datetime(2023, 3, 28) - _START).total_seconds())
 
-_FIRST = ("Ana", "Ben", "Carol", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kira", "Liam",
-          "Maya", "Nikhil", "Olga", "Pablo", "Quinn", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wen", "Yusuf",
-          "Zoe", "Amir", "Bianca", "Chen", "Dara", "Emil")
-_LAST = ("Torres", "Okafor", "Lindqvist", "Novak", "Haddad", "Kimura", "Moreau", "Patel", "Schmidt", "Rossi",
-         "Nguyen", "Kowalski", "Fischer", "Silva", "Larsen", "Ibrahim", "Costa", "Ivanova", "Murphy", "Tanaka")
+_FIRST = (
+    "Ana",
+    "Ben",
+    "Carol",
+    "Dmitri",
+    "Elena",
+    "Farid",
+    "Grace",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Kira",
+    "Liam",
+    "Maya",
+    "Nikhil",
+    "Olga",
+    "Pablo",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wen",
+    "Yusuf",
+    "Zoe",
+    "Amir",
+    "Bianca",
+    "Chen",
+    "Dara",
+    "Emil",
+)
+_LAST = (
+    "Torres",
+    "Okafor",
+    "Lindqvist",
+    "Novak",
+    "Haddad",
+    "Kimura",
+    "Moreau",
+    "Patel",
+    "Schmidt",
+    "Rossi",
+    "Nguyen",
+    "Kowalski",
+    "Fischer",
+    "Silva",
+    "Larsen",
+    "Ibrahim",
+    "Costa",
+    "Ivanova",
+    "Murphy",
+    "Tanaka",
+)
 
 # (namespace, path, name, description, language, license)
 PROJECTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("byteblaze", "dotfiles", "dotfiles", "My shell, editor and git configuration.", "shell", "MIT"),
-    ("byteblaze", "empathy-prompts", "empathy-prompts",
-     "Writing prompts that help teams practise empathetic code review.", "markdown", "CC-BY-4.0"),
-    ("byteblaze", "cloud-to-butt", "cloud-to-butt", "Browser extension that replaces words on web pages.",
-     "javascript", "MIT"),
-    ("byteblaze", "solarized-prism-theme", "solarized-prism-theme",
-     "A Solarized colour theme for the Prism syntax highlighter.", "css", "MIT"),
-    ("byteblaze", "gimmiethat.space", "gimmiethat.space", "Source of my personal landing page.", "html",
-     "Apache-2.0"),
-    ("byteblaze", "a11y-webring.club", "a11y-webring.club", "A webring for accessibility-minded personal sites.",
-     "javascript", "MIT"),
-    ("byteblaze", "accessible-html-content-patterns", "accessible-html-content-patterns",
-     "The full HTML5 element set with accessibility notes for each element.", "html", "MIT"),
-    ("byteblaze", "timeit", "timeit", "A tiny command-line stopwatch for timing shell commands.", "python",
-     "GPL-3.0"),
-    ("byteblaze", "web-scraper-kit", "web-scraper-kit", "Helpers for polite, rate-limited web scraping.",
-     "python", "Apache-2.0"),
-    ("byteblaze", "pomodoro-cli", "pomodoro-cli", "Pomodoro timer for the terminal with desktop notifications.",
-     "python", "MIT"),
-    ("a11yproject", "a11yproject.com", "a11yproject.com",
-     "The A11Y Project is a community-driven effort to make digital accessibility easier.", "javascript", "Apache-2.0"),
-    ("a11yproject", "a11y-checklist", "a11y-checklist", "A checklist for building accessible websites.", "markdown",
-     "MIT"),
-    ("primer", "design", "design", "Design guidelines, principles and component documentation for Primer.",
-     "markdown", "MIT"),
+    (
+        "byteblaze",
+        "empathy-prompts",
+        "empathy-prompts",
+        "Writing prompts that help teams practise empathetic code review.",
+        "markdown",
+        "CC-BY-4.0",
+    ),
+    (
+        "byteblaze",
+        "cloud-to-butt",
+        "cloud-to-butt",
+        "Browser extension that replaces words on web pages.",
+        "javascript",
+        "MIT",
+    ),
+    (
+        "byteblaze",
+        "solarized-prism-theme",
+        "solarized-prism-theme",
+        "A Solarized colour theme for the Prism syntax highlighter.",
+        "css",
+        "MIT",
+    ),
+    ("byteblaze", "gimmiethat.space", "gimmiethat.space", "Source of my personal landing page.", "html", "Apache-2.0"),
+    (
+        "byteblaze",
+        "a11y-webring.club",
+        "a11y-webring.club",
+        "A webring for accessibility-minded personal sites.",
+        "javascript",
+        "MIT",
+    ),
+    (
+        "byteblaze",
+        "accessible-html-content-patterns",
+        "accessible-html-content-patterns",
+        "The full HTML5 element set with accessibility notes for each element.",
+        "html",
+        "MIT",
+    ),
+    ("byteblaze", "timeit", "timeit", "A tiny command-line stopwatch for timing shell commands.", "python", "GPL-3.0"),
+    (
+        "byteblaze",
+        "web-scraper-kit",
+        "web-scraper-kit",
+        "Helpers for polite, rate-limited web scraping.",
+        "python",
+        "Apache-2.0",
+    ),
+    (
+        "byteblaze",
+        "pomodoro-cli",
+        "pomodoro-cli",
+        "Pomodoro timer for the terminal with desktop notifications.",
+        "python",
+        "MIT",
+    ),
+    (
+        "a11yproject",
+        "a11yproject.com",
+        "a11yproject.com",
+        "The A11Y Project is a community-driven effort to make digital accessibility easier.",
+        "javascript",
+        "Apache-2.0",
+    ),
+    (
+        "a11yproject",
+        "a11y-checklist",
+        "a11y-checklist",
+        "A checklist for building accessible websites.",
+        "markdown",
+        "MIT",
+    ),
+    (
+        "primer",
+        "design",
+        "design",
+        "Design guidelines, principles and component documentation for Primer.",
+        "markdown",
+        "MIT",
+    ),
     ("primer", "octicons", "octicons", "A scalable set of icons handcrafted for the web.", "javascript", "MIT"),
     ("primer", "css", "css", "The CSS implementation of the Primer design system.", "css", "MIT"),
-    ("webdev-guild", "jekyll-starter", "jekyll-starter", "A minimal Jekyll starter with sensible defaults.", "html",
-     "MIT"),
+    (
+        "webdev-guild",
+        "jekyll-starter",
+        "jekyll-starter",
+        "A minimal Jekyll starter with sensible defaults.",
+        "html",
+        "MIT",
+    ),
     ("webdev-guild", "nodebb-theme", "nodebb-theme", "A clean theme for NodeBB forums.", "javascript", "GPL-3.0"),
-    ("webdev-guild", "sveltekit-blog", "sveltekit-blog", "Markdown-powered blog template built with SvelteKit.",
-     "javascript", "MIT"),
-    ("data-lab", "covid-dashboard", "covid-dashboard", "Dashboard of regional COVID-19 case data.", "python",
-     "MIT"),
-    ("data-lab", "weather-etl", "weather-etl", "Nightly ETL jobs that collect weather station readings.", "python",
-     "Apache-2.0"),
-    ("data-lab", "notebook-tools", "notebook-tools", "Utilities for cleaning and diffing Jupyter notebooks.",
-     "python", "BSD-3-Clause"),
-    ("data-lab", "ml-benchmarks", "ml-benchmarks", "Reproducible benchmarks of classic machine learning models.",
-     "python", "MIT"),
-    ("open-maps", "tile-server", "tile-server", "Vector tile server for self-hosted maps.", "javascript",
-     "Apache-2.0"),
+    (
+        "webdev-guild",
+        "sveltekit-blog",
+        "sveltekit-blog",
+        "Markdown-powered blog template built with SvelteKit.",
+        "javascript",
+        "MIT",
+    ),
+    ("data-lab", "covid-dashboard", "covid-dashboard", "Dashboard of regional COVID-19 case data.", "python", "MIT"),
+    (
+        "data-lab",
+        "weather-etl",
+        "weather-etl",
+        "Nightly ETL jobs that collect weather station readings.",
+        "python",
+        "Apache-2.0",
+    ),
+    (
+        "data-lab",
+        "notebook-tools",
+        "notebook-tools",
+        "Utilities for cleaning and diffing Jupyter notebooks.",
+        "python",
+        "BSD-3-Clause",
+    ),
+    (
+        "data-lab",
+        "ml-benchmarks",
+        "ml-benchmarks",
+        "Reproducible benchmarks of classic machine learning models.",
+        "python",
+        "MIT",
+    ),
+    ("open-maps", "tile-server", "tile-server", "Vector tile server for self-hosted maps.", "javascript", "Apache-2.0"),
     ("open-maps", "geocoder", "geocoder", "Address search and reverse geocoding service.", "python", "Apache-2.0"),
-    ("convexegg", "chatgpt", "chatgpt", "A desktop client for chatting with language models.", "javascript",
-     "MIT"),
+    ("convexegg", "chatgpt", "chatgpt", "A desktop client for chatting with language models.", "javascript", "MIT"),
     ("yjlou", "yjlou.github.io", "yjlou.github.io", "Personal homepage and blog.", "html", "MIT"),
-    ("kilian", "super-awesome-robot", "Super_Awesome_Robot", "Firmware for a line-following robot kit.", "python",
-     "GPL-3.0"),
+    (
+        "kilian",
+        "super-awesome-robot",
+        "Super_Awesome_Robot",
+        "Firmware for a line-following robot kit.",
+        "python",
+        "GPL-3.0",
+    ),
     ("sarah_chen", "recipe-box", "recipe-box", "Store and search family recipes.", "python", "MIT"),
-    ("mkowalski", "kanban-board", "kanban-board", "A drag-and-drop kanban board in plain JavaScript.",
-     "javascript", "MIT"),
-    ("lin_wei", "markdown-preview", "markdown-preview", "Live Markdown preview for the terminal.", "python",
-     "BSD-3-Clause"),
+    (
+        "mkowalski",
+        "kanban-board",
+        "kanban-board",
+        "A drag-and-drop kanban board in plain JavaScript.",
+        "javascript",
+        "MIT",
+    ),
+    (
+        "lin_wei",
+        "markdown-preview",
+        "markdown-preview",
+        "Live Markdown preview for the terminal.",
+        "python",
+        "BSD-3-Clause",
+    ),
 )
 GROUPS = {
     "a11yproject": ("The A11Y Project", "Digital accessibility resources."),
@@ -214,71 +366,180 @@ GROUPS = {
 }
 # Named users the tasks and anchors mention: username -> full name.
 NAMED_USERS = {
-    "byteblaze": "Byte Blaze", "convexegg": "Convex Egg", "yjlou": "Yi-Jie Lou", "kilian": "Kilian Brandt",
-    "sarah_chen": "Sarah Chen", "mkowalski": "Marek Kowalski", "lin_wei": "Lin Wei",
-    "roshanjossey": "Roshan Jossey", "abisubramanya": "Abishek Subramanya", "carol_dev": "Carol Nguyen",
-    "vinta": "Vinta Chen", "ericwu": "Eric Wu",
+    "byteblaze": "Byte Blaze",
+    "convexegg": "Convex Egg",
+    "yjlou": "Yi-Jie Lou",
+    "kilian": "Kilian Brandt",
+    "sarah_chen": "Sarah Chen",
+    "mkowalski": "Marek Kowalski",
+    "lin_wei": "Lin Wei",
+    "roshanjossey": "Roshan Jossey",
+    "abisubramanya": "Abishek Subramanya",
+    "carol_dev": "Carol Nguyen",
+    "vinta": "Vinta Chen",
+    "ericwu": "Eric Wu",
 }
-LABELS = (("bug", "#d9534f", "Something is not working"), ("enhancement", "#5cb85c", "New feature or request"),
-          ("documentation", "#428bca", "Improvements or additions to documentation"),
-          ("help wanted", "#f0ad4e", "Extra attention is needed"), ("good first issue", "#7f8c8d", "Good for newcomers"),
-          ("question", "#9b59b6", "Further information is requested"), ("accessibility", "#16a085", "a11y"),
-          ("performance", "#34495e", "Speed and resource usage"))
+LABELS = (
+    ("bug", "#d9534f", "Something is not working"),
+    ("enhancement", "#5cb85c", "New feature or request"),
+    ("documentation", "#428bca", "Improvements or additions to documentation"),
+    ("help wanted", "#f0ad4e", "Extra attention is needed"),
+    ("good first issue", "#7f8c8d", "Good for newcomers"),
+    ("question", "#9b59b6", "Further information is requested"),
+    ("accessibility", "#16a085", "a11y"),
+    ("performance", "#34495e", "Speed and resource usage"),
+)
 _ISSUE_TITLES = (
-    "Broken link on the {page} page", "Add dark mode support to the {page} page", "404 error when opening {page}",
-    "Improve colour contrast of the {page} buttons", "Typo in the {page} documentation",
-    "Crash when saving {page} settings", "Update {dep} to the latest version", "Keyboard focus lost on {page}",
-    "Slow load time on the {page} page", "Screen reader does not announce {page} headings",
-    "Add unit tests for the {page} module", "Support {dep} 2.x", "Question: how to configure {page}?",
-    "Refactor {page} layout for mobile", "Deprecation warnings from {dep}",
+    "Broken link on the {page} page",
+    "Add dark mode support to the {page} page",
+    "404 error when opening {page}",
+    "Improve colour contrast of the {page} buttons",
+    "Typo in the {page} documentation",
+    "Crash when saving {page} settings",
+    "Update {dep} to the latest version",
+    "Keyboard focus lost on {page}",
+    "Slow load time on the {page} page",
+    "Screen reader does not announce {page} headings",
+    "Add unit tests for the {page} module",
+    "Support {dep} 2.x",
+    "Question: how to configure {page}?",
+    "Refactor {page} layout for mobile",
+    "Deprecation warnings from {dep}",
 )
 _MR_TITLES = (
-    "Fix broken link on the {page} page", "Add {page} page", "Bump {dep} from 1.{n}.0 to 1.{m}.0",
-    "Refactor {page} component", "Improve accessibility of {page} navigation", "Add tests for {page}",
-    "Update README with {page} instructions", "Draft: rewrite {page} styles",
+    "Fix broken link on the {page} page",
+    "Add {page} page",
+    "Bump {dep} from 1.{n}.0 to 1.{m}.0",
+    "Refactor {page} component",
+    "Improve accessibility of {page} navigation",
+    "Add tests for {page}",
+    "Update README with {page} instructions",
+    "Draft: rewrite {page} styles",
 )
 _COMMIT_MSGS = (
-    "Fix typo in {page} docs", "Add {page} page", "Update {dep}", "Refactor {page} helpers",
-    "Improve {page} accessibility", "Add tests for {page}", "Merge branch '{branch}' into 'main'",
-    "Remove unused {dep} import", "Tweak {page} styles", "Initial commit", "Clean up {page} layout",
-    "Bump version", "Update README", "Fix lint errors in {page}",
+    "Fix typo in {page} docs",
+    "Add {page} page",
+    "Update {dep}",
+    "Refactor {page} helpers",
+    "Improve {page} accessibility",
+    "Add tests for {page}",
+    "Merge branch '{branch}' into 'main'",
+    "Remove unused {dep} import",
+    "Tweak {page} styles",
+    "Initial commit",
+    "Clean up {page} layout",
+    "Bump version",
+    "Update README",
+    "Fix lint errors in {page}",
 )
-_PAGES = ("resources", "about", "contact", "settings", "search", "login", "dashboard", "profile", "checklist",
-          "navigation", "footer", "colors", "typography", "buttons", "forms", "octovisuals", "icons", "blog")
+_PAGES = (
+    "resources",
+    "about",
+    "contact",
+    "settings",
+    "search",
+    "login",
+    "dashboard",
+    "profile",
+    "checklist",
+    "navigation",
+    "footer",
+    "colors",
+    "typography",
+    "buttons",
+    "forms",
+    "octovisuals",
+    "icons",
+    "blog",
+)
 _DEPS = ("eslint", "webpack", "jekyll", "pytest", "requests", "numpy", "postcss", "svelte", "babel", "flask")
-_NOTES = ("Thanks for reporting, I can reproduce this.", "Could you share the steps to reproduce?",
-          "I am working on a fix.", "This is fixed in the latest release.", "Looks good to me!",
-          "Can we add a test for this case?", "Duplicate of an older issue.", "+1, seeing the same thing.",
-          "I pushed a new version, please take another look.", "Let's discuss this in the next sync.")
+_NOTES = (
+    "Thanks for reporting, I can reproduce this.",
+    "Could you share the steps to reproduce?",
+    "I am working on a fix.",
+    "This is fixed in the latest release.",
+    "Looks good to me!",
+    "Can we add a test for this case?",
+    "Duplicate of an older issue.",
+    "+1, seeing the same thing.",
+    "I pushed a new version, please take another look.",
+    "Let's discuss this in the next sync.",
+)
 
 # Anchors the tasks rely on: (project, kind, title, description, state, labels, assignee, reviewer, created_at)
 ANCHOR_ISSUABLES: tuple[tuple[str, str, str, str, str, tuple[str, ...], str | None, str | None, str], ...] = (
-    ("a11yproject/a11yproject.com", "issue", "404 error on the resources page after the redesign",
-     "Several links in the resources section now return a 404.", "opened", ("bug",), None, None,
-     "2023-03-20 10:00:00"),
-    ("a11yproject/a11yproject.com", "issue", "Outdated screen reader survey statistics",
-     "The survey numbers on the home page are from 2019.", "opened", ("documentation",), None, None,
-     "2023-03-21 09:30:00"),
-    ("byteblaze/solarized-prism-theme", "issue", "Line numbers are hard to read in light mode",
-     "The gutter colour has too little contrast.", "opened", ("accessibility",), "byteblaze", None,
-     "2023-03-18 14:00:00"),
-    ("primer/design", "merge_request", "Add octovisuals page",
-     "Adds documentation for the new octovisuals illustration set.", "opened", ("documentation",),
-     "ericwu", None, "2023-03-22 16:45:00"),
-    ("byteblaze/a11y-webring.club", "merge_request", "Add verification functions for member sites",
-     "Checks that every member site links back to the ring.", "opened", ("enhancement",), "convexegg",
-     "byteblaze", "2023-03-25 11:20:00"),
+    (
+        "a11yproject/a11yproject.com",
+        "issue",
+        "404 error on the resources page after the redesign",
+        "Several links in the resources section now return a 404.",
+        "opened",
+        ("bug",),
+        None,
+        None,
+        "2023-03-20 10:00:00",
+    ),
+    (
+        "a11yproject/a11yproject.com",
+        "issue",
+        "Outdated screen reader survey statistics",
+        "The survey numbers on the home page are from 2019.",
+        "opened",
+        ("documentation",),
+        None,
+        None,
+        "2023-03-21 09:30:00",
+    ),
+    (
+        "byteblaze/solarized-prism-theme",
+        "issue",
+        "Line numbers are hard to read in light mode",
+        "The gutter colour has too little contrast.",
+        "opened",
+        ("accessibility",),
+        "byteblaze",
+        None,
+        "2023-03-18 14:00:00",
+    ),
+    (
+        "primer/design",
+        "merge_request",
+        "Add octovisuals page",
+        "Adds documentation for the new octovisuals illustration set.",
+        "opened",
+        ("documentation",),
+        "ericwu",
+        None,
+        "2023-03-22 16:45:00",
+    ),
+    (
+        "byteblaze/a11y-webring.club",
+        "merge_request",
+        "Add verification functions for member sites",
+        "Checks that every member site links back to the ring.",
+        "opened",
+        ("enhancement",),
+        "convexegg",
+        "byteblaze",
+        "2023-03-25 11:20:00",
+    ),
 )
 ANCHOR_FILES = {
-    "byteblaze/empathy-prompts": ("README.md", "# empathy-prompts\n\nEmpathy prompts is a deck of writing prompts "
-                                  "that helps engineering teams practise kind, specific feedback in code review."
-                                  "\n\n## How to use\n\nPick one prompt before each review session.\n"),
+    "byteblaze/empathy-prompts": (
+        "README.md",
+        "# empathy-prompts\n\nEmpathy prompts is a deck of writing prompts "
+        "that helps engineering teams practise kind, specific feedback in code review."
+        "\n\n## How to use\n\nPick one prompt before each review session.\n",
+    ),
 }
 # Members the tasks rely on, on top of the random ones: project -> usernames.
 ANCHOR_MEMBERS = {
-    "primer/design": ("carol_dev", "ericwu", "byteblaze"), "primer/octicons": ("byteblaze",),
-    "primer/css": ("byteblaze",), "a11yproject/a11yproject.com": ("ericwu", "roshanjossey", "byteblaze"),
-    "a11yproject/a11y-checklist": ("byteblaze",), "byteblaze/a11y-webring.club": ("convexegg",),
+    "primer/design": ("carol_dev", "ericwu", "byteblaze"),
+    "primer/octicons": ("byteblaze",),
+    "primer/css": ("byteblaze",),
+    "a11yproject/a11yproject.com": ("ericwu", "roshanjossey", "byteblaze"),
+    "a11yproject/a11y-checklist": ("byteblaze",),
+    "byteblaze/a11y-webring.club": ("convexegg",),
 }
 # Extra commits that make the tasks' "top contributor" unambiguous: project -> (username, count).
 TOP_CONTRIBUTORS = {"primer/design": ("carol_dev", 40), "a11yproject/a11yproject.com": ("ericwu", 35)}
@@ -297,76 +558,152 @@ def _when(rng: random.Random) -> datetime:
 
 
 def _license_text(key: str) -> str:
-    titles = {"MIT": "MIT License", "Apache-2.0": "Apache License, Version 2.0",
-              "GPL-3.0": "GNU General Public License v3.0", "BSD-3-Clause": "BSD 3-Clause License",
-              "CC-BY-4.0": "Creative Commons Attribution 4.0 International"}
+    titles = {
+        "MIT": "MIT License",
+        "Apache-2.0": "Apache License, Version 2.0",
+        "GPL-3.0": "GNU General Public License v3.0",
+        "BSD-3-Clause": "BSD 3-Clause License",
+        "CC-BY-4.0": "Creative Commons Attribution 4.0 International",
+    }
     return f"{titles[key]}\n\nCopyright (c) 2021 the contributors.\n\nSee the full text of the {titles[key]}.\n"
 
 
 def _source_files(name: str, language: str, rng: random.Random) -> dict[str, str]:
     """A plausible repository layout for the project's language."""
     mod = name.replace("-", "_").replace(".", "_").lower()
-    funcs = rng.sample(("parse", "render", "load_config", "fetch", "validate", "format_output", "main", "run",
-                        "build_index", "cleanup"), 4)
+    funcs = rng.sample(
+        (
+            "parse",
+            "render",
+            "load_config",
+            "fetch",
+            "validate",
+            "format_output",
+            "main",
+            "run",
+            "build_index",
+            "cleanup",
+        ),
+        4,
+    )
     if language == "python":
-        body = "\n\n".join(f"def {f}(value):\n    \"\"\"{f.replace('_', ' ').capitalize()} the value.\"\"\"\n"
-                           f"    return value\n" for f in funcs)
-        return {f"src/{mod}/__init__.py": f'"""{name}."""\n__version__ = "1.{rng.randrange(10)}.0"\n',
-                f"src/{mod}/core.py": body, f"tests/test_core.py": f"from {mod}.core import {funcs[0]}\n\n\n"
-                f"def test_{funcs[0]}():\n    assert {funcs[0]}(1) == 1\n",
-                "pyproject.toml": f'[project]\nname = "{name}"\nversion = "1.0.0"\n', ".gitignore": "__pycache__/\n.venv/\n"}
+        body = "\n\n".join(
+            f'def {f}(value):\n    """{f.replace("_", " ").capitalize()} the value."""\n    return value\n'
+            for f in funcs
+        )
+        return {
+            f"src/{mod}/__init__.py": f'"""{name}."""\n__version__ = "1.{rng.randrange(10)}.0"\n',
+            f"src/{mod}/core.py": body,
+            "tests/test_core.py": f"from {mod}.core import {funcs[0]}\n\n\n"
+            f"def test_{funcs[0]}():\n    assert {funcs[0]}(1) == 1\n",
+            "pyproject.toml": f'[project]\nname = "{name}"\nversion = "1.0.0"\n',
+            ".gitignore": "__pycache__/\n.venv/\n",
+        }
     if language == "javascript":
         body = "\n".join(f"export function {f}(value) {{\n  return value;\n}}\n" for f in funcs)
-        return {"src/index.js": body, "package.json": f'{{\n  "name": "{name}",\n  "version": "1.0.0"\n}}\n',
-                "test/index.test.js": f"import {{ {funcs[0]} }} from '../src/index.js';\n",
-                ".gitignore": "node_modules/\n"}
+        return {
+            "src/index.js": body,
+            "package.json": f'{{\n  "name": "{name}",\n  "version": "1.0.0"\n}}\n',
+            "test/index.test.js": f"import {{ {funcs[0]} }} from '../src/index.js';\n",
+            ".gitignore": "node_modules/\n",
+        }
     if language == "css":
-        return {"src/theme.css": "pre code {\n  color: #657b83;\n  background: #fdf6e3;\n}\n",
-                "package.json": f'{{\n  "name": "{name}"\n}}\n'}
+        return {
+            "src/theme.css": "pre code {\n  color: #657b83;\n  background: #fdf6e3;\n}\n",
+            "package.json": f'{{\n  "name": "{name}"\n}}\n',
+        }
     if language == "html":
-        return {"index.html": f"<!DOCTYPE html>\n<html>\n<head><title>{name}</title></head>\n<body>\n"
-                              f"<h1>{name}</h1>\n</body>\n</html>\n", "css/site.css": "body { margin: 0; }\n"}
+        return {
+            "index.html": f"<!DOCTYPE html>\n<html>\n<head><title>{name}</title></head>\n<body>\n"
+            f"<h1>{name}</h1>\n</body>\n</html>\n",
+            "css/site.css": "body { margin: 0; }\n",
+        }
     if language == "shell":
-        return {".bashrc": "export EDITOR=vim\nalias ll='ls -la'\n", ".vimrc": "set number\nsyntax on\n",
-                ".gitconfig": "[user]\n  name = Byte Blaze\n", "install.sh": "#!/bin/sh\nln -s \"$PWD/.bashrc\" ~\n"}
-    return {"docs/guide.md": f"# Guide\n\nHow to contribute to {name}.\n",
-            "CONTRIBUTING.md": "# Contributing\n\nOpen an issue first.\n"}
+        return {
+            ".bashrc": "export EDITOR=vim\nalias ll='ls -la'\n",
+            ".vimrc": "set number\nsyntax on\n",
+            ".gitconfig": "[user]\n  name = Byte Blaze\n",
+            "install.sh": '#!/bin/sh\nln -s "$PWD/.bashrc" ~\n',
+        }
+    return {
+        "docs/guide.md": f"# Guide\n\nHow to contribute to {name}.\n",
+        "CONTRIBUTING.md": "# Contributing\n\nOpen an issue first.\n",
+    }
 
 
 def _make_users(conn: sqlite3.Connection, rng: random.Random) -> dict[str, int]:
     people = dict(NAMED_USERS)
     while len(people) < 72:
         first, last = rng.choice(_FIRST), rng.choice(_LAST)
-        username = rng.choice((f"{first}{last}".lower(), f"{first[0]}{last}".lower(), f"{first.lower()}_{last[:3].lower()}"))
+        username = rng.choice(
+            (f"{first}{last}".lower(), f"{first[0]}{last}".lower(), f"{first.lower()}_{last[:3].lower()}")
+        )
         if username not in people and f"{first} {last}" not in people.values():
             people[username] = f"{first} {last}"
     ids: dict[str, int] = {}
     for username, name in people.items():
         password = ACCOUNT["password"] if username == ACCOUNT["username"] else f"pw-{rng.randrange(10**9)}"
         cur = conn.execute(
-            "INSERT INTO gitlab_user (username, name, email, password_hash, bio, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (username, name, f"{username}@{rng.choice(('gmail.com', 'example.com', 'proton.me'))}",
-             hash_password(username, password), "" if username == ACCOUNT["username"] else rng.choice(
-                 ("", "", "Open source enthusiast.", "Frontend developer.", "Data engineer.")),
-             _ts(_START - timedelta(days=rng.randrange(10, 900)))))
+            "INSERT INTO gitlab_user (username, name, email, password_hash, bio, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                username,
+                name,
+                f"{username}@{rng.choice(('gmail.com', 'example.com', 'proton.me'))}",
+                hash_password(username, password),
+                ""
+                if username == ACCOUNT["username"]
+                else rng.choice(("", "", "Open source enthusiast.", "Frontend developer.", "Data engineer.")),
+                _ts(_START - timedelta(days=rng.randrange(10, 900))),
+            ),
+        )
         ids[username] = int(cur.lastrowid)
     return ids
 
 
-def _add_issuable(conn: sqlite3.Connection, project_id: int, kind: str, iid: int, title: str, desc: str,
-                  author: int, state: str, created: datetime, branches: tuple[str | None, str | None],
-                  milestone: int | None = None) -> int:
+def _add_issuable(
+    conn: sqlite3.Connection,
+    project_id: int,
+    kind: str,
+    iid: int,
+    title: str,
+    desc: str,
+    author: int,
+    state: str,
+    created: datetime,
+    branches: tuple[str | None, str | None],
+    milestone: int | None = None,
+) -> int:
     cur = conn.execute(
         "INSERT INTO gitlab_issuable (kind, project_id, iid, title, description, author_id, state, milestone_id,"
         " source_branch, target_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (kind, project_id, iid, title, desc, author, state, milestone, branches[0], branches[1], _ts(created),
-         _ts(created + timedelta(days=3))))
+        (
+            kind,
+            project_id,
+            iid,
+            title,
+            desc,
+            author,
+            state,
+            milestone,
+            branches[0],
+            branches[1],
+            _ts(created),
+            _ts(created + timedelta(days=3)),
+        ),
+    )
     return int(cur.lastrowid)
 
 
-def _seed_project(conn: sqlite3.Connection, rng: random.Random, pid: int, full: str, users: dict[str, int],
-                  members: list[int], labels: dict[str, int], counters: dict[str, int]) -> None:
+def _seed_project(
+    conn: sqlite3.Connection,
+    rng: random.Random,
+    pid: int,
+    full: str,
+    users: dict[str, int],
+    members: list[int],
+    labels: dict[str, int],
+    counters: dict[str, int],
+) -> None:
     """Commits, branches, milestones, issues and merge requests of one project."""
     people = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, name, email FROM gitlab_user")}
     weights = [1 / (i + 1) for i in range(len(members))]
@@ -374,37 +711,67 @@ def _seed_project(conn: sqlite3.Connection, rng: random.Random, pid: int, full: 
     if full in TOP_CONTRIBUTORS:
         who, extra = TOP_CONTRIBUTORS[full]
         commits += [(_when(rng), users[who]) for _ in range(extra)]
-    branches = ["main", *(f"{rng.choice(_PAGES)}-{rng.choice(('fix', 'update', 'component', 'docs'))}"
-                          for _ in range(rng.randrange(1, 6)))]
+    branches = [
+        "main",
+        *(
+            f"{rng.choice(_PAGES)}-{rng.choice(('fix', 'update', 'component', 'docs'))}"
+            for _ in range(rng.randrange(1, 6))
+        ),
+    ]
     for branch in dict.fromkeys(branches):
         conn.execute("INSERT INTO gitlab_branch VALUES (?, ?)", (pid, branch))
     for when, uid in sorted(commits):
-        msg = rng.choice(_COMMIT_MSGS).format(page=rng.choice(_PAGES), dep=rng.choice(_DEPS),
-                                              branch=rng.choice(branches))
-        conn.execute("INSERT INTO gitlab_commit (project_id, sha, author_name, author_email, message, created_at)"
-                     " VALUES (?, ?, ?, ?, ?, ?)", (pid, f"{rng.getrandbits(160):040x}", people[uid][0],
-                                                    people[uid][1], msg, _ts(when)))
+        msg = rng.choice(_COMMIT_MSGS).format(
+            page=rng.choice(_PAGES), dep=rng.choice(_DEPS), branch=rng.choice(branches)
+        )
+        conn.execute(
+            "INSERT INTO gitlab_commit (project_id, sha, author_name, author_email, message, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (pid, f"{rng.getrandbits(160):040x}", people[uid][0], people[uid][1], msg, _ts(when)),
+        )
     milestones = []
     for n in range(rng.randrange(0, 4)):
         start = _when(rng)
-        cur = conn.execute("INSERT INTO gitlab_milestone (project_id, title, start_date, due_date, state)"
-                           " VALUES (?, ?, ?, ?, ?)", (pid, f"v{n + 1}.0", start.strftime("%Y-%m-%d"),
-                                                      (start + timedelta(days=30)).strftime("%Y-%m-%d"),
-                                                      rng.choice(("active", "closed"))))
+        cur = conn.execute(
+            "INSERT INTO gitlab_milestone (project_id, title, start_date, due_date, state) VALUES (?, ?, ?, ?, ?)",
+            (
+                pid,
+                f"v{n + 1}.0",
+                start.strftime("%Y-%m-%d"),
+                (start + timedelta(days=30)).strftime("%Y-%m-%d"),
+                rng.choice(("active", "closed")),
+            ),
+        )
         milestones.append(int(cur.lastrowid))
     for kind, low, high in (("issue", 3, 30), ("merge_request", 1, 12)):
         for _ in range(rng.randrange(low, high)):
             counters[f"{pid}-{kind}"] += 1
-            fmt = {"page": rng.choice(_PAGES), "dep": rng.choice(_DEPS), "n": rng.randrange(9), "m": rng.randrange(9, 20)}
+            fmt = {
+                "page": rng.choice(_PAGES),
+                "dep": rng.choice(_DEPS),
+                "n": rng.randrange(9),
+                "m": rng.randrange(9, 20),
+            }
             title = rng.choice(_ISSUE_TITLES if kind == "issue" else _MR_TITLES).format(**fmt)
             created = _when(rng)
-            state = rng.choices(("opened", "closed", "merged") if kind == "merge_request" else ("opened", "closed"),
-                                (5, 2, 4) if kind == "merge_request" else (6, 4))[0]
+            state = rng.choices(
+                ("opened", "closed", "merged") if kind == "merge_request" else ("opened", "closed"),
+                (5, 2, 4) if kind == "merge_request" else (6, 4),
+            )[0]
             source = rng.choice(branches[1:]) if kind == "merge_request" and len(branches) > 1 else None
-            iid = _add_issuable(conn, pid, kind, counters[f"{pid}-{kind}"], title,
-                                f"{title}.\n\nObserved on {created:%b %d, %Y}.", rng.choice(members + list(users.values())[:20]),
-                                state, created, (source or "patch-1", "main") if kind == "merge_request" else (None, None),
-                                rng.choice(milestones) if milestones and rng.random() < 0.4 else None)
+            iid = _add_issuable(
+                conn,
+                pid,
+                kind,
+                counters[f"{pid}-{kind}"],
+                title,
+                f"{title}.\n\nObserved on {created:%b %d, %Y}.",
+                rng.choice(members + list(users.values())[:20]),
+                state,
+                created,
+                (source or "patch-1", "main") if kind == "merge_request" else (None, None),
+                rng.choice(milestones) if milestones and rng.random() < 0.4 else None,
+            )
             for label in rng.sample(sorted(labels), rng.randrange(0, 3)):
                 conn.execute("INSERT INTO gitlab_issuable_label VALUES (?, ?)", (iid, labels[label]))
             if rng.random() < 0.5:
@@ -412,8 +779,10 @@ def _seed_project(conn: sqlite3.Connection, rng: random.Random, pid: int, full: 
             if kind == "merge_request" and rng.random() < 0.6:
                 conn.execute("INSERT INTO gitlab_issuable_user VALUES (?, ?, 'reviewer')", (iid, rng.choice(members)))
             for k in range(rng.randrange(0, 4)):
-                conn.execute("INSERT INTO gitlab_note (issuable_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
-                             (iid, rng.choice(members), rng.choice(_NOTES), _ts(created + timedelta(hours=5 * k + 1))))
+                conn.execute(
+                    "INSERT INTO gitlab_note (issuable_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
+                    (iid, rng.choice(members), rng.choice(_NOTES), _ts(created + timedelta(hours=5 * k + 1))),
+                )
 
 
 def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
@@ -422,20 +791,36 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
     others = [u for u in users.values() if u != users["byteblaze"]]
     group_ids: dict[str, int] = {}
     for path, (name, desc) in GROUPS.items():
-        group_ids[path] = int(conn.execute("INSERT INTO gitlab_group (path, name, description) VALUES (?, ?, ?)",
-                                           (path, name, desc)).lastrowid)
+        group_ids[path] = int(
+            conn.execute(
+                "INSERT INTO gitlab_group (path, name, description) VALUES (?, ?, ?)", (path, name, desc)
+            ).lastrowid
+        )
         for uid in rng.sample(others, 6):
-            conn.execute("INSERT INTO gitlab_group_member VALUES (?, ?, ?)", (group_ids[path], uid, rng.choice((30, 40))))
+            conn.execute(
+                "INSERT INTO gitlab_group_member VALUES (?, ?, ?)", (group_ids[path], uid, rng.choice((30, 40)))
+            )
     conn.execute("INSERT INTO gitlab_group_member VALUES (?, ?, 30)", (group_ids["a11yproject"], users["byteblaze"]))
     projects: dict[str, int] = {}
     counters: dict[str, int] = {}
     for namespace, path, name, desc, language, license_key in PROJECTS:
         full = f"{namespace}/{path}"
         created = _when(rng)
-        pid = int(conn.execute(
-            "INSERT INTO gitlab_project (namespace, path, name, description, visibility, created_at, last_activity_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)", (namespace, path, name, desc, "private" if path == "dotfiles" else "public",
-                                             _ts(created), _ts(created + timedelta(days=rng.randrange(30, 400))))).lastrowid)
+        pid = int(
+            conn.execute(
+                "INSERT INTO gitlab_project (namespace, path, name, description, visibility, created_at, last_activity_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    namespace,
+                    path,
+                    name,
+                    desc,
+                    "private" if path == "dotfiles" else "public",
+                    _ts(created),
+                    _ts(created + timedelta(days=rng.randrange(30, 400))),
+                ),
+            ).lastrowid
+        )
         projects[full] = pid
         counters[f"{pid}-issue"] = counters[f"{pid}-merge_request"] = 0
         owner = users.get(namespace)
@@ -447,18 +832,25 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
             if uid == users["byteblaze"] and owner != uid:
                 level = 40 if namespace == "primer" else 30
             conn.execute("INSERT INTO gitlab_member VALUES (?, ?, ?, ?)", (pid, uid, level, _ts(created)))
-        files = {"README.md": f"# {name}\n\n{desc}\n\n## Installation\n\nClone the repository and follow the "
-                              f"steps for your platform.\n\n## Usage\n\nSee the documentation in this repository.\n\n"
-                              f"## License\n\nReleased under the {license_key} license, see LICENSE.\n",
-                 "LICENSE": _license_text(license_key), **_source_files(name, language, rng)}
+        files = {
+            "README.md": f"# {name}\n\n{desc}\n\n## Installation\n\nClone the repository and follow the "
+            f"steps for your platform.\n\n## Usage\n\nSee the documentation in this repository.\n\n"
+            f"## License\n\nReleased under the {license_key} license, see LICENSE.\n",
+            "LICENSE": _license_text(license_key),
+            **_source_files(name, language, rng),
+        }
         if full in ANCHOR_FILES:
             files[ANCHOR_FILES[full][0]] = ANCHOR_FILES[full][1]
         for fpath, content in sorted(files.items()):
             conn.execute("INSERT INTO gitlab_file VALUES (?, ?, ?)", (pid, fpath, content))
         labels = {}
         for lname, color, ldesc in LABELS:
-            labels[lname] = int(conn.execute("INSERT INTO gitlab_label (project_id, name, color, description)"
-                                             " VALUES (?, ?, ?, ?)", (pid, lname, color, ldesc)).lastrowid)
+            labels[lname] = int(
+                conn.execute(
+                    "INSERT INTO gitlab_label (project_id, name, color, description) VALUES (?, ?, ?, ?)",
+                    (pid, lname, color, ldesc),
+                ).lastrowid
+            )
         _seed_project(conn, rng, pid, full, users, members, labels, counters)
         for anchor in ANCHOR_ISSUABLES:
             if anchor[0] != full:
@@ -466,10 +858,18 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
             _, kind, title, desc_a, state, alabels, assignee, reviewer, created_at = anchor
             counters[f"{pid}-{kind}"] += 1
             branches = ("octovisuals-page" if "octovisuals" in title else "verify-sites", "main")
-            iid = _add_issuable(conn, pid, kind, counters[f"{pid}-{kind}"], title, desc_a,
-                                users[assignee or "kilian"] if kind == "merge_request" else users["sarah_chen"],
-                                state, datetime.fromisoformat(created_at),
-                                branches if kind == "merge_request" else (None, None))
+            iid = _add_issuable(
+                conn,
+                pid,
+                kind,
+                counters[f"{pid}-{kind}"],
+                title,
+                desc_a,
+                users[assignee or "kilian"] if kind == "merge_request" else users["sarah_chen"],
+                state,
+                datetime.fromisoformat(created_at),
+                branches if kind == "merge_request" else (None, None),
+            )
             for label in alabels:
                 conn.execute("INSERT INTO gitlab_issuable_label VALUES (?, ?)", (iid, labels[label]))
             if assignee:

@@ -22,13 +22,18 @@ from .data import LABELS, ROLES, hash_password
 PER_PAGE = 20
 KINDS = {"issues": "issue", "merge_requests": "merge_request"}
 _ISSUABLE_SORTS = {
-    "created_date": "i.created_at DESC, i.id DESC", "created_asc": "i.created_at ASC, i.id ASC",
-    "updated_desc": "i.updated_at DESC, i.id DESC", "due_date": "i.due_date IS NULL, i.due_date, i.id",
+    "created_date": "i.created_at DESC, i.id DESC",
+    "created_asc": "i.created_at ASC, i.id ASC",
+    "updated_desc": "i.updated_at DESC, i.id DESC",
+    "due_date": "i.due_date IS NULL, i.due_date, i.id",
     "title_asc": "i.title COLLATE NOCASE, i.id",
 }
 _PROJECT_SORTS = {
-    "latest_activity_desc": "p.last_activity_at DESC", "name_asc": "p.name COLLATE NOCASE ASC",
-    "name_desc": "p.name COLLATE NOCASE DESC", "created_desc": "p.created_at DESC", "stars_desc": "stars DESC, p.name",
+    "latest_activity_desc": "p.last_activity_at DESC",
+    "name_asc": "p.name COLLATE NOCASE ASC",
+    "name_desc": "p.name COLLATE NOCASE DESC",
+    "created_desc": "p.created_at DESC",
+    "stars_desc": "stars DESC, p.name",
 }
 _PROJECT_SELECT = """
 SELECT p.*, p.namespace || '/' || p.path AS full_path,
@@ -55,14 +60,20 @@ def _me() -> sqlite3.Row:
 
 def _visible_clause() -> tuple[str, tuple[Any, ...]]:
     """Private projects are visible to their members only."""
-    return ("(p.visibility != 'private' OR EXISTS (SELECT 1 FROM gitlab_member m WHERE m.project_id = p.id"
-            " AND m.user_id = ?))", (_me()["id"],))
+    return (
+        "(p.visibility != 'private' OR EXISTS (SELECT 1 FROM gitlab_member m WHERE m.project_id = p.id"
+        " AND m.user_id = ?))",
+        (_me()["id"],),
+    )
 
 
 def _project(namespace: str, path: str) -> sqlite3.Row:
     vis, params = _visible_clause()
-    row = get_db().execute(f"{_PROJECT_SELECT} WHERE p.namespace = ? AND p.path = ? AND {vis}",
-                           (namespace, path, *params)).fetchone()
+    row = (
+        get_db()
+        .execute(f"{_PROJECT_SELECT} WHERE p.namespace = ? AND p.path = ? AND {vis}", (namespace, path, *params))
+        .fetchone()
+    )
     if row is None:
         abort(404)
     g.project = row
@@ -70,8 +81,13 @@ def _project(namespace: str, path: str) -> sqlite3.Row:
 
 
 def _access_level(project_id: int) -> int:
-    row = get_db().execute("SELECT access_level FROM gitlab_member WHERE project_id = ? AND user_id = ?",
-                           (project_id, _me()["id"])).fetchone()
+    row = (
+        get_db()
+        .execute(
+            "SELECT access_level FROM gitlab_member WHERE project_id = ? AND user_id = ?", (project_id, _me()["id"])
+        )
+        .fetchone()
+    )
     return row["access_level"] if row else 0
 
 
@@ -81,9 +97,15 @@ def _require_level(project_id: int, level: int) -> None:
 
 
 def _members(project_id: int) -> list[sqlite3.Row]:
-    return get_db().execute(
-        "SELECT u.*, m.access_level, m.created_at AS member_since FROM gitlab_member m JOIN gitlab_user u"
-        " ON u.id = m.user_id WHERE m.project_id = ? ORDER BY m.access_level DESC, u.name", (project_id,)).fetchall()
+    return (
+        get_db()
+        .execute(
+            "SELECT u.*, m.access_level, m.created_at AS member_since FROM gitlab_member m JOIN gitlab_user u"
+            " ON u.id = m.user_id WHERE m.project_id = ? ORDER BY m.access_level DESC, u.name",
+            (project_id,),
+        )
+        .fetchall()
+    )
 
 
 def _project_list(where: str, params: tuple[Any, ...]) -> dict[str, Any]:
@@ -108,11 +130,17 @@ def _decorate(rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
     marks = ",".join("?" * len(ids))
     db = get_db()
     by_id = {i["id"]: i | {"labels": [], "assignees": [], "reviewers": []} for i in items}
-    for r in db.execute(f"SELECT il.issuable_id, l.name, l.color FROM gitlab_issuable_label il JOIN gitlab_label l"
-                        f" ON l.id = il.label_id WHERE il.issuable_id IN ({marks}) ORDER BY l.name", ids):
+    for r in db.execute(
+        f"SELECT il.issuable_id, l.name, l.color FROM gitlab_issuable_label il JOIN gitlab_label l"
+        f" ON l.id = il.label_id WHERE il.issuable_id IN ({marks}) ORDER BY l.name",
+        ids,
+    ):
         by_id[r["issuable_id"]]["labels"].append(r)
-    for r in db.execute(f"SELECT iu.issuable_id, iu.role, u.username, u.name FROM gitlab_issuable_user iu JOIN"
-                        f" gitlab_user u ON u.id = iu.user_id WHERE iu.issuable_id IN ({marks}) ORDER BY u.name", ids):
+    for r in db.execute(
+        f"SELECT iu.issuable_id, iu.role, u.username, u.name FROM gitlab_issuable_user iu JOIN"
+        f" gitlab_user u ON u.id = iu.user_id WHERE iu.issuable_id IN ({marks}) ORDER BY u.name",
+        ids,
+    ):
         by_id[r["issuable_id"]][f"{r['role']}s"].append(r)
     return list(by_id.values())
 
@@ -126,14 +154,18 @@ def _issuable_query(kind: str, base: list[str], params: list[Any]) -> dict[str, 
         clauses.append("(i.title LIKE ? OR i.description LIKE ?)")
         values += [f"%{search}%", f"%{search}%"]
     for label in [v for v in args.getlist("label_name[]") if v]:
-        clauses.append("EXISTS (SELECT 1 FROM gitlab_issuable_label il JOIN gitlab_label l ON l.id = il.label_id"
-                       " WHERE il.issuable_id = i.id AND l.name = ?)")
+        clauses.append(
+            "EXISTS (SELECT 1 FROM gitlab_issuable_label il JOIN gitlab_label l ON l.id = il.label_id"
+            " WHERE il.issuable_id = i.id AND l.name = ?)"
+        )
         values.append(label)
     for role in ("assignee", "reviewer"):
         who = args.get(f"{role}_username", "")
         if who:
-            clauses.append("EXISTS (SELECT 1 FROM gitlab_issuable_user iu JOIN gitlab_user u ON u.id = iu.user_id"
-                           " WHERE iu.issuable_id = i.id AND iu.role = ? AND u.username = ?)")
+            clauses.append(
+                "EXISTS (SELECT 1 FROM gitlab_issuable_user iu JOIN gitlab_user u ON u.id = iu.user_id"
+                " WHERE iu.issuable_id = i.id AND iu.role = ? AND u.username = ?)"
+            )
             values += [role, who]
     if args.get("author_username"):
         clauses.append("a.username = ?")
@@ -141,12 +173,16 @@ def _issuable_query(kind: str, base: list[str], params: list[Any]) -> dict[str, 
     if args.get("milestone_title"):
         clauses.append("ms.title = ?")
         values.append(args["milestone_title"])
-    frm = ("FROM gitlab_issuable i JOIN gitlab_project p ON p.id = i.project_id JOIN gitlab_user a"
-           " ON a.id = i.author_id LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id")
+    frm = (
+        "FROM gitlab_issuable i JOIN gitlab_project p ON p.id = i.project_id JOIN gitlab_user a"
+        " ON a.id = i.author_id LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id"
+    )
     where = " AND ".join(clauses)
     db = get_db()
-    counts = {r["state"]: r["n"] for r in db.execute(f"SELECT i.state, COUNT(*) AS n {frm} WHERE {where}"
-                                                     " GROUP BY i.state", values)}
+    counts = {
+        r["state"]: r["n"]
+        for r in db.execute(f"SELECT i.state, COUNT(*) AS n {frm} WHERE {where} GROUP BY i.state", values)
+    }
     counts["all"] = sum(counts.values())
     state = args.get("state", "opened")
     if state in ("opened", "closed", "merged"):
@@ -154,20 +190,37 @@ def _issuable_query(kind: str, base: list[str], params: list[Any]) -> dict[str, 
         values.append(state)
     sort = args.get("sort", "created_date")
     page = int_arg("page", 1)
-    rows = db.execute(f"SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone,"
-                      f" p.namespace || '/' || p.path AS full_path {frm} WHERE {where}"
-                      f" ORDER BY {_ISSUABLE_SORTS.get(sort, _ISSUABLE_SORTS['created_date'])} LIMIT ? OFFSET ?",
-                      (*values, PER_PAGE, (page - 1) * PER_PAGE)).fetchall()
+    rows = db.execute(
+        f"SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone,"
+        f" p.namespace || '/' || p.path AS full_path {frm} WHERE {where}"
+        f" ORDER BY {_ISSUABLE_SORTS.get(sort, _ISSUABLE_SORTS['created_date'])} LIMIT ? OFFSET ?",
+        (*values, PER_PAGE, (page - 1) * PER_PAGE),
+    ).fetchall()
     total = counts.get(state, 0) if state in ("opened", "closed", "merged") else counts["all"]
-    return {"items": _decorate(rows), "counts": counts, "state": state, "sort": sort, "search": search,
-            "page": page, "has_next": page * PER_PAGE < total, "kind": kind, "sorts": _ISSUABLE_SORTS}
+    return {
+        "items": _decorate(rows),
+        "counts": counts,
+        "state": state,
+        "sort": sort,
+        "search": search,
+        "page": page,
+        "has_next": page * PER_PAGE < total,
+        "kind": kind,
+        "sorts": _ISSUABLE_SORTS,
+    }
 
 
 def _issuable(project: sqlite3.Row, kind: str, iid: int) -> dict[str, Any]:
-    row = get_db().execute(
-        "SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone FROM gitlab_issuable i"
-        " JOIN gitlab_user a ON a.id = i.author_id LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id"
-        " WHERE i.project_id = ? AND i.kind = ? AND i.iid = ?", (project["id"], kind, iid)).fetchone()
+    row = (
+        get_db()
+        .execute(
+            "SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone FROM gitlab_issuable i"
+            " JOIN gitlab_user a ON a.id = i.author_id LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id"
+            " WHERE i.project_id = ? AND i.kind = ? AND i.iid = ?",
+            (project["id"], kind, iid),
+        )
+        .fetchone()
+    )
     if row is None:
         abort(404)
     return _decorate([row])[0]
@@ -175,8 +228,15 @@ def _issuable(project: sqlite3.Row, kind: str, iid: int) -> dict[str, Any]:
 
 def _user_by_username(username: str, project_id: int) -> int | None:
     """A member's id, or None: only project members can be assigned or asked to review."""
-    row = get_db().execute("SELECT u.id FROM gitlab_user u JOIN gitlab_member m ON m.user_id = u.id"
-                           " WHERE u.username = ? AND m.project_id = ?", (username, project_id)).fetchone()
+    row = (
+        get_db()
+        .execute(
+            "SELECT u.id FROM gitlab_user u JOIN gitlab_member m ON m.user_id = u.id"
+            " WHERE u.username = ? AND m.project_id = ?",
+            (username, project_id),
+        )
+        .fetchone()
+    )
     return row["id"] if row else None
 
 
@@ -191,15 +251,19 @@ def _save_issuable_fields(project: sqlite3.Row, issuable_id: int, kind: str, for
             db.execute("INSERT INTO gitlab_issuable_user VALUES (?, ?, ?)", (issuable_id, uid, role))
     db.execute("DELETE FROM gitlab_issuable_label WHERE issuable_id = ?", (issuable_id,))
     for name in form.getlist("labels"):
-        label = db.execute("SELECT id FROM gitlab_label WHERE project_id = ? AND name = ?",
-                           (project["id"], name)).fetchone()
+        label = db.execute(
+            "SELECT id FROM gitlab_label WHERE project_id = ? AND name = ?", (project["id"], name)
+        ).fetchone()
         if label:
             db.execute("INSERT INTO gitlab_issuable_label VALUES (?, ?)", (issuable_id, label["id"]))
-    milestone = db.execute("SELECT id FROM gitlab_milestone WHERE project_id = ? AND title = ?",
-                           (project["id"], form.get("milestone", ""))).fetchone()
+    milestone = db.execute(
+        "SELECT id FROM gitlab_milestone WHERE project_id = ? AND title = ?", (project["id"], form.get("milestone", ""))
+    ).fetchone()
     due = form.get("due_date", "").strip() or None
-    db.execute("UPDATE gitlab_issuable SET milestone_id = ?, due_date = ?, updated_at = ? WHERE id = ?",
-               (milestone["id"] if milestone else None, due, _now(), issuable_id))
+    db.execute(
+        "UPDATE gitlab_issuable SET milestone_id = ?, due_date = ?, updated_at = ? WHERE id = ?",
+        (milestone["id"] if milestone else None, due, _now(), issuable_id),
+    )
 
 
 def _validate_due_date(value: str) -> bool:
@@ -214,9 +278,10 @@ def _tree_entries(project_id: int, folder: str) -> tuple[list[str], list[str]]:
     prefix = f"{folder}/" if folder else ""
     dirs: dict[str, None] = {}
     files = []
-    for (path,) in get_db().execute("SELECT path FROM gitlab_file WHERE project_id = ? AND path LIKE ? ORDER BY path",
-                                    (project_id, f"{prefix}%")):
-        rest = path[len(prefix):]
+    for (path,) in get_db().execute(
+        "SELECT path FROM gitlab_file WHERE project_id = ? AND path LIKE ? ORDER BY path", (project_id, f"{prefix}%")
+    ):
+        rest = path[len(prefix) :]
         if "/" in rest:
             dirs[prefix + rest.split("/", 1)[0]] = None
         else:
@@ -229,10 +294,16 @@ def _project_context(project: sqlite3.Row) -> dict[str, Any]:
     pid = project["id"]
     return {
         "commit_count": db.execute("SELECT COUNT(*) FROM gitlab_commit WHERE project_id = ?", (pid,)).fetchone()[0],
-        "branches": [r[0] for r in db.execute("SELECT name FROM gitlab_branch WHERE project_id = ? ORDER BY name != 'main',"
-                                              " name", (pid,))],
-        "starred": db.execute("SELECT 1 FROM gitlab_star WHERE user_id = ? AND project_id = ?",
-                              (_me()["id"], pid)).fetchone() is not None,
+        "branches": [
+            r[0]
+            for r in db.execute(
+                "SELECT name FROM gitlab_branch WHERE project_id = ? ORDER BY name != 'main', name", (pid,)
+            )
+        ],
+        "starred": db.execute(
+            "SELECT 1 FROM gitlab_star WHERE user_id = ? AND project_id = ?", (_me()["id"], pid)
+        ).fetchone()
+        is not None,
         "level": _access_level(pid),
     }
 
@@ -255,8 +326,9 @@ def create_app(ctx: SiteContext) -> Flask:
         error = None
         if request.method == "POST":
             login = request.form.get("username", "").strip()
-            user = get_db().execute("SELECT * FROM gitlab_user WHERE username = ? OR email = ?",
-                                    (login, login)).fetchone()
+            user = (
+                get_db().execute("SELECT * FROM gitlab_user WHERE username = ? OR email = ?", (login, login)).fetchone()
+            )
             if user and user["password_hash"] == hash_password(user["username"], request.form.get("password", "")):
                 session.clear()
                 session["user_id"] = user["id"]
@@ -299,8 +371,10 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/dashboard/groups", defaults={"scope": "yours"})
     @app.get("/explore/groups", defaults={"scope": "explore"})
     def groups(scope: str) -> str:
-        sql = ("SELECT gr.*, (SELECT COUNT(*) FROM gitlab_project p WHERE p.namespace = gr.path) AS n_projects,"
-               " (SELECT COUNT(*) FROM gitlab_group_member gm WHERE gm.group_id = gr.id) AS n_members FROM gitlab_group gr")
+        sql = (
+            "SELECT gr.*, (SELECT COUNT(*) FROM gitlab_project p WHERE p.namespace = gr.path) AS n_projects,"
+            " (SELECT COUNT(*) FROM gitlab_group_member gm WHERE gm.group_id = gr.id) AS n_members FROM gitlab_group gr"
+        )
         if scope == "yours":
             sql += " WHERE EXISTS (SELECT 1 FROM gitlab_group_member gm WHERE gm.group_id = gr.id AND gm.user_id = ?)"
         rows = get_db().execute(sql + " ORDER BY gr.name", (_me()["id"],) if scope == "yours" else ()).fetchall()
@@ -313,18 +387,23 @@ def create_app(ctx: SiteContext) -> Flask:
         row = db.execute("SELECT * FROM gitlab_group WHERE path = ?", (group,)).fetchone()
         if row is None:
             abort(404)
-        members = db.execute("SELECT u.*, gm.access_level FROM gitlab_group_member gm JOIN gitlab_user u"
-                             " ON u.id = gm.user_id WHERE gm.group_id = ? ORDER BY u.name", (row["id"],)).fetchall()
-        return render_template("group.html", group=row, tab=tab, members=members,
-                               **_project_list("p.namespace = ?", (group,)))
+        members = db.execute(
+            "SELECT u.*, gm.access_level FROM gitlab_group_member gm JOIN gitlab_user u"
+            " ON u.id = gm.user_id WHERE gm.group_id = ? ORDER BY u.name",
+            (row["id"],),
+        ).fetchall()
+        return render_template(
+            "group.html", group=row, tab=tab, members=members, **_project_list("p.namespace = ?", (group,))
+        )
 
     @app.get("/users/<username>/starred")
     def starred(username: str) -> str:
         user = get_db().execute("SELECT * FROM gitlab_user WHERE username = ?", (username,)).fetchone()
         if user is None:
             abort(404)
-        data = _project_list("EXISTS (SELECT 1 FROM gitlab_star s WHERE s.project_id = p.id AND s.user_id = ?)",
-                             (user["id"],))
+        data = _project_list(
+            "EXISTS (SELECT 1 FROM gitlab_star s WHERE s.project_id = p.id AND s.user_id = ?)", (user["id"],)
+        )
         return render_template("user.html", user=user, tab="starred", **data)
 
     @app.route("/-/profile", methods=["GET", "POST"])
@@ -341,10 +420,17 @@ def create_app(ctx: SiteContext) -> Flask:
             if len(values.get("bio", "")) > 255:
                 errors["bio"] = "Bio is too long (maximum is 255 characters)."
             if not errors:
-                get_db().execute("UPDATE gitlab_user SET name = ?, status_message = ?, busy = ?, bio = ?, website = ?"
-                                 " WHERE id = ?", (values["name"].strip(), values.get("status_message", "").strip(),
-                                                   1 if values.get("busy") else 0, values.get("bio", "").strip(),
-                                                   values.get("website", "").strip(), me["id"]))
+                get_db().execute(
+                    "UPDATE gitlab_user SET name = ?, status_message = ?, busy = ?, bio = ?, website = ? WHERE id = ?",
+                    (
+                        values["name"].strip(),
+                        values.get("status_message", "").strip(),
+                        1 if values.get("busy") else 0,
+                        values.get("bio", "").strip(),
+                        values.get("website", "").strip(),
+                        me["id"],
+                    ),
+                )
                 get_db().commit()
                 flash("Profile was successfully updated")
                 return redirect(url_for("profile"))
@@ -362,27 +448,33 @@ def create_app(ctx: SiteContext) -> Flask:
                 errors["name"] = "Project name can't be blank."
             elif not re.fullmatch(r"[a-zA-Z0-9_.-]+", path):
                 errors["path"] = "Project slug can contain only letters, digits, '_', '-' and '.'."
-            elif db.execute("SELECT 1 FROM gitlab_project WHERE namespace = ? AND path = ?",
-                            (_me()["username"], path)).fetchone():
+            elif db.execute(
+                "SELECT 1 FROM gitlab_project WHERE namespace = ? AND path = ?", (_me()["username"], path)
+            ).fetchone():
                 errors["path"] = "Project slug has already been taken."
             if visibility not in ("private", "internal", "public"):
                 errors["visibility"] = "Choose a visibility level."
             if not errors:
                 now = _now()
-                pid = db.execute("INSERT INTO gitlab_project (namespace, path, name, description, visibility,"
-                                 " created_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 (_me()["username"], path, name, request.form.get("description", "").strip(),
-                                  visibility, now, now)).lastrowid
+                pid = db.execute(
+                    "INSERT INTO gitlab_project (namespace, path, name, description, visibility,"
+                    " created_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (_me()["username"], path, name, request.form.get("description", "").strip(), visibility, now, now),
+                ).lastrowid
                 db.execute("INSERT INTO gitlab_member VALUES (?, ?, 50, ?)", (pid, _me()["id"], now))
                 db.execute("INSERT INTO gitlab_branch VALUES (?, 'main')", (pid,))
                 if request.form.get("readme"):
                     db.execute("INSERT INTO gitlab_file VALUES (?, 'README.md', ?)", (pid, f"# {name}\n"))
-                    db.execute("INSERT INTO gitlab_commit (project_id, sha, author_name, author_email, message,"
-                               " created_at) VALUES (?, ?, ?, ?, 'Initial commit', ?)",
-                               (pid, f"{pid:040x}", _me()["name"], _me()["email"], now))
+                    db.execute(
+                        "INSERT INTO gitlab_commit (project_id, sha, author_name, author_email, message,"
+                        " created_at) VALUES (?, ?, ?, ?, 'Initial commit', ?)",
+                        (pid, f"{pid:040x}", _me()["name"], _me()["email"], now),
+                    )
                 for lname, color, ldesc in LABELS:
-                    db.execute("INSERT INTO gitlab_label (project_id, name, color, description) VALUES (?, ?, ?, ?)",
-                               (pid, lname, color, ldesc))
+                    db.execute(
+                        "INSERT INTO gitlab_label (project_id, name, color, description) VALUES (?, ?, ?, ?)",
+                        (pid, lname, color, ldesc),
+                    )
                 db.commit()
                 flash(f"Project '{name}' was successfully created.")
                 return redirect(f"/{_me()['username']}/{path}")
@@ -397,24 +489,40 @@ def create_app(ctx: SiteContext) -> Flask:
         if user is None:
             abort(404)
         data = _project_list("p.namespace = ?", (namespace,))
-        contributed = db.execute("SELECT COUNT(*) FROM gitlab_commit WHERE author_email = ?",
-                                 (user["email"],)).fetchone()[0]
+        contributed = db.execute(
+            "SELECT COUNT(*) FROM gitlab_commit WHERE author_email = ?", (user["email"],)
+        ).fetchone()[0]
         return render_template("user.html", user=user, tab="overview", contributions=contributed, **data)
 
     @app.get("/<namespace>/<project>")
     def project_home(namespace: str, project: str) -> str:
         row = _project(namespace, project)
         dirs, files = _tree_entries(row["id"], "")
-        readme = get_db().execute("SELECT content FROM gitlab_file WHERE project_id = ? AND path = 'README.md'",
-                                  (row["id"],)).fetchone()
-        return render_template("project.html", dirs=dirs, files=files, folder="", host=request.host,
-                               readme=readme["content"] if readme else None, **_project_context(row))
+        readme = (
+            get_db()
+            .execute("SELECT content FROM gitlab_file WHERE project_id = ? AND path = 'README.md'", (row["id"],))
+            .fetchone()
+        )
+        return render_template(
+            "project.html",
+            dirs=dirs,
+            files=files,
+            folder="",
+            host=request.host,
+            readme=readme["content"] if readme else None,
+            **_project_context(row),
+        )
 
     @app.post("/<namespace>/<project>/-/star")
     def star(namespace: str, project: str) -> Any:
         row = _project(namespace, project)
         db = get_db()
-        if db.execute("DELETE FROM gitlab_star WHERE user_id = ? AND project_id = ?", (_me()["id"], row["id"])).rowcount == 0:
+        if (
+            db.execute(
+                "DELETE FROM gitlab_star WHERE user_id = ? AND project_id = ?", (_me()["id"], row["id"])
+            ).rowcount
+            == 0
+        ):
             db.execute("INSERT INTO gitlab_star VALUES (?, ?)", (_me()["id"], row["id"]))
         db.commit()
         return redirect(f"/{namespace}/{project}")
@@ -426,13 +534,24 @@ def create_app(ctx: SiteContext) -> Flask:
         dirs, files = _tree_entries(row["id"], folder.strip("/"))
         if not dirs and not files and folder:
             abort(404)
-        return render_template("project.html", dirs=dirs, files=files, folder=folder.strip("/"), readme=None,
-                               host=request.host, **_project_context(row))
+        return render_template(
+            "project.html",
+            dirs=dirs,
+            files=files,
+            folder=folder.strip("/"),
+            readme=None,
+            host=request.host,
+            **_project_context(row),
+        )
 
     @app.get("/<namespace>/<project>/-/<any(blob, raw):mode>/<ref>/<path:path>")
     def blob(namespace: str, project: str, mode: str, ref: str, path: str) -> Any:
         row = _project(namespace, project)
-        f = get_db().execute("SELECT * FROM gitlab_file WHERE project_id = ? AND path = ?", (row["id"], path)).fetchone()
+        f = (
+            get_db()
+            .execute("SELECT * FROM gitlab_file WHERE project_id = ? AND path = ?", (row["id"], path))
+            .fetchone()
+        )
         if f is None:
             abort(404)
         if mode == "raw":
@@ -448,21 +567,40 @@ def create_app(ctx: SiteContext) -> Flask:
             where += " AND author_name = ?"
             params.append(author)
         page = int_arg("page", 1)
-        rows = get_db().execute(f"SELECT * FROM gitlab_commit WHERE {where} ORDER BY created_at DESC, id DESC"
-                                f" LIMIT ? OFFSET ?", (*params, 40, (page - 1) * 40)).fetchall()
+        rows = (
+            get_db()
+            .execute(
+                f"SELECT * FROM gitlab_commit WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                (*params, 40, (page - 1) * 40),
+            )
+            .fetchall()
+        )
         days: dict[str, list[sqlite3.Row]] = {}
         for c in rows:
             days.setdefault(datetime.fromisoformat(c["created_at"]).strftime("%d %b, %Y"), []).append(c)
         total = get_db().execute(f"SELECT COUNT(*) FROM gitlab_commit WHERE {where}", params).fetchone()[0]
-        return render_template("commits.html", days=days, page=page, has_next=page * 40 < total, author=author,
-                               ref=ref, **_project_context(row))
+        return render_template(
+            "commits.html",
+            days=days,
+            page=page,
+            has_next=page * 40 < total,
+            author=author,
+            ref=ref,
+            **_project_context(row),
+        )
 
     @app.get("/<namespace>/<project>/-/graphs/<ref>")
     def contributors(namespace: str, project: str, ref: str) -> str:
         row = _project(namespace, project)
-        rows = get_db().execute("SELECT author_name, author_email, COUNT(*) AS n FROM gitlab_commit WHERE project_id = ?"
-                                " GROUP BY author_name, author_email ORDER BY n DESC, author_name",
-                                (row["id"],)).fetchall()
+        rows = (
+            get_db()
+            .execute(
+                "SELECT author_name, author_email, COUNT(*) AS n FROM gitlab_commit WHERE project_id = ?"
+                " GROUP BY author_name, author_email ORDER BY n DESC, author_name",
+                (row["id"],),
+            )
+            .fetchall()
+        )
         return render_template("contributors.html", contributors=rows, ref=ref, **_project_context(row))
 
     @app.get("/<namespace>/<project>/-/<any(issues, merge_requests):kinds>", strict_slashes=False)
@@ -471,10 +609,16 @@ def create_app(ctx: SiteContext) -> Flask:
         data = _issuable_query(KINDS[kinds], ["i.project_id = ?"], [row["id"]])
         db = get_db()
         return render_template(
-            "issuables.html", dashboard=False, kinds=kinds, members=_members(row["id"]),
+            "issuables.html",
+            dashboard=False,
+            kinds=kinds,
+            members=_members(row["id"]),
             labels=db.execute("SELECT * FROM gitlab_label WHERE project_id = ? ORDER BY name", (row["id"],)).fetchall(),
-            milestones=db.execute("SELECT * FROM gitlab_milestone WHERE project_id = ? ORDER BY title",
-                                  (row["id"],)).fetchall(), **data)
+            milestones=db.execute(
+                "SELECT * FROM gitlab_milestone WHERE project_id = ? ORDER BY title", (row["id"],)
+            ).fetchall(),
+            **data,
+        )
 
     @app.route("/<namespace>/<project>/-/<any(issues, merge_requests):kinds>/new", methods=["GET", "POST"])
     def new_issuable(namespace: str, project: str, kinds: str) -> Any:
@@ -482,8 +626,9 @@ def create_app(ctx: SiteContext) -> Flask:
         kind = KINDS[kinds]
         db = get_db()
         errors: dict[str, str] = {}
-        branches = [r[0] for r in db.execute("SELECT name FROM gitlab_branch WHERE project_id = ? ORDER BY name",
-                                             (row["id"],))]
+        branches = [
+            r[0] for r in db.execute("SELECT name FROM gitlab_branch WHERE project_id = ? ORDER BY name", (row["id"],))
+        ]
         if request.method == "POST":
             form = request.form
             title = form.get("title", "").strip()
@@ -497,39 +642,70 @@ def create_app(ctx: SiteContext) -> Flask:
                 elif form["source_branch"] == form["target_branch"]:
                     errors["source_branch"] = "Source and target branch must be different."
             if not errors:
-                iid = db.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_issuable WHERE project_id = ? AND kind = ?",
-                                 (row["id"], kind)).fetchone()[0]
+                iid = db.execute(
+                    "SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_issuable WHERE project_id = ? AND kind = ?",
+                    (row["id"], kind),
+                ).fetchone()[0]
                 now = _now()
                 new_id = db.execute(
                     "INSERT INTO gitlab_issuable (kind, project_id, iid, title, description, author_id, state,"
                     " source_branch, target_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'opened', ?, ?, ?, ?)",
-                    (kind, row["id"], iid, title, form.get("description", "").strip(), _me()["id"],
-                     form.get("source_branch") if kind == "merge_request" else None,
-                     form.get("target_branch") if kind == "merge_request" else None, now, now)).lastrowid
+                    (
+                        kind,
+                        row["id"],
+                        iid,
+                        title,
+                        form.get("description", "").strip(),
+                        _me()["id"],
+                        form.get("source_branch") if kind == "merge_request" else None,
+                        form.get("target_branch") if kind == "merge_request" else None,
+                        now,
+                        now,
+                    ),
+                ).lastrowid
                 _save_issuable_fields(row, new_id, kind, form)
                 db.commit()
                 return redirect(f"/{namespace}/{project}/-/{kinds}/{iid}")
         return render_template(
-            "issuable_new.html", kinds=kinds, kind=kind, errors=errors, values=request.form, branches=branches,
+            "issuable_new.html",
+            kinds=kinds,
+            kind=kind,
+            errors=errors,
+            values=request.form,
+            branches=branches,
             members=_members(row["id"]),
             labels=db.execute("SELECT * FROM gitlab_label WHERE project_id = ? ORDER BY name", (row["id"],)).fetchall(),
-            milestones=db.execute("SELECT * FROM gitlab_milestone WHERE project_id = ? AND state = 'active' ORDER BY"
-                                  " title", (row["id"],)).fetchall()), (400 if errors else 200)
+            milestones=db.execute(
+                "SELECT * FROM gitlab_milestone WHERE project_id = ? AND state = 'active' ORDER BY title", (row["id"],)
+            ).fetchall(),
+        ), (400 if errors else 200)
 
     @app.get("/<namespace>/<project>/-/<any(issues, merge_requests):kinds>/<int:iid>")
     def issuable(namespace: str, project: str, kinds: str, iid: int) -> str:
         row = _project(namespace, project)
         item = _issuable(row, KINDS[kinds], iid)
         db = get_db()
-        notes = db.execute("SELECT n.*, u.username, u.name FROM gitlab_note n JOIN gitlab_user u ON u.id = n.author_id"
-                           " WHERE n.issuable_id = ? ORDER BY n.created_at, n.id", (item["id"],)).fetchall()
+        notes = db.execute(
+            "SELECT n.*, u.username, u.name FROM gitlab_note n JOIN gitlab_user u ON u.id = n.author_id"
+            " WHERE n.issuable_id = ? ORDER BY n.created_at, n.id",
+            (item["id"],),
+        ).fetchall()
         return render_template(
-            "issuable.html", item=item, kinds=kinds, notes=notes, members=_members(row["id"]),
+            "issuable.html",
+            item=item,
+            kinds=kinds,
+            notes=notes,
+            members=_members(row["id"]),
             labels=db.execute("SELECT * FROM gitlab_label WHERE project_id = ? ORDER BY name", (row["id"],)).fetchall(),
-            milestones=db.execute("SELECT * FROM gitlab_milestone WHERE project_id = ? ORDER BY title",
-                                  (row["id"],)).fetchall(), item_labels={lb["name"] for lb in item["labels"]})
+            milestones=db.execute(
+                "SELECT * FROM gitlab_milestone WHERE project_id = ? ORDER BY title", (row["id"],)
+            ).fetchall(),
+            item_labels={lb["name"] for lb in item["labels"]},
+        )
 
-    @app.post("/<namespace>/<project>/-/<any(issues, merge_requests):kinds>/<int:iid>/<any(update, state, notes):action>")
+    @app.post(
+        "/<namespace>/<project>/-/<any(issues, merge_requests):kinds>/<int:iid>/<any(update, state, notes):action>"
+    )
     def issuable_action(namespace: str, project: str, kinds: str, iid: int, action: str) -> Any:
         row = _project(namespace, project)
         item = _issuable(row, KINDS[kinds], iid)
@@ -545,14 +721,18 @@ def create_app(ctx: SiteContext) -> Flask:
             allowed = {"closed", "opened"} | ({"merged"} if item["kind"] == "merge_request" else set())
             if target not in allowed:
                 abort(400)
-            db.execute("UPDATE gitlab_issuable SET state = ?, updated_at = ? WHERE id = ?", (target, _now(), item["id"]))
+            db.execute(
+                "UPDATE gitlab_issuable SET state = ?, updated_at = ? WHERE id = ?", (target, _now(), item["id"])
+            )
         else:
             body = request.form.get("note", "").strip()
             if not body:
                 flash("Comment can't be blank.", "error")
             else:
-                db.execute("INSERT INTO gitlab_note (issuable_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
-                           (item["id"], _me()["id"], body, _now()))
+                db.execute(
+                    "INSERT INTO gitlab_note (issuable_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
+                    (item["id"], _me()["id"], body, _now()),
+                )
         db.commit()
         return redirect(f"/{namespace}/{project}/-/{kinds}/{iid}")
 
@@ -563,15 +743,17 @@ def create_app(ctx: SiteContext) -> Flask:
         error = None
         if request.method == "POST":
             _require_level(row["id"], 40)
-            user = db.execute("SELECT * FROM gitlab_user WHERE username = ?",
-                              (request.form.get("username", ""),)).fetchone()
+            user = db.execute(
+                "SELECT * FROM gitlab_user WHERE username = ?", (request.form.get("username", ""),)
+            ).fetchone()
             level = request.form.get("access_level", type=int)
             if user is None:
                 error = "Select a user to invite."
             elif level not in ROLES or (level == 50 and _access_level(row["id"]) < 50):
                 error = "Select a valid role."
-            elif db.execute("SELECT 1 FROM gitlab_member WHERE project_id = ? AND user_id = ?",
-                            (row["id"], user["id"])).fetchone():
+            elif db.execute(
+                "SELECT 1 FROM gitlab_member WHERE project_id = ? AND user_id = ?", (row["id"], user["id"])
+            ).fetchone():
                 error = f"{user['name']} is already a member of this project."
             else:
                 db.execute("INSERT INTO gitlab_member VALUES (?, ?, ?, ?)", (row["id"], user["id"], level, _now()))
@@ -581,15 +763,22 @@ def create_app(ctx: SiteContext) -> Flask:
         members = _members(row["id"])
         member_ids = {m["id"] for m in members}
         candidates = [u for u in db.execute("SELECT * FROM gitlab_user ORDER BY name") if u["id"] not in member_ids]
-        return render_template("members.html", members=members, candidates=candidates, error=error,
-                               level=_access_level(row["id"])), (400 if error else 200)
+        return render_template(
+            "members.html", members=members, candidates=candidates, error=error, level=_access_level(row["id"])
+        ), (400 if error else 200)
 
     @app.get("/<namespace>/<project>/-/<any(milestones, labels):what>")
     def project_meta(namespace: str, project: str, what: str) -> str:
         row = _project(namespace, project)
         table = "gitlab_milestone" if what == "milestones" else "gitlab_label"
-        rows = get_db().execute(f"SELECT * FROM {table} WHERE project_id = ? ORDER BY {'title' if what == 'milestones' else 'name'}",
-                                (row["id"],)).fetchall()
+        rows = (
+            get_db()
+            .execute(
+                f"SELECT * FROM {table} WHERE project_id = ? ORDER BY {'title' if what == 'milestones' else 'name'}",
+                (row["id"],),
+            )
+            .fetchall()
+        )
         return render_template("project_meta.html", what=what, rows=rows)
 
     @app.route("/<namespace>/<project>/-/edit", methods=["GET", "POST"])
@@ -605,13 +794,16 @@ def create_app(ctx: SiteContext) -> Flask:
             if visibility not in ("private", "internal", "public"):
                 errors["visibility"] = "Choose a visibility level."
             if not errors:
-                get_db().execute("UPDATE gitlab_project SET name = ?, description = ?, visibility = ?,"
-                                 " last_activity_at = ? WHERE id = ?",
-                                 (name, request.form.get("description", "").strip(), visibility, _now(), row["id"]))
+                get_db().execute(
+                    "UPDATE gitlab_project SET name = ?, description = ?, visibility = ?,"
+                    " last_activity_at = ? WHERE id = ?",
+                    (name, request.form.get("description", "").strip(), visibility, _now(), row["id"]),
+                )
                 get_db().commit()
                 flash(f"Project '{name}' was successfully updated.")
                 return redirect(request.path)
-        return render_template("project_edit.html", errors=errors,
-                               values=request.form if errors else _project(namespace, project)), (400 if errors else 200)
+        return render_template(
+            "project_edit.html", errors=errors, values=request.form if errors else _project(namespace, project)
+        ), (400 if errors else 200)
 
     return app

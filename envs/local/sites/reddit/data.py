@@ -86,62 +86,77 @@ FORUMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("aww", "Aww", ("puppy", "kitten", "rescue dog", "baby goat", "hamster", "otter")),
     ("boston", "Boston", ("T line", "Fenway", "North End", "snow day", "rent", "Cambridge")),
     ("books", "Books", ("novel", "audiobook", "book club", "library", "paperback", "fantasy series")),
-    ("consoles", "Consoles", ("PS5", "Xbox Series X", "Nintendo Switch", "controller", "retro console",
-                              "Steam Deck")),
+    ("consoles", "Consoles", ("PS5", "Xbox Series X", "Nintendo Switch", "controller", "retro console", "Steam Deck")),
     ("Cooking", "Cooking", ("sourdough", "cast iron pan", "ramen", "meal prep", "knife", "spice rack")),
-    ("deeplearning", "Deep Learning", ("transformer", "GPU", "dataset", "fine-tuning", "PyTorch",
-                                       "attention")),
+    ("deeplearning", "Deep Learning", ("transformer", "GPU", "dataset", "fine-tuning", "PyTorch", "attention")),
     ("DIY", "Do It Yourself", ("workbench", "deck", "drywall", "shelf", "garden bed", "tile floor")),
     ("EarthPorn", "Earth Porn", ("waterfall", "canyon", "glacier", "sunset", "mountain lake", "desert")),
-    ("explainlikeimfive", "Explain Like I'm Five", ("inflation", "vaccine", "black hole", "encryption",
-                                                    "jet lag", "tides")),
+    (
+        "explainlikeimfive",
+        "Explain Like I'm Five",
+        ("inflation", "vaccine", "black hole", "encryption", "jet lag", "tides"),
+    ),
     ("fitness", "Fitness", ("deadlift", "running plan", "protein", "home gym", "stretching", "rest day")),
     ("food", "Food", ("burger", "pizza", "dumplings", "tacos", "cheesecake", "curry")),
-    ("Futurology", "Futurology", ("fusion power", "self-driving car", "lab-grown meat", "AI",
-                                  "space elevator", "battery")),
-    ("gadgets", "Gadgets", ("smartwatch", "e-reader", "mechanical keyboard", "drone", "USB-C hub",
-                            "smart speaker")),
-    ("gaming", "Gaming", ("open world game", "speedrun", "indie game", "boss fight", "co-op game",
-                          "save file")),
-    ("headphones", "Headphones", ("noise-cancelling headphones", "IEM", "DAC", "earbuds",
-                                  "open-back headphones", "ear pads")),
-    ("history", "History", ("Roman empire", "medieval castle", "World War I", "ancient Egypt",
-                            "Silk Road", "Renaissance")),
-    ("jerseycity", "Jersey City", ("PATH train", "Newport", "Liberty State Park", "Grove Street",
-                                   "parking", "ferry")),
-    ("LifeProTips", "Life Pro Tips", ("budget", "cleaning trick", "email", "sleep schedule",
-                                      "grocery list", "password manager")),
-    ("MachineLearning", "Machine Learning", ("benchmark", "paper", "LLM", "reinforcement learning",
-                                             "diffusion model", "embedding")),
-    ("movies", "Movies", ("sequel", "director's cut", "soundtrack", "horror movie", "trailer",
-                          "Marvel movie")),
+    (
+        "Futurology",
+        "Futurology",
+        ("fusion power", "self-driving car", "lab-grown meat", "AI", "space elevator", "battery"),
+    ),
+    ("gadgets", "Gadgets", ("smartwatch", "e-reader", "mechanical keyboard", "drone", "USB-C hub", "smart speaker")),
+    ("gaming", "Gaming", ("open world game", "speedrun", "indie game", "boss fight", "co-op game", "save file")),
+    (
+        "headphones",
+        "Headphones",
+        ("noise-cancelling headphones", "IEM", "DAC", "earbuds", "open-back headphones", "ear pads"),
+    ),
+    (
+        "history",
+        "History",
+        ("Roman empire", "medieval castle", "World War I", "ancient Egypt", "Silk Road", "Renaissance"),
+    ),
+    ("jerseycity", "Jersey City", ("PATH train", "Newport", "Liberty State Park", "Grove Street", "parking", "ferry")),
+    (
+        "LifeProTips",
+        "Life Pro Tips",
+        ("budget", "cleaning trick", "email", "sleep schedule", "grocery list", "password manager"),
+    ),
+    (
+        "MachineLearning",
+        "Machine Learning",
+        ("benchmark", "paper", "LLM", "reinforcement learning", "diffusion model", "embedding"),
+    ),
+    ("movies", "Movies", ("sequel", "director's cut", "soundtrack", "horror movie", "trailer", "Marvel movie")),
     ("Music", "Music", ("album", "vinyl record", "guitar riff", "concert", "playlist", "cover song")),
     ("news", "News", ("election", "city council", "heat wave", "court ruling", "strike", "bridge")),
     ("nyc", "New York City", ("subway", "bodega", "apartment hunt", "Central Park", "bagel", "car")),
-    ("personalfinance", "Personal Finance", ("401k", "credit card", "emergency fund", "mortgage",
-                                             "Roth IRA", "student loan")),
-    ("philosophy", "Philosophy", ("free will", "stoicism", "ethics", "consciousness", "Kant",
-                                  "existentialism")),
-    ("photography", "Photography", ("prime lens", "tripod", "golden hour", "film camera",
-                                    "long exposure", "portrait")),
+    (
+        "personalfinance",
+        "Personal Finance",
+        ("401k", "credit card", "emergency fund", "mortgage", "Roth IRA", "student loan"),
+    ),
+    ("philosophy", "Philosophy", ("free will", "stoicism", "ethics", "consciousness", "Kant", "existentialism")),
+    ("photography", "Photography", ("prime lens", "tripod", "golden hour", "film camera", "long exposure", "portrait")),
     ("pics", "Pictures", ("bald eagle", "old photo", "street", "sky", "cat", "bridge")),
-    ("programming", "Programming", ("Rust", "code review", "regex", "unit test", "Python",
-                                    "text editor")),
-    ("relationship_advice", "Relationship Advice", ("long-distance relationship", "roommate",
-                                                    "first date", "in-laws", "breakup", "anniversary")),
+    ("programming", "Programming", ("Rust", "code review", "regex", "unit test", "Python", "text editor")),
+    (
+        "relationship_advice",
+        "Relationship Advice",
+        ("long-distance relationship", "roommate", "first date", "in-laws", "breakup", "anniversary"),
+    ),
     ("science", "Science", ("study", "experiment", "telescope", "fossil", "gene therapy", "climate")),
     ("Seattle", "Seattle", ("rain", "ferry", "Capitol Hill", "coffee shop", "light rail", "hike")),
     ("space", "Space", ("rocket launch", "Mars rover", "nebula", "ISS", "exoplanet", "moon mission")),
     ("sports", "Sports", ("playoffs", "trade deadline", "marathon", "world cup", "rookie", "referee")),
-    ("technology", "Technology", ("chip shortage", "smartphone", "browser", "open source", "5G",
-                                  "data breach")),
-    ("television", "Television", ("finale", "season 2", "sitcom", "miniseries", "streaming service",
-                                  "pilot episode")),
+    ("technology", "Technology", ("chip shortage", "smartphone", "browser", "open source", "5G", "data breach")),
+    ("television", "Television", ("finale", "season 2", "sitcom", "miniseries", "streaming service", "pilot episode")),
     ("travel", "Travel", ("backpacking trip", "layover", "hostel", "road trip", "passport", "train pass")),
-    ("wallstreetbets", "Wall Street Bets", ("options", "earnings call", "meme stock", "index fund",
-                                            "short squeeze", "dividend")),
-    ("worldnews", "World News", ("summit", "trade deal", "earthquake", "election", "sanctions",
-                                 "heat record")),
+    (
+        "wallstreetbets",
+        "Wall Street Bets",
+        ("options", "earnings call", "meme stock", "index fund", "short squeeze", "dividend"),
+    ),
+    ("worldnews", "World News", ("summit", "trade deal", "earthquake", "election", "sanctions", "heat record")),
 )
 
 _TITLES = (
@@ -196,10 +211,50 @@ _COMMENTS = (
     "Wow, that looks amazing.",
     "This belongs on the front page.",
 )
-_ADJ = ("Quiet", "Brave", "Lazy", "Cosmic", "Rusty", "Happy", "Salty", "Swift", "Gentle", "Wild",
-        "Clever", "Sleepy", "Lucky", "Grumpy", "Silver", "Crimson", "Hidden", "Frosty", "Sunny", "Bold")
-_NOUN = ("Falcon", "Otter", "Builder", "Reader", "Panda", "Walrus", "Pilot", "Gardener", "Nomad",
-         "Wizard", "Badger", "Llama", "Sailor", "Ranger", "Penguin", "Fox", "Potato", "Comet", "Owl", "Moose")
+_ADJ = (
+    "Quiet",
+    "Brave",
+    "Lazy",
+    "Cosmic",
+    "Rusty",
+    "Happy",
+    "Salty",
+    "Swift",
+    "Gentle",
+    "Wild",
+    "Clever",
+    "Sleepy",
+    "Lucky",
+    "Grumpy",
+    "Silver",
+    "Crimson",
+    "Hidden",
+    "Frosty",
+    "Sunny",
+    "Bold",
+)
+_NOUN = (
+    "Falcon",
+    "Otter",
+    "Builder",
+    "Reader",
+    "Panda",
+    "Walrus",
+    "Pilot",
+    "Gardener",
+    "Nomad",
+    "Wizard",
+    "Badger",
+    "Llama",
+    "Sailor",
+    "Ranger",
+    "Penguin",
+    "Fox",
+    "Potato",
+    "Comet",
+    "Owl",
+    "Moose",
+)
 
 
 def hash_password(username: str, password: str) -> str:
@@ -223,37 +278,130 @@ def _score(rng: random.Random, cap: int) -> tuple[int, int]:
 
 # Anchor records the tasks refer to: (forum, author, title, body, url, upvotes, downvotes, created_at).
 ANCHOR_POSTS: tuple[tuple[str, str, str, str, str | None, int, int, str], ...] = (
-    ("books", "PageTurner_88", "Adults reading to each other out loud?",
-     "My partner and I started reading novels aloud to each other before bed. Does anyone else do this?",
-     None, 2950, 121, "2022-11-02 21:14:09"),
-    ("books", "QuietLibrarian", "What are you reading this week? (March 31)",
-     "Share what you're reading and whether you'd recommend it.", None, 14, 1, "2023-03-31 18:00:00"),
-    ("space", "StarGazer_Kim", "Webb telescope captures a new image of the Pillars of Creation",
-     "", "https://webbtelescope.org/pillars", 3410, 87, "2022-10-19 15:30:00"),
-    ("space", "OrbitWatcher", "Starship launch window confirmed for April",
-     "The FAA is expected to grant the license within days.", None, 22, 3, "2023-03-30 09:12:44"),
-    ("gadgets", "RetroBuilder", "A custom gaming PC built inside a vintage typewriter",
-     "Took me six months, the keys still work as a keyboard.", None, 4120, 150, "2022-08-07 11:05:00"),
-    ("gadgets", "CircuitSam", "Which e-reader has the best screen in 2023?",
-     "Torn between two models, mostly read at night.", None, 31, 2, "2023-03-31 07:45:10"),
-    ("movies", "MarvelsGrandpa", "Which Marvel movie should I rewatch first?",
-     "Planning a rewatch this weekend with my grandkids.", None, 57, 4, "2023-02-11 16:20:00"),
-    ("television", "MarvelsGrandpa", "The Night Agent renewed for season 2 at Netflix",
-     "Great news, the first season was a fun ride.", None, 88, 6, "2023-03-24 12:00:00"),
-    ("consoles", "PixelPusher", "PS5 or Xbox Series X for a first console?",
-     "Mostly want to play single-player story games.", None, 1210, 44, "2022-12-01 19:00:00"),
+    (
+        "books",
+        "PageTurner_88",
+        "Adults reading to each other out loud?",
+        "My partner and I started reading novels aloud to each other before bed. Does anyone else do this?",
+        None,
+        2950,
+        121,
+        "2022-11-02 21:14:09",
+    ),
+    (
+        "books",
+        "QuietLibrarian",
+        "What are you reading this week? (March 31)",
+        "Share what you're reading and whether you'd recommend it.",
+        None,
+        14,
+        1,
+        "2023-03-31 18:00:00",
+    ),
+    (
+        "space",
+        "StarGazer_Kim",
+        "Webb telescope captures a new image of the Pillars of Creation",
+        "",
+        "https://webbtelescope.org/pillars",
+        3410,
+        87,
+        "2022-10-19 15:30:00",
+    ),
+    (
+        "space",
+        "OrbitWatcher",
+        "Starship launch window confirmed for April",
+        "The FAA is expected to grant the license within days.",
+        None,
+        22,
+        3,
+        "2023-03-30 09:12:44",
+    ),
+    (
+        "gadgets",
+        "RetroBuilder",
+        "A custom gaming PC built inside a vintage typewriter",
+        "Took me six months, the keys still work as a keyboard.",
+        None,
+        4120,
+        150,
+        "2022-08-07 11:05:00",
+    ),
+    (
+        "gadgets",
+        "CircuitSam",
+        "Which e-reader has the best screen in 2023?",
+        "Torn between two models, mostly read at night.",
+        None,
+        31,
+        2,
+        "2023-03-31 07:45:10",
+    ),
+    (
+        "movies",
+        "MarvelsGrandpa",
+        "Which Marvel movie should I rewatch first?",
+        "Planning a rewatch this weekend with my grandkids.",
+        None,
+        57,
+        4,
+        "2023-02-11 16:20:00",
+    ),
+    (
+        "television",
+        "MarvelsGrandpa",
+        "The Night Agent renewed for season 2 at Netflix",
+        "Great news, the first season was a fun ride.",
+        None,
+        88,
+        6,
+        "2023-03-24 12:00:00",
+    ),
+    (
+        "consoles",
+        "PixelPusher",
+        "PS5 or Xbox Series X for a first console?",
+        "Mostly want to play single-player story games.",
+        None,
+        1210,
+        44,
+        "2022-12-01 19:00:00",
+    ),
 )
 # (post title, author, body, upvotes): top-level comments on anchor posts.
 ANCHOR_COMMENTS: tuple[tuple[str, str, str, int], ...] = (
-    ("Adults reading to each other out loud?", "BookishOwl",
-     "My partner and I read Tolkien to each other every night, highly recommend it.", 412),
-    ("Adults reading to each other out loud?", "InkAndQuill",
-     "We did this with the whole Discworld series, it took two years.", 230),
-    ("Webb telescope captures a new image of the Pillars of Creation", "NebulaNerd",
-     "The level of detail in the infrared image is unbelievable.", 655),
+    (
+        "Adults reading to each other out loud?",
+        "BookishOwl",
+        "My partner and I read Tolkien to each other every night, highly recommend it.",
+        412,
+    ),
+    (
+        "Adults reading to each other out loud?",
+        "InkAndQuill",
+        "We did this with the whole Discworld series, it took two years.",
+        230,
+    ),
+    (
+        "Webb telescope captures a new image of the Pillars of Creation",
+        "NebulaNerd",
+        "The level of detail in the infrared image is unbelievable.",
+        655,
+    ),
 )
-ANCHOR_USERS = ("PageTurner_88", "QuietLibrarian", "StarGazer_Kim", "OrbitWatcher", "RetroBuilder",
-                "CircuitSam", "PixelPusher", "BookishOwl", "InkAndQuill", "NebulaNerd")
+ANCHOR_USERS = (
+    "PageTurner_88",
+    "QuietLibrarian",
+    "StarGazer_Kim",
+    "OrbitWatcher",
+    "RetroBuilder",
+    "CircuitSam",
+    "PixelPusher",
+    "BookishOwl",
+    "InkAndQuill",
+    "NebulaNerd",
+)
 
 
 def _make_users(conn: sqlite3.Connection, rng: random.Random, count: int) -> dict[str, int]:
@@ -265,17 +413,28 @@ def _make_users(conn: sqlite3.Connection, rng: random.Random, count: int) -> dic
     ids: dict[str, int] = {}
     for name in names:
         password = ACCOUNT["password"] if name == ACCOUNT["username"] else f"pw-{rng.randrange(10**9)}"
-        bio = "" if name == ACCOUNT["username"] else rng.choice(
-            ("", "", "Just here to read.", "Coffee, code and cats.", "Opinions are my own."))
+        bio = (
+            ""
+            if name == ACCOUNT["username"]
+            else rng.choice(("", "", "Just here to read.", "Coffee, code and cats.", "Opinions are my own."))
+        )
         cur = conn.execute(
             "INSERT INTO reddit_user (username, password_hash, biography, created_at) VALUES (?, ?, ?, ?)",
-            (name, hash_password(name, password), bio, _ts(_START - timedelta(days=rng.randrange(30, 900)))))
+            (name, hash_password(name, password), bio, _ts(_START - timedelta(days=rng.randrange(30, 900)))),
+        )
         ids[name] = int(cur.lastrowid)
     return ids
 
 
-def _add_comments(conn: sqlite3.Connection, rng: random.Random, post_id: int, created: datetime,
-                  noun: str, user_ids: list[int], count: int) -> None:
+def _add_comments(
+    conn: sqlite3.Connection,
+    rng: random.Random,
+    post_id: int,
+    created: datetime,
+    noun: str,
+    user_ids: list[int],
+    count: int,
+) -> None:
     parents: list[int | None] = [None]
     for _ in range(count):
         parent = rng.choice(parents) if len(parents) > 1 and rng.random() < 0.45 else None
@@ -284,7 +443,8 @@ def _add_comments(conn: sqlite3.Connection, rng: random.Random, post_id: int, cr
         cur = conn.execute(
             "INSERT INTO reddit_comment (submission_id, parent_id, user_id, body, upvotes, downvotes,"
             " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (post_id, parent, rng.choice(user_ids), rng.choice(_COMMENTS).format(n=noun), up, down, _ts(when)))
+            (post_id, parent, rng.choice(user_ids), rng.choice(_COMMENTS).format(n=noun), up, down, _ts(when)),
+        )
         parents.append(int(cur.lastrowid))
 
 
@@ -296,8 +456,14 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
     for name, title, nouns in FORUMS:
         cur = conn.execute(
             "INSERT INTO reddit_forum (name, title, description, sidebar, created_at) VALUES (?, ?, ?, ?, ?)",
-            (name, title, f"A place to talk about {nouns[0]}, {nouns[1]} and everything {title.lower()}.",
-             "Be civil. No spam. Search before posting.", _ts(_START - timedelta(days=rng.randrange(400, 2000)))))
+            (
+                name,
+                title,
+                f"A place to talk about {nouns[0]}, {nouns[1]} and everything {title.lower()}.",
+                "Be civil. No spam. Search before posting.",
+                _ts(_START - timedelta(days=rng.randrange(400, 2000))),
+            ),
+        )
         forum_ids[name] = int(cur.lastrowid)
         for mod in rng.sample(user_ids[1:], 2):
             conn.execute("INSERT INTO reddit_moderator VALUES (?, ?)", (forum_ids[name], mod))
@@ -312,27 +478,49 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
             body = " ".join(s.format(n=noun) for s in rng.sample(_SENTENCES, rng.randrange(0, 4)))
             link = f"https://example.org/{name.lower()}/{rng.randrange(10**6)}" if rng.random() < 0.2 else None
             up, down = _score(rng, 1500)
-            posts.append((_random_time(rng), name, rng.choice(user_ids),
-                          rng.choice(_TITLES).format(n=noun), body, link, up, down))
+            posts.append(
+                (
+                    _random_time(rng),
+                    name,
+                    rng.choice(user_ids),
+                    rng.choice(_TITLES).format(n=noun),
+                    body,
+                    link,
+                    up,
+                    down,
+                )
+            )
     for forum, author, title, body, link, up, down, created in ANCHOR_POSTS:
         posts.append((datetime.fromisoformat(created), forum, users[author], title, body, link, up, down))
     posts.sort(key=lambda p: p[0])  # ids grow with time, as on a live site
     for created, forum, uid, title, body, link, up, down in posts:
         cur = conn.execute(
             "INSERT INTO reddit_submission (forum_id, user_id, title, url, body, upvotes, downvotes, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (forum_ids[forum], uid, title, link, body, up, down, _ts(created)))
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (forum_ids[forum], uid, title, link, body, up, down, _ts(created)),
+        )
         post_id = int(cur.lastrowid)
         for text_title, author, text, votes in ANCHOR_COMMENTS:
             if text_title == title:
                 conn.execute(
                     "INSERT INTO reddit_comment (submission_id, parent_id, user_id, body, upvotes, downvotes,"
                     " created_at) VALUES (?, NULL, ?, ?, ?, 2, ?)",
-                    (post_id, users[author], text, votes, _ts(created + timedelta(hours=1))))
-        _add_comments(conn, rng, post_id, created, rng.choice(nouns_of[forum]), user_ids,
-                      int(rng.expovariate(1 / 6)) if created < _START + timedelta(seconds=_SPAN_SECONDS) else 0)
+                    (post_id, users[author], text, votes, _ts(created + timedelta(hours=1))),
+                )
+        _add_comments(
+            conn,
+            rng,
+            post_id,
+            created,
+            rng.choice(nouns_of[forum]),
+            user_ids,
+            int(rng.expovariate(1 / 6)) if created < _START + timedelta(seconds=_SPAN_SECONDS) else 0,
+        )
     for kind, table in (("submission", "reddit_submission"), ("comment", "reddit_comment")):
         rows = conn.execute(f"SELECT id FROM {table} ORDER BY id").fetchall()
         for (target,) in rng.sample(rows, min(len(rows), 400)):
             voter = rng.choice(user_ids[1:])  # the agent's account starts with no votes
-            conn.execute("INSERT OR IGNORE INTO reddit_vote VALUES (?, ?, ?, ?)",
-                         (voter, kind, target, 1 if rng.random() < 0.8 else -1))
+            conn.execute(
+                "INSERT OR IGNORE INTO reddit_vote VALUES (?, ?, ?, ?)",
+                (voter, kind, target, 1 if rng.random() < 0.8 else -1),
+            )

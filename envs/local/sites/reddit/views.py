@@ -25,7 +25,7 @@ _ORDER = {
     "new": "s.created_at DESC, s.id DESC",
     "top": "(s.upvotes - s.downvotes) DESC, s.id ASC",
     "hot": "(s.upvotes - s.downvotes + 10.0) / (MAX(julianday('2023-04-01') - julianday(s.created_at), 0) * 24 + 2)"
-           " DESC, s.id DESC",
+    " DESC, s.id DESC",
 }
 _LISTING = """
 SELECT s.id, s.title, s.url, s.body, s.created_at, s.edited_at, s.user_id, f.name AS forum, u.username,
@@ -64,22 +64,37 @@ def _votes(kind: str, ids: list[int]) -> dict[int, int]:
     if user is None or not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    rows = get_db().execute(
-        f"SELECT target_id, choice FROM reddit_vote WHERE user_id = ? AND kind = ? AND target_id IN ({marks})",
-        (user["id"], kind, *ids)).fetchall()
+    rows = (
+        get_db()
+        .execute(
+            f"SELECT target_id, choice FROM reddit_vote WHERE user_id = ? AND kind = ? AND target_id IN ({marks})",
+            (user["id"], kind, *ids),
+        )
+        .fetchall()
+    )
     return {r["target_id"]: r["choice"] for r in rows}
 
 
 def _listing(where: str, params: tuple[Any, ...], sort: str) -> dict[str, Any]:
     """One page of submissions plus what the listing template needs (votes, pager)."""
     db = get_db()
-    total = db.execute(f"SELECT COUNT(*) FROM reddit_submission s JOIN reddit_forum f ON f.id = s.forum_id"
-                       f" JOIN reddit_user u ON u.id = s.user_id WHERE {where}", params).fetchone()[0]
+    total = db.execute(
+        f"SELECT COUNT(*) FROM reddit_submission s JOIN reddit_forum f ON f.id = s.forum_id"
+        f" JOIN reddit_user u ON u.id = s.user_id WHERE {where}",
+        params,
+    ).fetchone()[0]
     page = int_arg("page", 1)
-    rows = db.execute(f"{_LISTING} WHERE {where} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?",
-                      (*params, PER_PAGE, (page - 1) * PER_PAGE)).fetchall()
-    return {"submissions": rows, "votes": _votes("submission", [r["id"] for r in rows]), "sort": sort,
-            "page": page, "has_next": page * PER_PAGE < total, "total": total}
+    rows = db.execute(
+        f"{_LISTING} WHERE {where} ORDER BY {_ORDER[sort]} LIMIT ? OFFSET ?", (*params, PER_PAGE, (page - 1) * PER_PAGE)
+    ).fetchall()
+    return {
+        "submissions": rows,
+        "votes": _votes("submission", [r["id"] for r in rows]),
+        "sort": sort,
+        "page": page,
+        "has_next": page * PER_PAGE < total,
+        "total": total,
+    }
 
 
 def _forum(name: str) -> sqlite3.Row:
@@ -100,16 +115,28 @@ def _subscribed_forums() -> list[sqlite3.Row]:
     user = _current_user()
     if user is None:
         return []
-    return get_db().execute(
-        "SELECT f.name FROM reddit_subscription s JOIN reddit_forum f ON f.id = s.forum_id"
-        " WHERE s.user_id = ? ORDER BY f.name COLLATE NOCASE", (user["id"],)).fetchall()
+    return (
+        get_db()
+        .execute(
+            "SELECT f.name FROM reddit_subscription s JOIN reddit_forum f ON f.id = s.forum_id"
+            " WHERE s.user_id = ? ORDER BY f.name COLLATE NOCASE",
+            (user["id"],),
+        )
+        .fetchall()
+    )
 
 
 def _comment_tree(sid: int) -> tuple[dict[int | None, list[sqlite3.Row]], dict[int, int]]:
-    rows = get_db().execute(
-        "SELECT c.*, u.username, c.upvotes - c.downvotes AS score FROM reddit_comment c"
-        " JOIN reddit_user u ON u.id = c.user_id WHERE c.submission_id = ?"
-        " ORDER BY c.upvotes - c.downvotes DESC, c.id", (sid,)).fetchall()
+    rows = (
+        get_db()
+        .execute(
+            "SELECT c.*, u.username, c.upvotes - c.downvotes AS score FROM reddit_comment c"
+            " JOIN reddit_user u ON u.id = c.user_id WHERE c.submission_id = ?"
+            " ORDER BY c.upvotes - c.downvotes DESC, c.id",
+            (sid,),
+        )
+        .fetchall()
+    )
     children: dict[int | None, list[sqlite3.Row]] = {}
     for row in rows:
         children.setdefault(row["parent_id"], []).append(row)
@@ -125,18 +152,19 @@ def _apply_vote(kind: str, target: int, choice: int) -> None:
     db = get_db()
     if db.execute(f"SELECT 1 FROM {table} WHERE id = ?", (target,)).fetchone() is None:
         abort(404)
-    old = db.execute("SELECT choice FROM reddit_vote WHERE user_id = ? AND kind = ? AND target_id = ?",
-                     (user["id"], kind, target)).fetchone()
+    old = db.execute(
+        "SELECT choice FROM reddit_vote WHERE user_id = ? AND kind = ? AND target_id = ?", (user["id"], kind, target)
+    ).fetchone()
     old_choice = old["choice"] if old else 0
     if old_choice == choice:
         return
     up = (choice == 1) - (old_choice == 1)
     down = (choice == -1) - (old_choice == -1)
-    db.execute(f"UPDATE {table} SET upvotes = upvotes + ?, downvotes = downvotes + ? WHERE id = ?",
-               (up, down, target))
+    db.execute(f"UPDATE {table} SET upvotes = upvotes + ?, downvotes = downvotes + ? WHERE id = ?", (up, down, target))
     if choice == 0:
-        db.execute("DELETE FROM reddit_vote WHERE user_id = ? AND kind = ? AND target_id = ?",
-                   (user["id"], kind, target))
+        db.execute(
+            "DELETE FROM reddit_vote WHERE user_id = ? AND kind = ? AND target_id = ?", (user["id"], kind, target)
+        )
     else:
         db.execute("INSERT OR REPLACE INTO reddit_vote VALUES (?, ?, ?, ?)", (user["id"], kind, target, choice))
     db.commit()
@@ -173,7 +201,8 @@ def _user_page(name: str, tab: str) -> str:
     karma = db.execute(
         "SELECT (SELECT COALESCE(SUM(upvotes - downvotes), 0) FROM reddit_submission WHERE user_id = :u)"
         " + (SELECT COALESCE(SUM(upvotes - downvotes), 0) FROM reddit_comment WHERE user_id = :u)",
-        {"u": profile["id"]}).fetchone()[0]
+        {"u": profile["id"]},
+    ).fetchone()[0]
     ctx: dict[str, Any] = {"profile": profile, "karma": karma, "tab": tab, "page": int_arg("page", 1)}
     if tab in ("overview", "submissions"):
         ctx.update(_listing("s.user_id = ?", (profile["id"],), "new"))
@@ -183,7 +212,8 @@ def _user_page(name: str, tab: str) -> str:
             " FROM reddit_comment c JOIN reddit_submission s ON s.id = c.submission_id"
             " JOIN reddit_forum f ON f.id = s.forum_id WHERE c.user_id = ?"
             " ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?",
-            (profile["id"], PER_PAGE, (ctx["page"] - 1) * PER_PAGE)).fetchall()
+            (profile["id"], PER_PAGE, (ctx["page"] - 1) * PER_PAGE),
+        ).fetchall()
     return render_template("user.html", **ctx)
 
 
@@ -220,10 +250,15 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/forums", defaults={"order": "subscribers"})
     @app.get("/forums/<any(subscribers, submissions, alphabetical):order>")
     def forums(order: str) -> str:
-        rows = get_db().execute(
-            "SELECT f.*, (SELECT COUNT(*) FROM reddit_subscription s WHERE s.forum_id = f.id) AS subscribers,"
-            " (SELECT COUNT(*) FROM reddit_submission s WHERE s.forum_id = f.id) AS submissions"
-            " FROM reddit_forum f").fetchall()
+        rows = (
+            get_db()
+            .execute(
+                "SELECT f.*, (SELECT COUNT(*) FROM reddit_subscription s WHERE s.forum_id = f.id) AS subscribers,"
+                " (SELECT COUNT(*) FROM reddit_submission s WHERE s.forum_id = f.id) AS submissions"
+                " FROM reddit_forum f"
+            )
+            .fetchall()
+        )
         if order == "alphabetical":
             groups: dict[str, list[sqlite3.Row]] = {}
             for row in sorted(rows, key=lambda r: r["name"].lower()):
@@ -238,17 +273,25 @@ def create_app(ctx: SiteContext) -> Flask:
         row = _forum(forum)
         db = get_db()
         me = _current_user()
-        subscribed = bool(me) and db.execute(
-            "SELECT 1 FROM reddit_subscription WHERE user_id = ? AND forum_id = ?", (me["id"], row["id"])).fetchone()
+        subscribed = (
+            bool(me)
+            and db.execute(
+                "SELECT 1 FROM reddit_subscription WHERE user_id = ? AND forum_id = ?", (me["id"], row["id"])
+            ).fetchone()
+        )
         info = {
-            "subscribers": db.execute("SELECT COUNT(*) FROM reddit_subscription WHERE forum_id = ?",
-                                      (row["id"],)).fetchone()[0],
-            "moderators": db.execute("SELECT u.username FROM reddit_moderator m JOIN reddit_user u"
-                                     " ON u.id = m.user_id WHERE m.forum_id = ? ORDER BY u.username",
-                                     (row["id"],)).fetchall(),
+            "subscribers": db.execute(
+                "SELECT COUNT(*) FROM reddit_subscription WHERE forum_id = ?", (row["id"],)
+            ).fetchone()[0],
+            "moderators": db.execute(
+                "SELECT u.username FROM reddit_moderator m JOIN reddit_user u"
+                " ON u.id = m.user_id WHERE m.forum_id = ? ORDER BY u.username",
+                (row["id"],),
+            ).fetchall(),
         }
-        return render_template("forum.html", forum=row, subscribed=subscribed, **info,
-                               **_listing("s.forum_id = ?", (row["id"],), sort))
+        return render_template(
+            "forum.html", forum=row, subscribed=subscribed, **info, **_listing("s.forum_id = ?", (row["id"],), sort)
+        )
 
     @app.post("/f/<forum>/<any(subscribe, unsubscribe):action>")
     def subscribe(forum: str, action: str) -> Any:
@@ -268,8 +311,14 @@ def create_app(ctx: SiteContext) -> Flask:
     def submission(forum: str, sid: int, slug: str) -> str:
         post = _submission(forum, sid)
         children, comment_votes = _comment_tree(sid)
-        return render_template("submission.html", post=post, children=children, comment_votes=comment_votes,
-                               vote=_votes("submission", [sid]).get(sid, 0), focus=None)
+        return render_template(
+            "submission.html",
+            post=post,
+            children=children,
+            comment_votes=comment_votes,
+            vote=_votes("submission", [sid]).get(sid, 0),
+            focus=None,
+        )
 
     @app.get("/f/<forum>/<int:sid>/-/comment/<int:cid>")
     def comment(forum: str, sid: int, cid: int) -> str:
@@ -278,8 +327,14 @@ def create_app(ctx: SiteContext) -> Flask:
         focus = next((c for cs in children.values() for c in cs if c["id"] == cid), None)
         if focus is None:
             abort(404)
-        return render_template("submission.html", post=post, children=children, comment_votes=comment_votes,
-                               vote=_votes("submission", [sid]).get(sid, 0), focus=focus)
+        return render_template(
+            "submission.html",
+            post=post,
+            children=children,
+            comment_votes=comment_votes,
+            vote=_votes("submission", [sid]).get(sid, 0),
+            focus=focus,
+        )
 
     @app.post("/f/<forum>/<int:sid>/-/comment")
     def post_comment(forum: str, sid: int) -> Any:
@@ -288,14 +343,20 @@ def create_app(ctx: SiteContext) -> Flask:
         body = request.form.get("comment", "").strip()
         parent = request.form.get("parent", type=int)
         db = get_db()
-        if parent is not None and db.execute("SELECT 1 FROM reddit_comment WHERE id = ? AND submission_id = ?",
-                                             (parent, sid)).fetchone() is None:
+        if (
+            parent is not None
+            and db.execute("SELECT 1 FROM reddit_comment WHERE id = ? AND submission_id = ?", (parent, sid)).fetchone()
+            is None
+        ):
             abort(400)
         if not body:
             flash("The comment must not be empty.", "error")
             return _back(url_for("submission", forum=forum, sid=sid, slug=slugify(post["title"])))
-        cur = db.execute("INSERT INTO reddit_comment (submission_id, parent_id, user_id, body, upvotes, downvotes,"
-                         " created_at) VALUES (?, ?, ?, ?, 1, 0, ?)", (sid, parent, user["id"], body, _now()))
+        cur = db.execute(
+            "INSERT INTO reddit_comment (submission_id, parent_id, user_id, body, upvotes, downvotes,"
+            " created_at) VALUES (?, ?, ?, ?, 1, 0, ?)",
+            (sid, parent, user["id"], body, _now()),
+        )
         db.execute("INSERT INTO reddit_vote VALUES (?, 'comment', ?, 1)", (user["id"], cur.lastrowid))
         db.commit()
         flash("Your comment was posted.")
@@ -322,14 +383,23 @@ def create_app(ctx: SiteContext) -> Flask:
             if not errors and row is not None:
                 db = get_db()
                 url = request.form.get("url", "").strip() or None
-                cur = db.execute("INSERT INTO reddit_submission (forum_id, user_id, title, url, body, upvotes,"
-                                 " downvotes, created_at) VALUES (?, ?, ?, ?, ?, 1, 0, ?)",
-                                 (row["id"], user["id"], request.form["title"].strip(), url,
-                                  request.form.get("body", "").strip(), _now()))
+                cur = db.execute(
+                    "INSERT INTO reddit_submission (forum_id, user_id, title, url, body, upvotes,"
+                    " downvotes, created_at) VALUES (?, ?, ?, ?, ?, 1, 0, ?)",
+                    (
+                        row["id"],
+                        user["id"],
+                        request.form["title"].strip(),
+                        url,
+                        request.form.get("body", "").strip(),
+                        _now(),
+                    ),
+                )
                 db.execute("INSERT INTO reddit_vote VALUES (?, 'submission', ?, 1)", (user["id"], cur.lastrowid))
                 db.commit()
-                return redirect(url_for("submission", forum=row["name"], sid=cur.lastrowid,
-                                        slug=slugify(request.form["title"])))
+                return redirect(
+                    url_for("submission", forum=row["name"], sid=cur.lastrowid, slug=slugify(request.form["title"]))
+                )
         values = request.form if request.method == "POST" else {"forum": forum or ""}
         return render_template("submit.html", forums=names, errors=errors, values=values), (400 if errors else 200)
 
@@ -344,15 +414,23 @@ def create_app(ctx: SiteContext) -> Flask:
             errors, _ = _validate_submission(request.form, need_forum=False)
             if not errors:
                 db = get_db()
-                db.execute("UPDATE reddit_submission SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
-                           (request.form["title"].strip(), request.form.get("url", "").strip() or None,
-                            request.form.get("body", "").strip(), _now(), sid))
+                db.execute(
+                    "UPDATE reddit_submission SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
+                    (
+                        request.form["title"].strip(),
+                        request.form.get("url", "").strip() or None,
+                        request.form.get("body", "").strip(),
+                        _now(),
+                        sid,
+                    ),
+                )
                 db.commit()
                 flash("The submission was edited.")
                 return redirect(url_for("submission", forum=forum, sid=sid, slug=slugify(request.form["title"])))
         values = request.form if request.method == "POST" else dict(post)
-        return render_template("edit_submission.html", post=post, errors=errors, values=values), \
-            (400 if errors else 200)
+        return render_template("edit_submission.html", post=post, errors=errors, values=values), (
+            400 if errors else 200
+        )
 
     @app.get("/user/<name>", defaults={"tab": "overview"})
     @app.get("/user/<name>/<any(submissions, comments):tab>")
@@ -377,8 +455,15 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/search")
     def search() -> str:
         query = request.args.get("q", "").strip()
-        ctx: dict[str, Any] = {"query": query, "submissions": [], "votes": {}, "page": 1, "has_next": False,
-                               "total": 0, "sort": "new"}
+        ctx: dict[str, Any] = {
+            "query": query,
+            "submissions": [],
+            "votes": {},
+            "page": 1,
+            "has_next": False,
+            "total": 0,
+            "sort": "new",
+        }
         if query:
             like = f"%{query}%"
             ctx.update(_listing("(s.title LIKE ? OR s.body LIKE ?)", (like, like), "top"))

@@ -6,9 +6,11 @@ Exports the site contract of docs/design.md: ``SCHEMA``, ``seed``, ``create_app`
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from envs.local.framework import form_login
+
 from .schema import SCHEMA
 from .seed import CUSTOMER_EMAIL, CUSTOMER_PASSWORD, seed
 from .store import create_app

@@ -17,7 +17,7 @@ ORDER_STATUSES = ("pending", "processing", "complete", "canceled")
 STATUS_LABELS = {"pending": "Pending", "processing": "Processing", "complete": "Complete", "canceled": "Canceled"}
 REVIEW_STATUSES = {1: "Approved", 2: "Pending", 3: "Not Approved"}
 SHIPPING_METHODS = {
-    "flatrate": ("Flat Rate - Fixed", 5.0, True),      # (label, price, per item)
+    "flatrate": ("Flat Rate - Fixed", 5.0, True),  # (label, price, per item)
     "tablerate": ("Best Way - Table Rate", 15.0, False),
 }
 NOW = dt.datetime(2023, 6, 1, 12, 0)  # the store's "today": seed data ends just before it
@@ -55,28 +55,40 @@ def datetime_label(value: str) -> str:
 
 
 # Inline images: a page is one request, so navigation stays fast on a loaded machine.
-_LOGO_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40"><rect width="160" height="40" rx="6"'
-             ' fill="#1979c3"/><text x="80" y="26" font-family="Arial" font-size="16" fill="#fff"'
-             ' text-anchor="middle">One Stop Market</text></svg>')
-_PRODUCT_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="120"><rect width="120" height="120"'
-                ' fill="#eee"/><path d="M30 80 L55 50 L70 65 L80 55 L95 80 Z" fill="#bbb"/></svg>')
+_LOGO_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40"><rect width="160" height="40" rx="6"'
+    ' fill="#1979c3"/><text x="80" y="26" font-family="Arial" font-size="16" fill="#fff"'
+    ' text-anchor="middle">One Stop Market</text></svg>'
+)
+_PRODUCT_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="120"><rect width="120" height="120"'
+    ' fill="#eee"/><path d="M30 80 L55 50 L70 65 L80 55 L95 80 Z" fill="#bbb"/></svg>'
+)
 
 
 def setup_jinja(app: Flask) -> None:
     """Filters and globals both apps use; templates are compiled now rather than on a first visit."""
-    app.jinja_env.globals.update(logo_src="data:image/svg+xml," + quote(_LOGO_SVG),
-                                 product_src="data:image/svg+xml," + quote(_PRODUCT_SVG))
-    app.jinja_env.filters.update(money=money, short_date=short_date, long_date=long_date,
-                                 datetime_label=datetime_label, status_label=lambda s: STATUS_LABELS.get(s, s),
-                                 review_status=lambda s: REVIEW_STATUSES.get(s, str(s)))
+    app.jinja_env.globals.update(
+        logo_src="data:image/svg+xml," + quote(_LOGO_SVG), product_src="data:image/svg+xml," + quote(_PRODUCT_SVG)
+    )
+    app.jinja_env.filters.update(
+        money=money,
+        short_date=short_date,
+        long_date=long_date,
+        datetime_label=datetime_label,
+        status_label=lambda s: STATUS_LABELS.get(s, s),
+        review_status=lambda s: REVIEW_STATUSES.get(s, str(s)),
+    )
     for name in app.jinja_env.list_templates(filter_func=lambda n: n.endswith(".html")):
         app.jinja_env.get_template(name)
 
 
 def category_tree() -> list[dict[str, Any]]:
     """Nested categories, each with its children and product count (descendants included)."""
-    rows = query("SELECT c.*, (SELECT COUNT(*) FROM shop_product p WHERE p.category_id = c.id AND p.status = 1) AS n"
-                 " FROM shop_category c ORDER BY position")
+    rows = query(
+        "SELECT c.*, (SELECT COUNT(*) FROM shop_product p WHERE p.category_id = c.id AND p.status = 1) AS n"
+        " FROM shop_category c ORDER BY position"
+    )
     nodes = {r["id"]: {**dict(r), "children": []} for r in rows}
     roots = []
     for node in nodes.values():
@@ -92,22 +104,30 @@ def category_tree() -> list[dict[str, Any]]:
 
 
 def subtree_ids(category_id: int) -> list[int]:
-    rows = query("WITH RECURSIVE t(id) AS (SELECT ? UNION ALL SELECT c.id FROM shop_category c JOIN t"
-                 " ON c.parent_id = t.id) SELECT id FROM t", (category_id,))
+    rows = query(
+        "WITH RECURSIVE t(id) AS (SELECT ? UNION ALL SELECT c.id FROM shop_category c JOIN t"
+        " ON c.parent_id = t.id) SELECT id FROM t",
+        (category_id,),
+    )
     return [r["id"] for r in rows]
 
 
 def breadcrumbs(category_id: int) -> list[sqlite3.Row]:
-    rows = query("WITH RECURSIVE t(id, parent_id, name, url_path, depth) AS ("
-                 " SELECT id, parent_id, name, url_path, 0 FROM shop_category WHERE id = ?"
-                 " UNION ALL SELECT c.id, c.parent_id, c.name, c.url_path, t.depth + 1 FROM shop_category c"
-                 " JOIN t ON c.id = t.parent_id) SELECT * FROM t ORDER BY depth DESC", (category_id,))
+    rows = query(
+        "WITH RECURSIVE t(id, parent_id, name, url_path, depth) AS ("
+        " SELECT id, parent_id, name, url_path, 0 FROM shop_category WHERE id = ?"
+        " UNION ALL SELECT c.id, c.parent_id, c.name, c.url_path, t.depth + 1 FROM shop_category c"
+        " JOIN t ON c.id = t.parent_id) SELECT * FROM t ORDER BY depth DESC",
+        (category_id,),
+    )
     return rows
 
 
-RATING_SQL = ("(SELECT ROUND(AVG(r.rating) * 20) FROM shop_review r WHERE r.product_id = p.id AND r.status = 1)"
-              " AS rating, (SELECT COUNT(*) FROM shop_review r WHERE r.product_id = p.id AND r.status = 1)"
-              " AS review_count")
+RATING_SQL = (
+    "(SELECT ROUND(AVG(r.rating) * 20) FROM shop_review r WHERE r.product_id = p.id AND r.status = 1)"
+    " AS rating, (SELECT COUNT(*) FROM shop_review r WHERE r.product_id = p.id AND r.status = 1)"
+    " AS review_count"
+)
 
 
 def address_lines(a: Any) -> list[str]:

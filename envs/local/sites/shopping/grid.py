@@ -22,20 +22,20 @@ class Column:
     key: str
     label: str
     sql: str
-    filter: str = "text"           # "text" (LIKE), "select" (equality), "range" (from/to) or "" (none)
-    options: tuple[tuple[str, str], ...] = ()   # (value, label) for select filters
-    keyword: bool = False          # searched by the keyword box
+    filter: str = "text"  # "text" (LIKE), "select" (equality), "range" (from/to) or "" (none)
+    options: tuple[tuple[str, str], ...] = ()  # (value, label) for select filters
+    keyword: bool = False  # searched by the keyword box
     money: bool = False
 
 
 @dataclass(frozen=True)
 class Grid:
     title: str
-    source: str                    # FROM ... [JOIN ...] [WHERE ...] without ORDER/LIMIT
+    source: str  # FROM ... [JOIN ...] [WHERE ...] without ORDER/LIMIT
     columns: tuple[Column, ...]
     default_sort: str
     default_dir: str = "asc"
-    row_link: str = ""             # format string with {id}
+    row_link: str = ""  # format string with {id}
     link_label: str = "Edit"
     fixed_where: tuple[str, ...] = field(default_factory=tuple)
 
@@ -70,5 +70,12 @@ class Grid:
         sql = f"SELECT {select} {self.source}" + (f" WHERE {' AND '.join(where)}" if where else "")
         limit = request.args.get("limit", type=int)
         page: Page = paginate(f"{sql} {order}, 1", params, per_page=limit if limit in LIMITS else 20)
-        return {"grid": self, "page": page, "sort": sort, "direction": direction, "keyword": keyword,
-                "active": active, "limits": LIMITS}
+        return {
+            "grid": self,
+            "page": page,
+            "sort": sort,
+            "direction": direction,
+            "keyword": keyword,
+            "active": active,
+            "limits": LIMITS,
+        }

@@ -14,8 +14,20 @@ import re
 import sqlite3
 import string
 
-from .catalog import (APPAREL_SIZES, CITIES, COLORS, FIRST_NAMES, LAST_NAMES, REVIEW_TEXT, SEARCH_TERMS,
-                      SHOE_SIZES, STREETS, TREE, Branch, Leaf)
+from .catalog import (
+    APPAREL_SIZES,
+    CITIES,
+    COLORS,
+    FIRST_NAMES,
+    LAST_NAMES,
+    REVIEW_TEXT,
+    SEARCH_TERMS,
+    SHOE_SIZES,
+    STREETS,
+    TREE,
+    Branch,
+    Leaf,
+)
 
 CUSTOMER_EMAIL = "emma.lopez@gmail.com"
 CUSTOMER_PASSWORD = "Password.123"
@@ -55,7 +67,8 @@ def _categories(conn: sqlite3.Connection) -> list[tuple[int, Leaf]]:
         path = f"{parent_path}/{node.slug}" if parent_path else node.slug
         cur = conn.execute(
             "INSERT INTO shop_category (parent_id, name, url_path, position) VALUES (?, ?, ?, ?)",
-            (parent, node.name, path, position))
+            (parent, node.name, path, position),
+        )
         cid = int(cur.lastrowid)
         if isinstance(node, Leaf):
             leaves.append((cid, node))
@@ -73,16 +86,19 @@ def _sku(rng: random.Random) -> str:
 
 
 def _description(rng: random.Random, name: str, leaf: Leaf, brand: str) -> str:
-    features = rng.sample([
-        "Built from durable, tested materials for everyday use.",
-        "Backed by a 1-year manufacturer warranty.",
-        "Designed and quality-checked by {brand}.",
-        "Easy to clean and simple to store.",
-        "Ships in recyclable, frustration-free packaging.",
-        "Thousands of customers choose it as their go-to {leaf}.",
-        "Compact design that fits most spaces and bags.",
-        "Satisfaction guaranteed: return within 30 days.",
-    ], 4)
+    features = rng.sample(
+        [
+            "Built from durable, tested materials for everyday use.",
+            "Backed by a 1-year manufacturer warranty.",
+            "Designed and quality-checked by {brand}.",
+            "Easy to clean and simple to store.",
+            "Ships in recyclable, frustration-free packaging.",
+            "Thousands of customers choose it as their go-to {leaf}.",
+            "Compact design that fits most spaces and bags.",
+            "Satisfaction guaranteed: return within 30 days.",
+        ],
+        4,
+    )
     body = " ".join(f.format(brand=brand, leaf=leaf.name.lower()) for f in features)
     return f"{name}. {body}"
 
@@ -112,14 +128,25 @@ def _products(conn: sqlite3.Connection, rng: random.Random, leaves: list[tuple[i
                 colors = ",".join(sorted(rng.sample(COLORS, 3), key=COLORS.index))
             qty = rng.choice([0, 3, 8, 15, 25, 40, 60, 100, 120, 150, 200])
             sku = _sku(rng)
-            row = dict(sku=sku, name=name, url_key=slugify(name), category_id=cid, brand=brand, price=price,
-                       qty=qty, is_in_stock=1 if qty > 0 else 0, status=1, sizes=sizes, colors=colors,
-                       weight=round(rng.uniform(0.1, 12.0), 1),
-                       description=_description(rng, name, leaf, brand),
-                       created_at=(created + dt.timedelta(days=rng.randrange(0, 200))).strftime("%Y-%m-%d %H:%M:%S"))
+            row = dict(
+                sku=sku,
+                name=name,
+                url_key=slugify(name),
+                category_id=cid,
+                brand=brand,
+                price=price,
+                qty=qty,
+                is_in_stock=1 if qty > 0 else 0,
+                status=1,
+                sizes=sizes,
+                colors=colors,
+                weight=round(rng.uniform(0.1, 12.0), 1),
+                description=_description(rng, name, leaf, brand),
+                created_at=(created + dt.timedelta(days=rng.randrange(0, 200))).strftime("%Y-%m-%d %H:%M:%S"),
+            )
             cur = conn.execute(
-                f"INSERT INTO shop_product ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                tuple(row.values()))
+                f"INSERT INTO shop_product ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+            )
             row["id"] = int(cur.lastrowid)
             products.append(row)
     # A few disabled products, as in a real store's back office.
@@ -154,15 +181,36 @@ def _customers(conn: sqlite3.Connection, rng: random.Random) -> list[dict]:
         cur = conn.execute(
             "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender, date_of_birth,"
             " newsletter, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (first, last, email, hash_password(email, password), phone, rng.choice(["Female", "Male", "Not Specified"]),
-             dob, 0 if i == 0 else int(rng.random() < 0.3), created))
+            (
+                first,
+                last,
+                email,
+                hash_password(email, password),
+                phone,
+                rng.choice(["Female", "Male", "Not Specified"]),
+                dob,
+                0 if i == 0 else int(rng.random() < 0.3),
+                created,
+            ),
+        )
         cid = int(cur.lastrowid)
         conn.execute(
             "INSERT INTO shop_address (customer_id, firstname, lastname, street1, city, region, postcode, country,"
             " phone, is_default_billing, is_default_shipping) VALUES (?, ?, ?, ?, ?, ?, ?, 'United States', ?, 1, 1)",
-            (cid, first, last, street, city, region, postcode, phone))
-        customers.append(dict(id=cid, firstname=first, lastname=last, street=street, city=city, region=region,
-                              postcode=postcode, phone=phone))
+            (cid, first, last, street, city, region, postcode, phone),
+        )
+        customers.append(
+            dict(
+                id=cid,
+                firstname=first,
+                lastname=last,
+                street=street,
+                city=city,
+                region=region,
+                postcode=postcode,
+                phone=phone,
+            )
+        )
     return customers
 
 
@@ -192,28 +240,63 @@ def _orders(conn: sqlite3.Connection, rng: random.Random, products: list[dict], 
             " ship_street, ship_city, ship_region, ship_postcode, ship_country, ship_phone, shipping_method,"
             " shipping_amount, subtotal, grand_total) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'United States', ?,"
             " 'Flat Rate - Fixed', ?, ?, ?)",
-            (f"{n:09d}", cust["id"], when.strftime("%Y-%m-%d %H:%M:%S"), status, cust["firstname"], cust["lastname"],
-             cust["street"], cust["city"], cust["region"], cust["postcode"], cust["phone"], shipping, subtotal,
-             round(subtotal + shipping, 2)))
+            (
+                f"{n:09d}",
+                cust["id"],
+                when.strftime("%Y-%m-%d %H:%M:%S"),
+                status,
+                cust["firstname"],
+                cust["lastname"],
+                cust["street"],
+                cust["city"],
+                cust["region"],
+                cust["postcode"],
+                cust["phone"],
+                shipping,
+                subtotal,
+                round(subtotal + shipping, 2),
+            ),
+        )
         oid = int(cur.lastrowid)
         for prod, opts, qty in items:
             conn.execute(
                 "INSERT INTO shop_order_item (order_id, product_id, sku, name, options, price, qty)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)", (oid, prod["id"], prod["sku"], prod["name"], opts, prod["price"], qty))
-        conn.execute("INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify)"
-                     " VALUES (?, ?, ?, ?, 0)", (oid, when.strftime("%Y-%m-%d %H:%M:%S"), "pending", "Order placed."))
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (oid, prod["id"], prod["sku"], prod["name"], opts, prod["price"], qty),
+            )
+        conn.execute(
+            "INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify) VALUES (?, ?, ?, ?, 0)",
+            (oid, when.strftime("%Y-%m-%d %H:%M:%S"), "pending", "Order placed."),
+        )
         if status != "pending":
             later = (when + dt.timedelta(hours=rng.randrange(2, 72))).strftime("%Y-%m-%d %H:%M:%S")
-            note = {"complete": "Shipped and delivered.", "canceled": "Canceled at the customer's request.",
-                    "processing": "Payment received; preparing shipment."}[status]
-            conn.execute("INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify)"
-                         " VALUES (?, ?, ?, ?, 1)", (oid, later, status, note))
+            note = {
+                "complete": "Shipped and delivered.",
+                "canceled": "Canceled at the customer's request.",
+                "processing": "Payment received; preparing shipment.",
+            }[status]
+            conn.execute(
+                "INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify) VALUES (?, ?, ?, ?, 1)",
+                (oid, later, status, note),
+            )
 
 
 def _reviews(conn: sqlite3.Connection, rng: random.Random, products: list[dict], customers: list[dict]) -> None:
     start = dt.datetime(2021, 8, 1)
-    handles = ("Amazon Customer", "MH", "Cally", "N Randall", "Misba009", "TechGuy", "happyshopper", "J.R.",
-               "Mom of 3", "outdoorsy", "Kindle Fan", "bargainhunter")
+    handles = (
+        "Amazon Customer",
+        "MH",
+        "Cally",
+        "N Randall",
+        "Misba009",
+        "TechGuy",
+        "happyshopper",
+        "J.R.",
+        "Mom of 3",
+        "outdoorsy",
+        "Kindle Fan",
+        "bargainhunter",
+    )
     for prod in products:
         for _ in range(rng.choice([0, 1, 2, 2, 3, 3, 4, 5, 6])):
             rating = rng.choices([1, 2, 3, 4, 5], weights=[8, 7, 12, 28, 45])[0]
@@ -223,25 +306,43 @@ def _reviews(conn: sqlite3.Connection, rng: random.Random, products: list[dict],
                 cust = rng.choice(customers[1:])
                 nickname, customer_id = f"{cust['firstname']} {cust['lastname']}", cust["id"]
             else:
-                nickname, customer_id = rng.choice(handles + tuple(f"{f} {rng.choice(LAST_NAMES)[0]}." for f in FIRST_NAMES[:8])), None
+                nickname, customer_id = (
+                    rng.choice(handles + tuple(f"{f} {rng.choice(LAST_NAMES)[0]}." for f in FIRST_NAMES[:8])),
+                    None,
+                )
             status = rng.choices([1, 2, 3], weights=[94, 4, 2])[0]
             when = start + dt.timedelta(minutes=rng.randrange(0, 60 * 24 * 640))
             conn.execute(
                 "INSERT INTO shop_review (product_id, customer_id, nickname, title, detail, rating, status, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (prod["id"], customer_id, nickname, rng.choice(titles), " ".join(rng.sample(sentences, 2)), rating,
-                 status, when.strftime("%Y-%m-%d %H:%M:%S")))
+                (
+                    prod["id"],
+                    customer_id,
+                    nickname,
+                    rng.choice(titles),
+                    " ".join(rng.sample(sentences, 2)),
+                    rating,
+                    status,
+                    when.strftime("%Y-%m-%d %H:%M:%S"),
+                ),
+            )
 
 
 def _extras(conn: sqlite3.Connection, rng: random.Random, products: list[dict]) -> None:
     uses = sorted(rng.sample(range(3, 400), len(SEARCH_TERMS)), reverse=True)
     for term, n in zip(SEARCH_TERMS, uses):
         hits = conn.execute("SELECT COUNT(*) FROM shop_product WHERE name LIKE ?", (f"%{term}%",)).fetchone()[0]
-        conn.execute("INSERT INTO shop_search_term (query, num_results, uses, updated_at) VALUES (?, ?, ?, ?)",
-                     (term, hits, n, "2023-05-20 10:00:00"))
+        conn.execute(
+            "INSERT INTO shop_search_term (query, num_results, uses, updated_at) VALUES (?, ?, ?, ?)",
+            (term, hits, n, "2023-05-20 10:00:00"),
+        )
     for i, prod in enumerate(rng.sample([p for p in products if p["status"] == 1], 3)):
-        conn.execute("INSERT INTO shop_wishlist (customer_id, product_id, added_at) VALUES (1, ?, ?)",
-                     (prod["id"], f"2023-0{i + 2}-1{i} 12:00:00"))
-    conn.execute("INSERT INTO shop_admin_user (username, password_hash, firstname, lastname, email)"
-                 " VALUES (?, ?, 'Admin', 'User', 'admin@onestopmarket.com')",
-                 (ADMIN_USERNAME, hash_password(ADMIN_USERNAME, ADMIN_PASSWORD)))
+        conn.execute(
+            "INSERT INTO shop_wishlist (customer_id, product_id, added_at) VALUES (1, ?, ?)",
+            (prod["id"], f"2023-0{i + 2}-1{i} 12:00:00"),
+        )
+    conn.execute(
+        "INSERT INTO shop_admin_user (username, password_hash, firstname, lastname, email)"
+        " VALUES (?, ?, 'Admin', 'User', 'admin@onestopmarket.com')",
+        (ADMIN_USERNAME, hash_password(ADMIN_USERNAME, ADMIN_PASSWORD)),
+    )

@@ -13,19 +13,49 @@ from typing import Any
 
 from flask import Flask, abort, flash, jsonify, redirect, render_template, request, session, url_for
 
-from envs.local.framework import (SiteContext, current_user_id, execute, get_db, int_arg, login_required, make_app,
-                                  paginate, query, query_one, safe_next)
+from envs.local.framework import (
+    SiteContext,
+    current_user_id,
+    execute,
+    get_db,
+    int_arg,
+    login_required,
+    make_app,
+    paginate,
+    query,
+    query_one,
+    safe_next,
+)
 
 from .catalog import REGIONS
-from .common import (RATING_SQL, SHIPPING_METHODS, address_lines, admin_token, breadcrumbs, category_tree,
-                     setup_jinja, now_str, subtree_ids)
+from .common import (
+    RATING_SQL,
+    SHIPPING_METHODS,
+    address_lines,
+    admin_token,
+    breadcrumbs,
+    category_tree,
+    now_str,
+    setup_jinja,
+    subtree_ids,
+)
 from .seed import hash_password
 
 SORTS = {"position": "p.id", "name": "p.name", "price": "p.price"}
 LIMITS = (12, 24, 36)
 PRICE_BUCKETS = ((0, 25), (25, 50), (50, 100), (100, 200), (200, 1000))
-ADDRESS_FIELDS = ("firstname", "lastname", "company", "street1", "street2", "city", "region", "postcode",
-                  "country", "phone")
+ADDRESS_FIELDS = (
+    "firstname",
+    "lastname",
+    "company",
+    "street1",
+    "street2",
+    "city",
+    "region",
+    "postcode",
+    "country",
+    "phone",
+)
 REQUIRED_ADDRESS = ("firstname", "lastname", "street1", "city", "region", "postcode", "country", "phone")
 ZIP_RE = re.compile(r"^\d{5}(-\d{4})?$")
 PHONE_RE = re.compile(r"^[+\d][\d\s().-]{6,}$")
@@ -53,17 +83,20 @@ def create_app(ctx: SiteContext) -> Flask:
     def _layout() -> dict[str, Any]:
         uid = current_user_id()
         customer = query_one("SELECT * FROM shop_customer WHERE id = ?", (uid,)) if uid else None
-        cart = query_one("SELECT COALESCE(SUM(c.qty), 0) AS n, COALESCE(SUM(c.qty * p.price), 0) AS total"
-                         " FROM shop_cart_item c JOIN shop_product p ON p.id = c.product_id WHERE cart_key = ?",
-                         (_cart_key(create=False) or "-",))
+        cart = query_one(
+            "SELECT COALESCE(SUM(c.qty), 0) AS n, COALESCE(SUM(c.qty * p.price), 0) AS total"
+            " FROM shop_cart_item c JOIN shop_product p ON p.id = c.product_id WHERE cart_key = ?",
+            (_cart_key(create=False) or "-",),
+        )
         return {"customer": customer, "menu": category_tree(), "mini_cart": cart}
 
     # -- catalogue ---------------------------------------------------------------------------
 
     @app.get("/")
     def home() -> str:
-        products = query(f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.status = 1"
-                         " ORDER BY review_count DESC, p.id LIMIT 12")
+        products = query(
+            f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.status = 1 ORDER BY review_count DESC, p.id LIMIT 12"
+        )
         return render_template("home.html", products=products)
 
     @app.get("/<path:slug>.html")
@@ -94,8 +127,10 @@ def create_app(ctx: SiteContext) -> Flask:
             execute("UPDATE shop_search_term SET uses = uses + 1, updated_at = ? WHERE id = ?", (now_str(), row["id"]))
         else:
             hits = _count_matches(words)
-            execute("INSERT INTO shop_search_term (query, num_results, uses, updated_at) VALUES (?, ?, 1, ?)",
-                    (q.lower(), hits, now_str()))
+            execute(
+                "INSERT INTO shop_search_term (query, num_results, uses, updated_at) VALUES (?, ?, 1, ?)",
+                (q.lower(), hits, now_str()),
+            )
         return _listing(words=words, q=q)
 
     @app.get("/search/term/popular/")
@@ -148,30 +183,56 @@ def create_app(ctx: SiteContext) -> Flask:
         limit = int_arg("product_list_limit", 12, 1, 36)
         limit = limit if limit in LIMITS else 12
         base = f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE {' AND '.join(where)}"
-        page = paginate(f"{base} ORDER BY {order_sql} {direction.upper()}, p.id", params, per_page=limit,
-                        page=int_arg("p", 1))
-        facet_rows = query(f"SELECT p.category_id AS id, COUNT(*) AS n FROM shop_product p WHERE {' AND '.join(where)}"
-                           " GROUP BY p.category_id", params)
+        page = paginate(
+            f"{base} ORDER BY {order_sql} {direction.upper()}, p.id", params, per_page=limit, page=int_arg("p", 1)
+        )
+        facet_rows = query(
+            f"SELECT p.category_id AS id, COUNT(*) AS n FROM shop_product p WHERE {' AND '.join(where)}"
+            " GROUP BY p.category_id",
+            params,
+        )
         facets = {r["id"]: r["n"] for r in facet_rows}
         return render_template(
-            "listing.html", category=category, q=q, page=page, order=order, direction=direction, limit=limit,
-            limits=LIMITS, sorts=(["relevance"] if words is not None else []) + ["position", "name", "price"],
-            buckets=PRICE_BUCKETS, price=price, facets=facets,
+            "listing.html",
+            category=category,
+            q=q,
+            page=page,
+            order=order,
+            direction=direction,
+            limit=limit,
+            limits=LIMITS,
+            sorts=(["relevance"] if words is not None else []) + ["position", "name", "price"],
+            buckets=PRICE_BUCKETS,
+            price=price,
+            facets=facets,
             crumbs=breadcrumbs(category["id"]) if category is not None else [],
-            children=query("SELECT * FROM shop_category WHERE parent_id = ? ORDER BY position",
-                           (category["id"],)) if category is not None else [])
+            children=query("SELECT * FROM shop_category WHERE parent_id = ? ORDER BY position", (category["id"],))
+            if category is not None
+            else [],
+        )
 
     def _product_page(product_id: int) -> str:
-        product = query_one(f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.id = ? AND p.status = 1",
-                            (product_id,))
+        product = query_one(
+            f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.id = ? AND p.status = 1", (product_id,)
+        )
         if product is None:
             abort(404)
-        reviews = query("SELECT * FROM shop_review WHERE product_id = ? AND status = 1 ORDER BY created_at DESC",
-                        (product_id,))
-        related = query(f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.category_id = ? AND p.id != ?"
-                        " AND p.status = 1 ORDER BY p.id LIMIT 4", (product["category_id"], product_id))
-        return render_template("product.html", product=product, reviews=reviews, related=related,
-                               crumbs=breadcrumbs(product["category_id"]), errors=session.pop("review_errors", {}))
+        reviews = query(
+            "SELECT * FROM shop_review WHERE product_id = ? AND status = 1 ORDER BY created_at DESC", (product_id,)
+        )
+        related = query(
+            f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.category_id = ? AND p.id != ?"
+            " AND p.status = 1 ORDER BY p.id LIMIT 4",
+            (product["category_id"], product_id),
+        )
+        return render_template(
+            "product.html",
+            product=product,
+            reviews=reviews,
+            related=related,
+            crumbs=breadcrumbs(product["category_id"]),
+            errors=session.pop("review_errors", {}),
+        )
 
     @app.post("/review/product/post/id/<int:product_id>/")
     def post_review(product_id: int) -> Any:
@@ -184,10 +245,19 @@ def create_app(ctx: SiteContext) -> Flask:
             session["review_errors"] = errors
             flash("Please fill in every field of the review form.", "error")
         else:
-            execute("INSERT INTO shop_review (product_id, customer_id, nickname, title, detail, rating, status,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, 2, ?)",
-                    (product_id, current_user_id(), form["nickname"], form["title"], form["detail"],
-                     int(form["rating"]), now_str()))
+            execute(
+                "INSERT INTO shop_review (product_id, customer_id, nickname, title, detail, rating, status,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, 2, ?)",
+                (
+                    product_id,
+                    current_user_id(),
+                    form["nickname"],
+                    form["title"],
+                    form["detail"],
+                    int(form["rating"]),
+                    now_str(),
+                ),
+            )
             flash("You submitted your review for moderation.", "success")
         return redirect(url_for("slug_page", slug=product["url_key"]))
 
@@ -202,14 +272,18 @@ def create_app(ctx: SiteContext) -> Flask:
         return session.get("guest_cart")
 
     def _cart_rows(key: str) -> list[Any]:
-        return query("SELECT c.id, c.qty, c.options, p.id AS product_id, p.name, p.sku, p.price, p.url_key,"
-                     " c.qty * p.price AS row_total FROM shop_cart_item c JOIN shop_product p ON p.id = c.product_id"
-                     " WHERE c.cart_key = ? ORDER BY c.id", (key,))
+        return query(
+            "SELECT c.id, c.qty, c.options, p.id AS product_id, p.name, p.sku, p.price, p.url_key,"
+            " c.qty * p.price AS row_total FROM shop_cart_item c JOIN shop_product p ON p.id = c.product_id"
+            " WHERE c.cart_key = ? ORDER BY c.id",
+            (key,),
+        )
 
     @app.post("/checkout/cart/add/")
     def cart_add() -> Any:
-        product = query_one("SELECT * FROM shop_product WHERE id = ? AND status = 1",
-                            (request.form.get("product", type=int),))
+        product = query_one(
+            "SELECT * FROM shop_product WHERE id = ? AND status = 1", (request.form.get("product", type=int),)
+        )
         if product is None:
             abort(404)
         back = url_for("slug_page", slug=product["url_key"])
@@ -231,13 +305,17 @@ def create_app(ctx: SiteContext) -> Flask:
             return redirect(back)
         key = _cart_key()
         options = "; ".join(opts)
-        existing = query_one("SELECT id FROM shop_cart_item WHERE cart_key = ? AND product_id = ? AND options = ?",
-                             (key, product["id"], options))
+        existing = query_one(
+            "SELECT id FROM shop_cart_item WHERE cart_key = ? AND product_id = ? AND options = ?",
+            (key, product["id"], options),
+        )
         if existing:
             execute("UPDATE shop_cart_item SET qty = qty + ? WHERE id = ?", (int(qty), existing["id"]))
         else:
-            execute("INSERT INTO shop_cart_item (cart_key, product_id, options, qty) VALUES (?, ?, ?, ?)",
-                    (key, product["id"], options, int(qty)))
+            execute(
+                "INSERT INTO shop_cart_item (cart_key, product_id, options, qty) VALUES (?, ?, ?, ?)",
+                (key, product["id"], options, int(qty)),
+            )
         flash(f"You added {product['name']} to your shopping cart.", "success")
         return redirect(request.form.get("return_url") or back)
 
@@ -294,8 +372,15 @@ def create_app(ctx: SiteContext) -> Flask:
             flash("Please correct the highlighted fields.", "error")
         subtotal = sum(r["row_total"] for r in rows)
         n_items = sum(r["qty"] for r in rows)
-        return render_template("checkout.html", rows=rows, form=form, errors=errors, subtotal=subtotal,
-                               methods=SHIPPING_METHODS, n_items=n_items)
+        return render_template(
+            "checkout.html",
+            rows=rows,
+            form=form,
+            errors=errors,
+            subtotal=subtotal,
+            methods=SHIPPING_METHODS,
+            n_items=n_items,
+        )
 
     def _place_order(uid: int | None, key: str, rows: list[Any], form: dict[str, str]) -> int:
         label, rate, per_item = SHIPPING_METHODS[form["shipping_method"]]
@@ -304,10 +389,15 @@ def create_app(ctx: SiteContext) -> Flask:
         subtotal = round(sum(r["row_total"] for r in rows), 2)
         if uid is None:
             guest = query_one("SELECT id FROM shop_customer WHERE email = ?", (form["email"],))
-            uid = guest["id"] if guest else execute(
-                "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender, date_of_birth,"
-                " created_at) VALUES (?, ?, ?, '', ?, 'Not Specified', '', ?)",
-                (form["firstname"], form["lastname"], form["email"], form["phone"], now_str()))
+            uid = (
+                guest["id"]
+                if guest
+                else execute(
+                    "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender, date_of_birth,"
+                    " created_at) VALUES (?, ?, ?, '', ?, 'Not Specified', '', ?)",
+                    (form["firstname"], form["lastname"], form["email"], form["phone"], now_str()),
+                )
+            )
         db = get_db()
         when = now_str()
         street = form["street1"] + (f", {form['street2']}" if form["street2"] else "")
@@ -315,17 +405,37 @@ def create_app(ctx: SiteContext) -> Flask:
             "INSERT INTO shop_order (increment_id, customer_id, created_at, status, ship_firstname, ship_lastname,"
             " ship_street, ship_city, ship_region, ship_postcode, ship_country, ship_phone, shipping_method,"
             " shipping_amount, subtotal, grand_total) VALUES ('', ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (uid, when, form["firstname"], form["lastname"], street, form["city"], form["region"], form["postcode"],
-             form["country"], form["phone"], label, shipping, subtotal, round(subtotal + shipping, 2)))
+            (
+                uid,
+                when,
+                form["firstname"],
+                form["lastname"],
+                street,
+                form["city"],
+                form["region"],
+                form["postcode"],
+                form["country"],
+                form["phone"],
+                label,
+                shipping,
+                subtotal,
+                round(subtotal + shipping, 2),
+            ),
+        )
         order_id = int(cur.lastrowid)
         db.execute("UPDATE shop_order SET increment_id = ? WHERE id = ?", (f"{order_id:09d}", order_id))
         for r in rows:
-            db.execute("INSERT INTO shop_order_item (order_id, product_id, sku, name, options, price, qty)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (order_id, r["product_id"], r["sku"], r["name"], r["options"], r["price"], r["qty"]))
+            db.execute(
+                "INSERT INTO shop_order_item (order_id, product_id, sku, name, options, price, qty)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (order_id, r["product_id"], r["sku"], r["name"], r["options"], r["price"], r["qty"]),
+            )
             db.execute("UPDATE shop_product SET qty = MAX(qty - ?, 0) WHERE id = ?", (r["qty"], r["product_id"]))
-        db.execute("INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify)"
-                   " VALUES (?, ?, 'pending', 'Order placed.', 0)", (order_id, when))
+        db.execute(
+            "INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify)"
+            " VALUES (?, ?, 'pending', 'Order placed.', 0)",
+            (order_id, when),
+        )
         db.execute("DELETE FROM shop_cart_item WHERE cart_key = ?", (key,))
         db.commit()
         return order_id
@@ -354,8 +464,11 @@ def create_app(ctx: SiteContext) -> Flask:
                     if guest:
                         execute("UPDATE shop_cart_item SET cart_key = ? WHERE cart_key = ?", (f"c{row['id']}", guest))
                     return redirect(safe_next(url_for("account")))
-                flash("The account sign-in was incorrect or your account is disabled temporarily. "
-                      "Please wait and try again later.", "error")
+                flash(
+                    "The account sign-in was incorrect or your account is disabled temporarily. "
+                    "Please wait and try again later.",
+                    "error",
+                )
             return render_template("login.html", errors=errors, email=email), 200
         return render_template("login.html", errors={}, email="")
 
@@ -375,16 +488,25 @@ def create_app(ctx: SiteContext) -> Flask:
             if form["email"] and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", form["email"]):
                 errors["email"] = "Please enter a valid email address (Ex: johndoe@domain.com)."
             if len(password) < 8 or not (re.search(r"\d", password) and re.search(r"[A-Za-z]", password)):
-                errors["password"] = "Minimum length of this field must be equal or greater than 8 symbols, with letters and digits."
+                errors["password"] = (
+                    "Minimum length of this field must be equal or greater than 8 symbols, with letters and digits."
+                )
             elif password != confirm:
                 errors["password_confirmation"] = "Please enter the same value again."
             if not errors and query_one("SELECT id FROM shop_customer WHERE lower(email) = lower(?)", (form["email"],)):
                 errors["email"] = "There is already an account with this email address."
             if not errors:
-                uid = execute("INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender,"
-                              " date_of_birth, created_at) VALUES (?, ?, ?, ?, '', 'Not Specified', '', ?)",
-                              (form["firstname"], form["lastname"], form["email"],
-                               hash_password(form["email"], password), now_str()))
+                uid = execute(
+                    "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender,"
+                    " date_of_birth, created_at) VALUES (?, ?, ?, ?, '', 'Not Specified', '', ?)",
+                    (
+                        form["firstname"],
+                        form["lastname"],
+                        form["email"],
+                        hash_password(form["email"], password),
+                        now_str(),
+                    ),
+                )
                 session["user_id"] = uid
                 flash("Thank you for registering with One Stop Market.", "success")
                 return redirect(url_for("account"))
@@ -403,8 +525,12 @@ def create_app(ctx: SiteContext) -> Flask:
     def order_history() -> str:
         limit = int_arg("limit", 10, 1, 50)
         limit = limit if limit in (10, 20, 50) else 10
-        page = paginate("SELECT * FROM shop_order WHERE customer_id = ? ORDER BY created_at DESC",
-                        (current_user_id(),), per_page=limit, page=int_arg("p", 1))
+        page = paginate(
+            "SELECT * FROM shop_order WHERE customer_id = ? ORDER BY created_at DESC",
+            (current_user_id(),),
+            per_page=limit,
+            page=int_arg("p", 1),
+        )
         return render_template("orders.html", page=page, limit=limit, section="orders")
 
     @app.get("/sales/order/view/order_id/<int:order_id>/")
@@ -416,19 +542,24 @@ def create_app(ctx: SiteContext) -> Flask:
         items = query("SELECT * FROM shop_order_item WHERE order_id = ? ORDER BY id", (order_id,))
         comments = query("SELECT * FROM shop_order_comment WHERE order_id = ? AND notify = 1 ORDER BY id", (order_id,))
         billing = _default_address(current_user_id(), "billing")
-        return render_template("order_view.html", order=order, items=items, comments=comments, billing=billing,
-                               section="orders")
+        return render_template(
+            "order_view.html", order=order, items=items, comments=comments, billing=billing, section="orders"
+        )
 
     @app.post("/sales/order/reorder/order_id/<int:order_id>/")
     @login_required
     def reorder(order_id: int) -> Any:
         key = _cart_key()
-        items = query("SELECT i.* FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id"
-                      " JOIN shop_product p ON p.id = i.product_id WHERE o.id = ? AND o.customer_id = ? AND p.status = 1",
-                      (order_id, current_user_id()))
+        items = query(
+            "SELECT i.* FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id"
+            " JOIN shop_product p ON p.id = i.product_id WHERE o.id = ? AND o.customer_id = ? AND p.status = 1",
+            (order_id, current_user_id()),
+        )
         for item in items:
-            execute("INSERT INTO shop_cart_item (cart_key, product_id, options, qty) VALUES (?, ?, ?, ?)",
-                    (key, item["product_id"], item["options"], item["qty"]))
+            execute(
+                "INSERT INTO shop_cart_item (cart_key, product_id, options, qty) VALUES (?, ?, ?, ?)",
+                (key, item["product_id"], item["options"], item["qty"]),
+            )
         flash(f"{len(items)} item(s) from order were added to your shopping cart.", "success")
         return redirect(url_for("cart"))
 
@@ -437,10 +568,14 @@ def create_app(ctx: SiteContext) -> Flask:
     def address_book() -> str:
         uid = current_user_id()
         billing, shipping = _default_address(uid, "billing"), _default_address(uid, "shipping")
-        others = query("SELECT * FROM shop_address WHERE customer_id = ? AND is_default_billing = 0"
-                       " AND is_default_shipping = 0 ORDER BY id", (uid,))
-        return render_template("address_book.html", billing=billing, shipping=shipping, others=others,
-                               section="address")
+        others = query(
+            "SELECT * FROM shop_address WHERE customer_id = ? AND is_default_billing = 0"
+            " AND is_default_shipping = 0 ORDER BY id",
+            (uid,),
+        )
+        return render_template(
+            "address_book.html", billing=billing, shipping=shipping, others=others, section="address"
+        )
 
     @app.route("/customer/address/new/", methods=["GET", "POST"])
     @app.route("/customer/address/edit/id/<int:address_id>/", methods=["GET", "POST"])
@@ -454,8 +589,10 @@ def create_app(ctx: SiteContext) -> Flask:
                 abort(404)
         form = {f: (existing[f] if existing else "") for f in ADDRESS_FIELDS}
         form["country"] = form["country"] or "United States"
-        flags = {"default_billing": bool(existing and existing["is_default_billing"]),
-                 "default_shipping": bool(existing and existing["is_default_shipping"])}
+        flags = {
+            "default_billing": bool(existing and existing["is_default_billing"]),
+            "default_shipping": bool(existing and existing["is_default_shipping"]),
+        }
         errors: dict[str, str] = {}
         if request.method == "POST":
             form.update({k: request.form.get(k, "").strip() for k in ADDRESS_FIELDS})
@@ -463,29 +600,44 @@ def create_app(ctx: SiteContext) -> Flask:
             errors = _validate_address(form)
             if not errors:
                 db = get_db()
-                for flag, column in (("default_billing", "is_default_billing"), ("default_shipping", "is_default_shipping")):
+                for flag, column in (
+                    ("default_billing", "is_default_billing"),
+                    ("default_shipping", "is_default_shipping"),
+                ):
                     if flags[flag]:
                         db.execute(f"UPDATE shop_address SET {column} = 0 WHERE customer_id = ?", (uid,))
-                values = [form[f] for f in ADDRESS_FIELDS] + [int(flags["default_billing"]), int(flags["default_shipping"])]
+                values = [form[f] for f in ADDRESS_FIELDS] + [
+                    int(flags["default_billing"]),
+                    int(flags["default_shipping"]),
+                ]
                 if existing:
-                    db.execute(f"UPDATE shop_address SET {', '.join(f + ' = ?' for f in ADDRESS_FIELDS)},"
-                               " is_default_billing = ?, is_default_shipping = ? WHERE id = ?", (*values, existing["id"]))
+                    db.execute(
+                        f"UPDATE shop_address SET {', '.join(f + ' = ?' for f in ADDRESS_FIELDS)},"
+                        " is_default_billing = ?, is_default_shipping = ? WHERE id = ?",
+                        (*values, existing["id"]),
+                    )
                 else:
-                    db.execute(f"INSERT INTO shop_address (customer_id, {', '.join(ADDRESS_FIELDS)}, is_default_billing,"
-                               f" is_default_shipping) VALUES (?, {', '.join('?' * (len(ADDRESS_FIELDS) + 2))})",
-                               (uid, *values))
+                    db.execute(
+                        f"INSERT INTO shop_address (customer_id, {', '.join(ADDRESS_FIELDS)}, is_default_billing,"
+                        f" is_default_shipping) VALUES (?, {', '.join('?' * (len(ADDRESS_FIELDS) + 2))})",
+                        (uid, *values),
+                    )
                 db.commit()
                 flash("You saved the address.", "success")
                 return redirect(url_for("address_book"))
             flash("Please correct the highlighted fields.", "error")
-        return render_template("address_form.html", form=form, flags=flags, errors=errors, existing=existing,
-                               section="address")
+        return render_template(
+            "address_form.html", form=form, flags=flags, errors=errors, existing=existing, section="address"
+        )
 
     @app.post("/customer/address/delete/id/<int:address_id>/")
     @login_required
     def address_delete(address_id: int) -> Any:
-        execute("DELETE FROM shop_address WHERE id = ? AND customer_id = ? AND is_default_billing = 0"
-                " AND is_default_shipping = 0", (address_id, current_user_id()))
+        execute(
+            "DELETE FROM shop_address WHERE id = ? AND customer_id = ? AND is_default_billing = 0"
+            " AND is_default_shipping = 0",
+            (address_id, current_user_id()),
+        )
         flash("You deleted the address.", "success")
         return redirect(url_for("address_book"))
 
@@ -502,17 +654,23 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/wishlist/")
     @login_required
     def wishlist() -> str:
-        items = query(f"SELECT w.id AS wid, w.added_at, p.*, {RATING_SQL} FROM shop_wishlist w JOIN shop_product p"
-                      " ON p.id = w.product_id WHERE w.customer_id = ? ORDER BY w.id", (current_user_id(),))
+        items = query(
+            f"SELECT w.id AS wid, w.added_at, p.*, {RATING_SQL} FROM shop_wishlist w JOIN shop_product p"
+            " ON p.id = w.product_id WHERE w.customer_id = ? ORDER BY w.id",
+            (current_user_id(),),
+        )
         return render_template("wishlist.html", items=items, section="wishlist")
 
     @app.post("/wishlist/index/add/")
     @login_required
     def wishlist_add() -> Any:
-        product = query_one("SELECT * FROM shop_product WHERE id = ? AND status = 1",
-                            (request.form.get("product", type=int),)) or abort(404)
-        execute("INSERT OR IGNORE INTO shop_wishlist (customer_id, product_id, added_at) VALUES (?, ?, ?)",
-                (current_user_id(), product["id"], now_str()))
+        product = query_one(
+            "SELECT * FROM shop_product WHERE id = ? AND status = 1", (request.form.get("product", type=int),)
+        ) or abort(404)
+        execute(
+            "INSERT OR IGNORE INTO shop_wishlist (customer_id, product_id, added_at) VALUES (?, ?, ?)",
+            (current_user_id(), product["id"], now_str()),
+        )
         flash(f"{product['name']} has been added to your Wish List.", "success")
         return redirect(url_for("wishlist"))
 
@@ -529,8 +687,9 @@ def create_app(ctx: SiteContext) -> Flask:
         if request.method == "POST":
             on = request.form.get("is_subscribed") == "1"
             execute("UPDATE shop_customer SET newsletter = ? WHERE id = ?", (int(on), current_user_id()))
-            flash("We have saved your subscription." if on else "We have removed your newsletter subscription.",
-                  "success")
+            flash(
+                "We have saved your subscription." if on else "We have removed your newsletter subscription.", "success"
+            )
             return redirect(url_for("account"))
         return render_template("newsletter.html", section="newsletter")
 
@@ -554,10 +713,14 @@ def create_app(ctx: SiteContext) -> Flask:
             if form["email"] and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", form["email"]):
                 errors["email"] = "Please enter a valid email address (Ex: johndoe@domain.com)."
             if not errors:
-                execute("INSERT INTO shop_contact (name, email, phone, comment, created_at) VALUES (?, ?, ?, ?, ?)",
-                        (form["name"], form["email"], form["telephone"], form["comment"], now_str()))
-                flash("Thanks for contacting us with your comments and questions. We'll respond to you very soon.",
-                      "success")
+                execute(
+                    "INSERT INTO shop_contact (name, email, phone, comment, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (form["name"], form["email"], form["telephone"], form["comment"], now_str()),
+                )
+                flash(
+                    "Thanks for contacting us with your comments and questions. We'll respond to you very soon.",
+                    "success",
+                )
                 return redirect(url_for("contact"))
         elif current_user_id():
             c = query_one("SELECT * FROM shop_customer WHERE id = ?", (current_user_id(),))
@@ -585,13 +748,28 @@ def create_app(ctx: SiteContext) -> Flask:
     def rest_orders() -> Any:
         if not _rest_authorized():
             return jsonify(message="The consumer isn't authorized to access %resources."), 401
-        direction = "ASC" if request.args.get("searchCriteria[sortOrders][0][direction]", "DESC").upper() == "ASC" else "DESC"
+        direction = (
+            "ASC" if request.args.get("searchCriteria[sortOrders][0][direction]", "DESC").upper() == "ASC" else "DESC"
+        )
         size = int_arg("searchCriteria[pageSize]", 20, 1, 1000)
-        rows = query(f"SELECT o.*, c.email, c.firstname, c.lastname FROM shop_order o JOIN shop_customer c"
-                     f" ON c.id = o.customer_id ORDER BY o.created_at {direction}, o.id {direction} LIMIT ?", (size,))
-        items = [{"entity_id": r["id"], "increment_id": r["increment_id"], "created_at": r["created_at"],
-                  "status": r["status"], "grand_total": r["grand_total"], "customer_email": r["email"],
-                  "customer_firstname": r["firstname"], "customer_lastname": r["lastname"]} for r in rows]
+        rows = query(
+            f"SELECT o.*, c.email, c.firstname, c.lastname FROM shop_order o JOIN shop_customer c"
+            f" ON c.id = o.customer_id ORDER BY o.created_at {direction}, o.id {direction} LIMIT ?",
+            (size,),
+        )
+        items = [
+            {
+                "entity_id": r["id"],
+                "increment_id": r["increment_id"],
+                "created_at": r["created_at"],
+                "status": r["status"],
+                "grand_total": r["grand_total"],
+                "customer_email": r["email"],
+                "customer_firstname": r["firstname"],
+                "customer_lastname": r["lastname"],
+            }
+            for r in rows
+        ]
         total = query_one("SELECT COUNT(*) AS n FROM shop_order")["n"]
         return jsonify(items=items, total_count=total)
 
@@ -599,11 +777,24 @@ def create_app(ctx: SiteContext) -> Flask:
     def rest_reviews(sku: str) -> Any:
         if not _rest_authorized():
             return jsonify(message="The consumer isn't authorized to access %resources."), 401
-        rows = query("SELECT r.* FROM shop_review r JOIN shop_product p ON p.id = r.product_id WHERE p.sku = ?"
-                     " ORDER BY r.created_at, r.id", (sku,))
-        return jsonify([{"id": r["id"], "title": r["title"], "detail": r["detail"], "nickname": r["nickname"],
-                         "created_at": r["created_at"], "status": r["status"],
-                         "ratings": [{"rating_name": "Rating", "percent": r["rating"] * 20, "value": r["rating"]}]}
-                        for r in rows])
+        rows = query(
+            "SELECT r.* FROM shop_review r JOIN shop_product p ON p.id = r.product_id WHERE p.sku = ?"
+            " ORDER BY r.created_at, r.id",
+            (sku,),
+        )
+        return jsonify(
+            [
+                {
+                    "id": r["id"],
+                    "title": r["title"],
+                    "detail": r["detail"],
+                    "nickname": r["nickname"],
+                    "created_at": r["created_at"],
+                    "status": r["status"],
+                    "ratings": [{"rating_name": "Rating", "percent": r["rating"] * 20, "value": r["rating"]}],
+                }
+                for r in rows
+            ]
+        )
 
     return app
