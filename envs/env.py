@@ -10,7 +10,7 @@ What differs from plain BrowserGym, and why:
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
-- ``snapshot()``/``restore()`` for search policies, exact when the backend can snapshot its data (the
+- ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
 - a crashed browser ends the episode with an error instead of an exception, and the next reset
   relaunches it.
@@ -42,7 +42,6 @@ from browsergym.core.observation import (
 )
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
-from .backends import BackendFactory, SiteBackend, origin
 from .browser import (
     BROWSERS,
     HeadlessChat,
@@ -51,7 +50,8 @@ from .browser import (
     release_playwright,
     stop_playwright,
 )
-from .observation import AXTreeReader, focused_element_bid, mark_elements, unmark
+from .extraction import AXTreeReader, focused_element_bid, mark_elements, unmark
+from .sites import SiteHost, SiteHostFactory, origin
 from .task import WebArenaTask, answer_from_chat
 
 logger = logging.getLogger(__name__)
@@ -166,7 +166,7 @@ class EnvSnapshot:
     """Everything needed to bring an episode back (see :meth:`WebArenaEnv.restore`)."""
 
     seed: int | None
-    site_state: Any  # backend token, None when the backend cannot snapshot
+    site_state: Any  # the site host's token, None when the site host cannot snapshot
     storage_state: dict
     tab_urls: tuple[str, ...]
     active_tab: int
@@ -229,9 +229,9 @@ class WebArenaEnv(BrowserEnv):
             raise ValueError("use_raw_page_output is not supported by WebArenaEnv")
         install_playwright_speedups()
         task_kwargs = dict(task_kwargs or {})
-        backend = task_kwargs.pop("backend", None)
-        if "config" not in task_kwargs or backend is None:
-            raise ValueError("task_kwargs needs 'config' (the task JSON) and 'backend' (a SiteBackend factory)")
+        host = task_kwargs.pop("host", None)
+        if "config" not in task_kwargs or host is None:
+            raise ValueError("task_kwargs needs 'config' (the task JSON) and 'host' (a SiteHost factory)")
         super().__init__(
             task_entrypoint=task_entrypoint,
             task_kwargs=task_kwargs,
@@ -248,8 +248,8 @@ class WebArenaEnv(BrowserEnv):
         self.judge_mock = judge_mock
         self.observation_space = observation_space()
         self.action_space = BrowserActionSpace()
-        self._backend_factory: BackendFactory = backend
-        self._backend: SiteBackend | None = None
+        self._host_factory: SiteHostFactory = host
+        self._host: SiteHost | None = None
         self._leased = False
         self._relaunch = False
         self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
@@ -260,10 +260,10 @@ class WebArenaEnv(BrowserEnv):
     # ------------------------------------------------------------------ public API
 
     @property
-    def backend(self) -> SiteBackend:
-        if self._backend is None:
-            self._backend = self._backend_factory()
-        return self._backend
+    def host(self) -> SiteHost:
+        if self._host is None:
+            self._host = self._host_factory()
+        return self._host
 
     @property
     def task_config(self) -> dict:
@@ -285,7 +285,7 @@ class WebArenaEnv(BrowserEnv):
         self._close_episode()
         try:
             # Fail fast (missing variables, dead servers) before any browser is launched.
-            self.backend.prepare()
+            self.host.prepare()
             self.task = self._new_task(seed)
             self._tabs_pinned = True
             self._open_context()
@@ -329,14 +329,14 @@ class WebArenaEnv(BrowserEnv):
         return obs, {"url": self.page.url, "step": self._episode.step_count}
 
     def snapshot(self) -> EnvSnapshot:
-        """Capture the episode: site data (if the backend can), cookies/storage, tabs, counters, history."""
+        """Capture the episode: site data (if the site host can), cookies/storage, tabs, counters, history."""
         if self.task is None or self.context is None:
             raise RuntimeError("call reset() before snapshot()")
         self._require_browser()
         pages = self.context.pages
         return EnvSnapshot(
             seed=self._episode.seed,
-            site_state=self.backend.snapshot_state(),
+            site_state=self.host.snapshot_state(),
             storage_state=self.context.storage_state(),
             tab_urls=tuple(page.url for page in pages),
             active_tab=pages.index(self.page) if self.page in pages else 0,
@@ -369,18 +369,18 @@ class WebArenaEnv(BrowserEnv):
     def close(self) -> None:
         self._close_episode()
         self._close_browser(keep=True)
-        if self._backend is not None:
+        if self._host is not None:
             try:
-                self._backend.close()
+                self._host.close()
             finally:
-                self._backend = None
+                self._host = None
         self._release_driver()
 
     # ------------------------------------------------------------------ episode pieces
 
     def _new_task(self, seed: int | None) -> WebArenaTask:
         return self.task_entrypoint(
-            seed=seed, backend=self.backend, judge_model=self.judge_model, judge_mock=self.judge_mock,
+            seed=seed, host=self.host, judge_model=self.judge_model, judge_mock=self.judge_mock,
             **self.task_kwargs,
         )  # fmt: skip
 
@@ -612,9 +612,9 @@ class WebArenaEnv(BrowserEnv):
 
     def _restore_exact(self, snap: EnvSnapshot) -> dict:
         if self.task is None:
-            self.backend.prepare()
+            self.host.prepare()
             self.task = self._new_task(snap.seed)
-        self.backend.restore_state(snap.site_state)
+        self.host.restore_state(snap.site_state)
         self._tabs_pinned = True
         if self.context is not None and self._browser_alive() and not _has_local_storage(snap.storage_state):
             if self.chat is not None:

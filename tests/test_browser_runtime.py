@@ -8,7 +8,7 @@ import pytest
 from browsergym.core.observation import extract_merged_axtree
 
 from envs import browser
-from envs.observation import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
+from envs.extraction import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
 
 PAGE = """<!doctype html><html><body>
 <button aria-description="adds to cart" id="add">Add</button>

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envs.eval_funcs import EvalContext, EvalFuncError, Placeholder, parse_func, register_eval_func
-from envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR
-from envs.evaluator import (
+from envs.evaluation.evaluator import (
     EvalOptions,
     Judge,
     check_eval_block,
@@ -21,6 +19,8 @@ from envs.evaluator import (
     tokenize,
     url_match,
 )
+from envs.evaluation.funcs import EvalContext, EvalFuncError, Placeholder, parse_func, register_eval_func
+from envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR
 
 TASKS = json.loads((Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())
 PLACEHOLDERS = (

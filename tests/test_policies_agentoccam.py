@@ -21,7 +21,7 @@ from policies.agentoccam import (
 )
 from policies.base import TaskSpec
 from policies.llm import Script
-from wrappers.observation import process_axtree
+from wrappers.observations.agentoccam import process_axtree
 
 ONE_SITE = TaskSpec("webarena/local.203", 203, "Find the dean's email", ("reddit",), "http://r/")
 MULTI = TaskSpec("webarena/local.600", 600, "Post it", ("reddit", "gitlab"), "http://r/", True, "http://home")

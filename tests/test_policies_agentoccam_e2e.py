@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.support.oracle import ReferenceOracle
 from experiments.rollout import run_episode
 from policies import make_policy
 from policies.agentoccam import AgentOccamPolicy
 from policies.agentoccam.text import actor_answer as fields
-from policies.baselines import ReferenceOracle
 from policies.llm import Script
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -16,9 +16,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from wrappers.action import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
-from wrappers.observation import AgentOccamObservation, ObsConfig
-from wrappers.webarena_text import WebArenaTextObservation
+from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
+from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.webarena_text import WebArenaTextObservation
 
 RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines (§10.2)
 _NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home: multi-site tasks only

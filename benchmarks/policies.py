@@ -8,7 +8,7 @@ use each model's tokenizer through litellm (cl100k for GPT-4-Turbo); the AgentOc
 counts observation tokens with GPT-2's tokenizer on the real sites, so compare orders of magnitude.
 AgentOccam is measured the same way when it is registered (its answers in the card's output fields).
 Target (issue 5): at most 10 ms of policy overhead per step.
-Run: ``python -m experiments.bench_policies [--quick]``.
+Run: ``python -m benchmarks.policies [--quick]``.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ RENDER = {"react": _react_answer, "agentoccam": _agentoccam_answer}
 def _with_reference(name: str, task_id: int, cpu: list[float]) -> Any:
     """Policy ``name`` whose scripted actor answers with the task's reference steps in its format;
     the CPU time of each ``act`` is appended to ``cpu`` (wall time is inflated on a loaded machine)."""
+    from benchmarks.support.oracle import ReferenceOracle
     from policies import make_policy
-    from policies.baselines import ReferenceOracle
     from policies.llm import Script
 
     policy = make_policy(name, script=Script({}))

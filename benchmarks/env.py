@@ -103,9 +103,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     from browsergym.core.env import BrowserEnv
     from browsergym.core.task import OpenEndedTask
 
-    from envs.backends import FixedBackend
     from envs.browser import install_launch_patch, install_playwright_speedups, remove_playwright_speedups
     from envs.env import WebArenaEnv
+    from envs.sites import FixedSiteHost
 
     rounds = 6 if quick else 25
     install_launch_patch()  # plain BrowserGym cannot find this machine's Chromium otherwise
@@ -119,7 +119,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             )
             ours = {
                 mode: WebArenaEnv(
-                    task_kwargs={"config": _task_config(base), "backend": lambda: FixedBackend({"shopping": base})},
+                    task_kwargs={"config": _task_config(base), "host": lambda: FixedSiteHost({"shopping": base})},
                     obs_mode=mode,
                     max_episode_steps=10_000,
                 )
