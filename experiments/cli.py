@@ -164,7 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
     p.add_argument(
-        "--executor", "--backend", dest="executor", choices=("process", "ray"), default="process",
+        "--executor",
+        "--backend",
+        dest="executor",
+        choices=("process", "ray"),
+        default="process",
         help="where episodes run: local worker processes or Ray actors (--backend is the older name)",
     )
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")

@@ -200,7 +200,7 @@ def compare(
     counts = store.attempt_counts()
     jobs: list[EpisodeJob] = []
     finished_keys: set[str] = set()
-    for g, (policy, seed) in enumerate(groups):
+    for policy, seed in groups:
         for task in task_list:
             key = episode_key(policy.display(), task.env_id, seed)
             prev = latest.get(key)

@@ -14,7 +14,8 @@ import pytest
 from browsergym.core.spaces import Unicode
 from test_wrappers_observation import alignment_problems
 
-from envs.browser import HeadlessChat, install_launch_patch
+from envs.browser import HeadlessChat
+from envs.playwright_patches import install_launch_patch
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig, TextTree, process_axtree
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -89,7 +89,7 @@ def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str
     """The env's own BrowserGym action set, accepting multi-actions so ``type ... [1]`` runs fill +
     Enter as one env step (one step of the budget, as in WebArena); the action wrapper sends at
     most one command's actions per step. ``action_timeout_ms``: the env option of that name."""
-    from envs.env import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
+    from envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
 
     return default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS, multiaction=True).to_python_code
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from benchmarks.support.axtree_capture import capture_axtree
-from envs.browser import install_launch_patch
+from envs.playwright_patches import install_launch_patch
 from wrappers.observations.agentoccam import process_axtree
 
 HERE = Path(__file__).parent
