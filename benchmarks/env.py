@@ -103,8 +103,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     from browsergym.core.env import BrowserEnv
     from browsergym.core.task import OpenEndedTask
 
-    from envs.playwright_patches import install_launch_patch, install_speedups, remove_speedups
     from envs.env import WebArenaEnv
+    from envs.playwright_patches import install_launch_patch, install_speedups, remove_speedups
     from envs.sites import FixedSiteHost
 
     rounds = 6 if quick else 25

@@ -67,9 +67,9 @@ def study_tasks(per_site: int) -> list:
 def scripted_agentoccam(job: EpisodeJob):
     """AgentOccam whose every LLM call answers at once with the task's next reference step."""
     from benchmarks.support.oracle import ReferenceOracle
+    from llm import Script
     from policies import make_policy
     from policies.agentoccam.text import actor_answer
-    from policies.llm import Script
 
     oracle = ReferenceOracle(job.task.task_id, "agentoccam", actor_answer)
     return oracle.attach(make_policy("agentoccam", script=Script({"actor": [oracle] * 40})))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from experiments.rollout import run_episode
+from llm import Script
 from policies import make_policy
 from policies.base import TaskSpec
-from policies.llm import Script
 from policies.react import (
     ANSWER_PHRASE,
     WEBARENA_ACTIONS,

@@ -14,7 +14,7 @@ class ReferenceOracle:
     next reference step, as a bracketed command wrapped by ``render`` into the policy's output format.
 
     It reads the page the policy was given (``attach`` hooks the policy's ``reset``/``act``), like a
-    model that knows the solution. Use it as a :class:`policies.llm.Script` item:
+    model that knows the solution. Use it as a :class:`llm.Script` item:
     ``Script({"actor": [oracle] * n})``. ``wrong_answer`` replaces the final answer (failure tests).
     """
 

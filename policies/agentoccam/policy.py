@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from llm import LLM, CallSettings, LLMCall, Message, Script
 from policies.agentoccam.memory import PlanError, PlanTree, StepRecord, render_history
 from policies.agentoccam.text import (
     BASE_FIELDS,
@@ -20,7 +21,6 @@ from policies.agentoccam.text import (
     user_message,
 )
 from policies.base import Decision, EnvHandle, EnvHandleError, Obs, Policy, TaskSpec, build_llm, register_policy
-from policies.llm import LLM, CallSettings, LLMCall, Message, Script
 from wrappers.actions.grammar import Command, InvalidActionError, parse_action
 
 PLANNING_COMMANDS = ("branch", "prune")
