@@ -33,6 +33,7 @@ import gymnasium as gym
 import numpy as np
 import playwright.sync_api
 from browsergym.core.action.base import execute_python_code
+from browsergym.core.action.parsers import highlevel_action_parser
 from browsergym.core.chat import Chat
 from browsergym.core.env import BrowserEnv
 from browsergym.core.observation import extract_screenshot
@@ -40,6 +41,7 @@ from browsergym.core.observation import extract_screenshot
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
+from .evaluation.evaluator import infeasible_answer
 from .extraction import PageExtractor, observation_space, unmark
 from .sites import SiteHost, SiteHostFactory, origin
 from .snapshot import EnvSnapshot, HistoryEntry, clean_context, open_tabs
@@ -49,7 +51,12 @@ from .url_guard import UrlGuard
 logger = logging.getLogger(__name__)
 
 ObsMode = Literal["full", "axtree"]
+DialogResponse = Literal["dismiss", "accept"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
+# Answers stay well below this; BrowserGym's action parser is quadratic in the length of its input.
+MAX_ACTION_CHARS = 20_000
+# Eval types a look-ahead can check without reading pages of the sites (see evaluate_now).
+STATE_FREE_EVAL_TYPES = ("string_match", "url_match")
 GREETING = "Hi! I am your UI assistant, I can perform web tasks for you. What can I help you with?"
 # Tells BrowserGym which tab the user is looking at (Playwright has no notion of an active page).
 _ACTIVATION_EVENTS = (
@@ -75,6 +82,7 @@ class _Episode:
     over: bool = False
     history: list[HistoryEntry] = field(default_factory=list)
     last_obs: dict | None = None
+    dialogs: list[str] = field(default_factory=list)  # JavaScript dialogs of the current action
 
 
 class WebArenaEnv(BrowserEnv):
@@ -90,7 +98,8 @@ class WebArenaEnv(BrowserEnv):
         env_id: str | None = None,
         headless: bool = True,
         obs_mode: ObsMode = "full",
-        max_episode_steps: int = DEFAULT_MAX_EPISODE_STEPS,
+        max_episode_steps: int | None = DEFAULT_MAX_EPISODE_STEPS,
+        dialog_response: DialogResponse = "dismiss",
         judge_model: str | None = None,
         judge_mock: Any = None,
         action_mapping: Any = None,
@@ -101,8 +110,10 @@ class WebArenaEnv(BrowserEnv):
     ) -> None:
         if obs_mode not in ("full", "axtree"):
             raise ValueError(f"obs_mode must be 'full' or 'axtree', not {obs_mode!r}")
-        if max_episode_steps < 1:
-            raise ValueError("max_episode_steps must be at least 1")
+        if max_episode_steps is not None and max_episode_steps < 1:
+            raise ValueError("max_episode_steps must be at least 1 (or None: no limit of the env's own)")
+        if dialog_response not in ("dismiss", "accept"):
+            raise ValueError(f"dialog_response must be 'dismiss' or 'accept', not {dialog_response!r}")
         if browser_kwargs.pop("use_raw_page_output", False):
             raise ValueError("use_raw_page_output is not supported by WebArenaEnv")
         task_kwargs = dict(task_kwargs or {})
@@ -121,6 +132,7 @@ class WebArenaEnv(BrowserEnv):
         self.env_id = env_id
         self.obs_mode: ObsMode = obs_mode
         self.max_episode_steps = max_episode_steps
+        self.dialog_response: DialogResponse = dialog_response
         self.judge_model = judge_model
         self.judge_mock = judge_mock
         self.observation_space = observation_space()
@@ -217,6 +229,66 @@ class WebArenaEnv(BrowserEnv):
             return obs, info
         return obs, {"url": self.page.url, "step": self._episode.step_count}
 
+    def end_episode(self, answer: str = "") -> tuple[dict, float, bool, bool, dict]:
+        """End the episode now and score it as if the agent had answered ``answer``: truncated, not
+        terminated. A study's rollout loop calls it when a budget of its own runs out."""
+        if self.task is None or self.context is None:
+            raise RuntimeError("call reset() before end_episode()")
+        if self._episode.over:
+            return self._error_transition("the episode has ended; call reset() to start a new one")
+        try:
+            self._require_browser()
+            self._episode.over = True
+            evaluation = self._evaluate_answer(answer)
+            obs = self._observe()
+        except (playwright.sync_api.Error, EpisodeError) as exc:
+            return self._broken_transition(exc)
+        info = {"evaluation": evaluation, "step": self._episode.step_count}
+        return obs, float(evaluation["score"]), False, True, info
+
+    def evaluate_now(self, answer: str) -> dict:
+        """What the evaluator would say if the episode ended now with ``answer``; the episode goes on.
+
+        Where the site host can snapshot its data (the local suite), the full evaluation runs and the
+        site data is put back afterwards (``"method": "exact"``), so even a check with a side effect
+        leaves no trace; the browser's pages are not touched. Elsewhere only the checks that read no
+        page run (``string_match``, ``url_match``; ``"method": "partial"``, ``details["partial"]``).
+        """
+        if self.task is None or self.context is None:
+            raise RuntimeError("call reset() before evaluate_now()")
+        self._require_browser()
+        token = self.host.snapshot_state()
+        page, history = self.page, self.page_history.copy()
+        try:
+            if token is None:
+                evaluation = self.task.evaluate(self.page, answer, last_url=self.page.url, only=STATE_FREE_EVAL_TYPES)
+            else:
+                evaluation = self._evaluate_answer(answer)
+        finally:
+            if token is not None:
+                self.host.restore_state(token)
+            self.page, self.page_history = page, history
+        return {**evaluation, "method": "exact" if token is not None else "partial"}
+
+    def answer_in(self, action: str) -> str | None:
+        """The answer ``action`` would deliver (``send_msg_to_user`` / ``report_infeasible``), else None.
+
+        The rollout's handle asks the outermost layer of a wrapped env (each action wrapper answers for
+        its own grammar), so an exploring policy's answer can be held back instead of ending the episode.
+        """
+        if len(action) > MAX_ACTION_CHARS:
+            return None
+        try:
+            calls = highlevel_action_parser.parse_string(action).as_list()
+        except Exception:  # noqa: BLE001 - unparseable: not an answer (the step reports the error)
+            return None
+        for name, args, *_ in calls:
+            if name == "send_msg_to_user":
+                return str(args[0]) if args else ""
+            if name == "report_infeasible":
+                return infeasible_answer(str(args[0]) if args else "")
+        return None
+
     def snapshot(self) -> EnvSnapshot:
         """Capture the episode: site data (if the site host can), cookies/storage, tabs, counters, history."""
         if self.task is None or self.context is None:
@@ -293,6 +365,7 @@ class WebArenaEnv(BrowserEnv):
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
         )
         self.context.add_init_script(_ACTIVATION_SCRIPT)
+        self.context.on("page", lambda page: page.on("dialog", self._on_dialog))
         self._guard = UrlGuard(self.allowed_origins)
         self._guard.install(self.context)
         self.page_history = {}
@@ -334,22 +407,24 @@ class WebArenaEnv(BrowserEnv):
         self._run(run_action, action)
         info["action_exec_stop"] = time.time()
         episode.history.append(HistoryEntry("step", action, self.page.url))
-        answered = len(self.chat.messages) > messages_before and answer_from_chat(self.chat.messages) is not None
-        truncated = not answered and episode.step_count >= self.max_episode_steps
+        answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
+        limit = self.max_episode_steps
+        truncated = answer is None and limit is not None and episode.step_count >= limit
         obs = self._observe()
         reward = 0.0
         info["step"] = episode.step_count
-        if answered or truncated:
+        if answer is not None or truncated:
             episode.over = True
-            evaluation = self._evaluate(answered)
+            evaluation = self._evaluate_answer(answer or "")
             reward = float(evaluation["score"])
             info["evaluation"] = evaluation
-        return obs, reward, answered, truncated, info
+        return obs, reward, answer is not None, truncated, info
 
     def _run(self, operation, label: str) -> None:
         """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error."""
         self.last_action = label
         self._guard.begin_action()
+        self._episode.dialogs.clear()
         try:
             operation()
             self.last_action_error = ""
@@ -364,13 +439,12 @@ class WebArenaEnv(BrowserEnv):
             self._active_page_check()
         self.last_action_error = self._guard.error() or self.last_action_error
 
-    def _evaluate(self, answered: bool) -> dict:
-        """Run the evaluator once; the active page/tab history is restored if it navigates."""
+    def _evaluate_answer(self, answer: str) -> dict:
+        """Run the evaluator on ``answer`` and the current pages; the active page/tab history stay."""
         page, history = self.page, self.page_history.copy()
         for open_page in self.context.pages:  # the evaluator reads HTML: no bid marks in it
             unmark(open_page)
-        answer = answer_from_chat(self.chat.messages) if answered else ""
-        evaluation = self.task.evaluate(self.page, answer or "", last_url=self.page.url)
+        evaluation = self.task.evaluate(self.page, answer, last_url=self.page.url)
         self.page, self.page_history = page, history
         return evaluation
 
@@ -405,6 +479,7 @@ class WebArenaEnv(BrowserEnv):
             **page_obs,
             "last_action": self.last_action,
             "last_action_error": self.last_action_error,
+            "dialogs": tuple(self._episode.dialogs),
             "elapsed_time": np.asarray([time.time() - self.start_time], dtype=np.float64),
         }
 
@@ -443,7 +518,8 @@ class WebArenaEnv(BrowserEnv):
             if entry.url and self.page.url != entry.url:
                 mismatches += 1
                 self._run(lambda url=entry.url: self.page.goto(url), f"goto({entry.url!r})")
-        return {"restore_method": "replay", "replay_mismatches": mismatches}
+        replayed = sum(1 for entry in snap.history if entry.kind == "step")
+        return {"restore_method": "replay", "replay_mismatches": mismatches, "replayed_actions": replayed}
 
     def _replay_action(self, action: str) -> None:
         def noop(text: str) -> None:
@@ -480,6 +556,23 @@ class WebArenaEnv(BrowserEnv):
     def _activate_page_from_js(self, page: playwright.sync_api.Page) -> None:
         if not self._tabs_pinned:
             super()._activate_page_from_js(page)
+
+    def _on_dialog(self, dialog: playwright.sync_api.Dialog) -> None:
+        """A JavaScript alert/confirm/prompt: answer it as configured and show it in the observation.
+
+        ``"dismiss"`` is what WebArena's and BrowserGym's browsers did (Playwright dismisses dialogs no
+        one handles), so results stay comparable; unlike them, the agent now sees that it happened.
+        """
+        response = self.dialog_response
+        text = f"{dialog.type} {dialog.message!r} ({'accepted' if response == 'accept' else 'dismissed'})"
+        self._episode.dialogs.append(text)
+        try:
+            if response == "accept":
+                dialog.accept()
+            else:
+                dialog.dismiss()
+        except playwright.sync_api.Error as exc:  # the page went away with its dialog
+            logger.debug("answering a dialog failed: %s", exc)
 
     # ------------------------------------------------------------------ lifecycle and failures
 

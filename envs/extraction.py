@@ -301,6 +301,7 @@ def observation_space() -> gym.spaces.Dict:
             "focused_element_bid": Unicode(),
             "last_action": Unicode(),
             "last_action_error": Unicode(),
+            "dialogs": gym.spaces.Sequence(Unicode()),
             "elapsed_time": gym.spaces.Box(low=0, high=np.inf, shape=(1,), dtype=np.float64),
         }
     )

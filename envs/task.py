@@ -7,6 +7,7 @@ placeholders resolved) and how the end is scored (WebArena's evaluator, called e
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 import playwright.sync_api
@@ -91,16 +92,22 @@ class WebArenaTask(AbstractBrowserTask):
             page.context.new_page().goto(url)
         return self.config["intent"], self.task_info()
 
-    def evaluate(self, page: playwright.sync_api.Page, answer: str, last_url: str | None = None) -> dict[str, Any]:
+    def evaluate(
+        self,
+        page: playwright.sync_api.Page,
+        answer: str,
+        last_url: str | None = None,
+        only: Collection[str] | None = None,
+    ) -> dict[str, Any]:
         """Score ``answer`` and the final page with WebArena's evaluator: ``{"score", "details"}``.
 
         An evaluator failure (a site error during ``program_html``, a judge error) scores 0 with the
-        error recorded, so a bad page never crashes a run.
+        error recorded, so a bad page never crashes a run. ``only``: see :func:`envs.evaluation.evaluate`.
         """
         try:
             judge = Judge(self.judge_model, mock_response=self.judge_mock)
             result = evaluate(
-                self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.host.urls()
+                self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.host.urls(), only=only
             )
             return {"score": float(result.score), "answer": answer, "details": result.details}
         except Exception as exc:  # noqa: BLE001 - reported, scored 0

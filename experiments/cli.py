@@ -65,6 +65,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         n_workers=args.workers,
         ray_address=args.ray_address,
         max_steps=args.max_steps,
+        max_interactions=args.max_interactions,
         episode_timeout_s=args.episode_timeout,
         env_kwargs=_env_kwargs(args),
         resume=args.resume,
@@ -147,7 +148,15 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--judge-model", help="litellm model for fuzzy/N/A evaluation (default WebArena's)")
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
-    p.add_argument("--max-steps", type=int, default=None, help="step budget per episode (default: the env's, 30)")
+    p.add_argument(
+        "--max-steps", type=int, default=None, help="decision budget per episode (default: each policy's own)"
+    )
+    p.add_argument(
+        "--max-interactions",
+        type=int,
+        default=None,
+        help="interaction budget per episode: every env action, explored ones included (default: each policy's)",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--screenshots", action="store_true", help="save a screenshot per step for the HTML report")
 

@@ -51,6 +51,7 @@ class EpisodeJob:
     study_dir: str
     max_steps: int | None
     env_kwargs: dict[str, Any]
+    max_interactions: int | None = None
     screenshots: bool = False
 
     @property
@@ -88,6 +89,7 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         policy,
         seed=job.seed,
         max_steps=job.max_steps,
+        max_interactions=job.max_interactions,
         env_kwargs=job.env_kwargs,
         out_dir=job.out_dir,
         screenshots=job.screenshots,
@@ -108,6 +110,12 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         wall_time_s=time.monotonic() - started,
         terminated=traj.terminated,
         truncated=traj.truncated,
+        interactions=traj.counters["interactions"],
+        restores=traj.counters["restores"],
+        budget_exhausted=traj.budget_exhausted,
+        oracle_assisted=traj.oracle_assisted,
+        trial_scores=[t["score"] for t in traj.trials],
+        role_calls=traj.role_stats(),
         err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
     )
@@ -157,6 +165,7 @@ def compare(
     n_workers: int = 1,
     ray_address: str | None = None,
     max_steps: int | None = None,
+    max_interactions: int | None = None,
     episode_timeout_s: float | None = None,
     env_kwargs: dict[str, Any] | None = None,
     resume: bool = False,
@@ -185,6 +194,7 @@ def compare(
         "executor": executor,
         "n_workers": n_workers,
         "max_steps": max_steps,
+        "max_interactions": max_interactions,
         "ordering": ordering_note,
         "code_revision": _git_revision(),
     }
@@ -217,6 +227,7 @@ def compare(
                     out_dir=str(store.episode_dir(key, attempt).resolve()),
                     study_dir=str(store.root.resolve()),
                     max_steps=max_steps,
+                    max_interactions=max_interactions,
                     env_kwargs=dict(env_kwargs or {}),
                     screenshots=screenshots,
                 )

@@ -1,15 +1,17 @@
 """The one episode loop every method runs through, and the environment handle it lends to policies.
 
 ``run_episode`` builds the env for the policy's wrappers preset, resets env and policy, and asks the
-policy for one decision per step until the episode terminates, truncates or the decision budget runs
-out; it records everything in a :class:`~experiments.trajectory.Trajectory`. It never raises for a
-failing policy, LLM or browser: the episode ends and the trajectory says where and why
-(``err_msg``, ``stack_trace``, ``error_source``).
+policy for one decision per step until the episode ends or a budget runs out; it records everything in
+a :class:`~experiments.trajectory.Trajectory`. It never raises for a failing policy, LLM or browser:
+the episode ends and the trajectory says where and why (``err_msg``, ``stack_trace``, ``error_source``).
 
-Budget: ``max_steps`` counts decisions (default: the policy's own, e.g. 30 for ReAct, 20 for
-AgentOccam) and is also passed to the env as ``max_episode_steps``, whose truncation still runs the
-evaluator. If decisions without an action exhaust the budget first, the loop ends the episode with an
-empty answer through the base env so the evaluator still scores the final state (``forced_stop``).
+Budgets (see :mod:`policies.base`): the loop owns both. The *decision* budget (``max_steps``, default the
+policy's own, e.g. 30 for ReAct, 20 for AgentOccam) counts ``act`` calls on the executed path; the
+*interaction* budget (``max_interactions``, default the policy's, often none) counts every env action
+the policy causes, through ``Decision.action`` or ``handle.step``. The env runs without a step limit of
+its own, so nothing truncates the episode in the middle of a handle call: when a budget is spent the
+loop ends the episode through the env's ``end_episode("")``, which still runs the evaluator
+(``forced_stop``, ``budget_exhausted``). Restores, gotos and replayed actions are counted apart.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,65 +27,66 @@ from typing import Any
 import gymnasium as gym
 
 from experiments.trajectory import HandleCall, StepRecord, Trajectory, jsonable, scrub
-from policies.base import Decision, EnvHandleError, Info, Obs, Policy, StepResult, TaskSpec
 from llm import LLMCall, LLMError
+from policies.base import (
+    Budget,
+    BudgetExhausted,
+    BudgetUse,
+    Decision,
+    EnvHandleError,
+    HandleUsageError,
+    Info,
+    Obs,
+    Policy,
+    StepResult,
+    TaskSpec,
+)
+from wrappers.forwarding import call_env
 
 INITIAL = "initial"  # the handle's token for "the state right after reset"
-FORCED_STOP_ACTION = 'send_msg_to_user("")'
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _through_wrappers(env: gym.Env, obs: Obs) -> Obs:
-    """Apply the observation transforms of ``env``'s wrapper chain (innermost first) to a base-env obs,
-    and tell stateful wrappers the page changed under them.
-
-    Needed because snapshot restore and controlled navigation happen on the base env. A wrapper that
-    remembers the last observation (the action wrapper validates ids against it) is resynchronised
-    through its ``sync_observation(obs)`` method when it has one, else its ``_obs`` attribute.
-    """
-    chain = []
-    layer = env
-    while isinstance(layer, gym.Wrapper):
-        chain.append(layer)
-        layer = layer.env
-    for wrapper in reversed(chain):
-        if isinstance(wrapper, gym.ObservationWrapper):
-            obs = wrapper.observation(obs)
-    for wrapper in chain:
-        if hasattr(wrapper, "sync_observation"):
-            wrapper.sync_observation(obs)
-        elif hasattr(wrapper, "_obs"):
-            wrapper._obs = obs
-    return obs
-
-
-_HANDLE_INFO_KEYS = {"restore_method", "replay_mismatches", "reward", "terminated", "truncated", "action_error"}
-
-
-def _raise_env_error(info: Info) -> None:
-    """The env reports a broken browser in ``info["error"]`` instead of raising; the handle raises."""
-    if info.get("error"):
-        raise EnvHandleError(str(info["error"]))
+_HANDLE_INFO_KEYS = {
+    "restore_method",
+    "replay_mismatches",
+    "replayed_actions",
+    "reward",
+    "terminated",
+    "truncated",
+    "action_error",
+    "answer",
+    "score",
+    "method",
+}
 
 
 class RolloutHandle:
-    """:class:`policies.base.EnvHandle` over ``env.unwrapped.snapshot/restore/goto`` and ``env.step``.
+    """:class:`policies.base.EnvHandle` over the wrapped env: every call goes through the whole wrapper
+    chain (:func:`wrappers.forwarding.call_env`), is counted against the episode's budgets and is
+    appended to the current step's ``handle_calls``. Failures are recorded and re-raised as
+    :class:`EnvHandleError` so a policy may recover (or let the episode end)."""
 
-    Every operation is appended to the current step's ``handle_calls``; failures are recorded and
-    re-raised as :class:`EnvHandleError` so a policy may recover (or let the episode end).
-    """
-
-    def __init__(self, env: gym.Env, seed: int):
+    def __init__(
+        self, env: gym.Env, seed: int, budget: Budget, traj: Trajectory, *, lookahead: bool, score_trials: bool
+    ) -> None:
         self._env = env
         self._seed = seed
+        self._budget = budget
+        self._traj = traj
+        self._lookahead = lookahead
+        self._score_trials = score_trials
         self._snapshots: dict[str, Any] = {}
         self._record: list[HandleCall] = []
+        self.counters = traj.counters
         self.obs: Obs | None = None  # latest observation produced by a handle operation
+        self.current: Obs = {}  # the observation the policy is deciding on (before any handle move)
         self.last_step: StepResult | None = None  # set when a handle step ended the episode
         self._done = False
+        self._answer_in: Callable[[str], str | None] = env.get_wrapper_attr("answer_in")
 
     # -- protocol ------------------------------------------------------------------------------------
 
@@ -94,10 +98,22 @@ class RolloutHandle:
     def done(self) -> bool:
         return self._done
 
+    @property
+    def budget(self) -> BudgetUse:
+        c = self.counters
+        return BudgetUse(
+            decisions=c["decisions"],
+            decision_limit=self._budget.decisions,
+            interactions=c["interactions"],
+            interaction_limit=self._budget.interactions,
+            restores=c["restores"],
+            gotos=c["gotos"],
+        )
+
     def snapshot(self) -> str:
         def run() -> tuple[str, Obs | None, Info]:
             token = f"snap{len(self._snapshots)}"
-            self._snapshots[token] = self._env.unwrapped.snapshot()
+            self._snapshots[token] = call_env(self._env, "snapshot")
             return token, None, {}
 
         return self._op("snapshot", None, run)
@@ -108,53 +124,108 @@ class RolloutHandle:
                 obs, info = self._env.reset(seed=self._seed)
                 info = {**info, "restore_method": "reset"}
             elif token in self._snapshots:
-                raw, info = self._env.unwrapped.restore(self._snapshots[token])
-                obs = _through_wrappers(self._env, raw)
+                obs, info = call_env(self._env, "restore", self._snapshots[token])
             else:
-                raise EnvHandleError(f"unknown snapshot token {token!r}")
-            _raise_env_error(info)
+                raise HandleUsageError(f"unknown snapshot token {token!r}")
+            self._raise_env_error(info)
+            self.counters["restores"] += 1
+            self.counters["replayed_actions"] += int(info.get("replayed_actions") or 0)
             return (obs, info), obs, info
 
         return self._op("restore", token, run)
 
     def goto(self, url: str) -> tuple[Obs, Info]:
         def run() -> tuple[tuple[Obs, Info], Obs, Info]:
-            raw, info = self._env.unwrapped.goto(url)
-            _raise_env_error(info)
-            obs = _through_wrappers(self._env, raw)
+            obs, info = call_env(self._env, "goto", url)
+            self._raise_env_error(info)
+            self.counters["gotos"] += 1
             return (obs, info), obs, info
 
         return self._op("goto", url, run)
 
     def step(self, action: str) -> StepResult:
         def run() -> tuple[StepResult, Obs, Info]:
+            answer = self._answer_in(action)
+            if answer is not None:  # held back: only Decision.action delivers the final answer
+                self.counters["intercepted_answers"] += 1
+                obs = self.obs if self.obs is not None else self.current
+                return (obs, 0.0, False, False, {"answer": answer, "intercepted": True}), obs, {"answer": answer}
+            left = self.budget.interactions_left
+            if left is not None and left <= 0:
+                raise BudgetExhausted(
+                    "interactions", f"the interaction budget ({self._budget.interactions} actions) is spent"
+                )
             result = self._env.step(action)
             obs, reward, terminated, truncated, info = result
-            if terminated or truncated:
+            if _reached_env(info):
+                self.counters["interactions"] += 1
+            if terminated or truncated:  # the env ended the episode itself (a dead browser)
                 self._done, self.last_step = True, result
-            return (
-                result,
-                obs,
-                {
-                    "reward": float(reward),
-                    "terminated": terminated,
-                    "truncated": truncated,
-                    "action_error": obs.get("last_action_error") or info.get("action_error") or None,
-                },
-            )
+            error = obs.get("last_action_error") or info.get("action_error") or None
+            summary = {"reward": float(reward), "terminated": terminated, "truncated": truncated, "action_error": error}
+            return result, obs, summary
 
         return self._op("step", action, run)
 
+    def evaluate(self, answer: str) -> dict[str, Any]:
+        def run() -> tuple[dict[str, Any], None, Info]:
+            if not self._lookahead:
+                raise HandleUsageError(
+                    "look-ahead evaluation is not enabled for this policy (its configuration must allow it)"
+                )
+            result = jsonable(call_env(self._env, "evaluate_now", answer))
+            self.counters["lookahead_calls"] += 1
+            self._traj.lookahead.append(
+                {
+                    "step": len(self._traj.steps) - 1,
+                    "answer": answer,
+                    "score": result.get("score"),
+                    "method": result.get("method"),
+                }  # fmt: skip
+            )
+            return result, None, {"score": result.get("score"), "method": result.get("method")}
+
+        return self._op("evaluate", answer, run)
+
+    def end_trial(self, answer: str | None = None, outcome: str = "", **notes: Any) -> None:
+        def run() -> tuple[None, None, Info]:
+            trials = self._traj.trials
+            started = trials[-1]["end_step"] + 1 if trials else 0
+            trial = {
+                "index": len(trials),
+                "start_step": started,
+                "end_step": len(self._traj.steps) - 1,
+                "interactions": self.counters["interactions"],
+                "answer": answer,
+                "outcome": outcome,
+                "notes": jsonable(notes),
+                "score": None,
+                "method": None,
+            }
+            if self._score_trials:  # for the report only: the policy never sees this verdict
+                result = call_env(self._env, "evaluate_now", answer or "")
+                trial["score"], trial["method"] = float(result.get("score", 0.0)), result.get("method")
+            trials.append(trial)
+            return None, None, {"score": trial["score"], "method": trial["method"]}
+
+        self._op("end_trial", answer, run)
+
     # -- bookkeeping ---------------------------------------------------------------------------------
 
-    def begin_decision(self) -> list[HandleCall]:
+    def begin_decision(self, obs: Obs) -> list[HandleCall]:
         """Start recording a new decision's handle calls (returned list is filled in place)."""
-        self._record, self.obs = [], None
+        self._record, self.obs, self.current = [], None, obs
         return self._record
 
-    def _op(self, op: str, arg: str | None, run):
+    @staticmethod
+    def _raise_env_error(info: Info) -> None:
+        """The env reports a broken browser in ``info["error"]`` instead of raising; the handle raises."""
+        if info.get("error"):
+            raise EnvHandleError(str(info["error"]))
+
+    def _op(self, op: str, arg: str | None, run: Callable[[], tuple[Any, Obs | None, Info]]) -> Any:
         if self._done:
-            raise EnvHandleError(f"handle.{op}: the episode is already over")
+            raise HandleUsageError(f"handle.{op}: the episode is already over")
         call = HandleCall(op=op, arg=arg)
         self._record.append(call)
         start = time.perf_counter()
@@ -173,6 +244,12 @@ class RolloutHandle:
             call.url = obs.get("url")
         call.info = jsonable({k: v for k, v in info.items() if k in _HANDLE_INFO_KEYS})
         return value
+
+
+def _reached_env(info: Info) -> bool:
+    """Whether a step sent anything to the browser (an action wrapper reports ``browser_action=None``
+    for an invalid or memory-only command, which costs no interaction)."""
+    return "browser_action" not in info or info["browser_action"] is not None
 
 
 def _make_env(env_id: str, preset: str, env_kwargs: dict[str, Any]) -> gym.Env:
@@ -198,16 +275,22 @@ def _fail(traj: Trajectory, source: str, exc: BaseException) -> None:
     traj.err_msg = f"{type(exc).__name__}: {exc}"
     traj.stack_trace = "".join(traceback.format_exception(exc))
     traj.error_source = source
+    traj.error_kind = exc.kind if isinstance(exc, LLMError) else None
 
 
-def _record_decision(rec: StepRecord, decision: Decision, calls: list[LLMCall]) -> None:
+def _record_calls(rec: StepRecord, traj: Trajectory, calls: list[LLMCall]) -> None:
+    rec.llm_calls = [scrub(jsonable(c.to_dict())) for c in calls]
+    for call in calls:
+        traj.images.update(call.images)
+
+
+def _record_decision(rec: StepRecord, traj: Trajectory, decision: Decision, calls: list[LLMCall]) -> None:
     seen = {id(c) for c in calls}
-    calls = calls + [c for c in decision.llm_calls if id(c) not in seen]
+    _record_calls(rec, traj, calls + [c for c in decision.llm_calls if id(c) not in seen])
     rec.action = decision.action or None
     rec.thought = decision.thought
     rec.parsed = jsonable(decision.parsed)
     rec.decision_error = decision.error
-    rec.llm_calls = [scrub(jsonable(c.to_dict())) for c in calls]
 
 
 def _record_env_step(rec: StepRecord, traj: Trajectory, result: StepResult) -> None:
@@ -230,25 +313,34 @@ def run_episode(
     *,
     seed: int = 0,
     max_steps: int | None = None,
+    max_interactions: int | None = None,
     env_kwargs: dict[str, Any] | None = None,
     out_dir: str | Path | None = None,
     screenshots: bool = False,
+    score_trials: bool = True,
 ) -> Trajectory:
     """Run one episode of ``policy`` on ``env_id``; see the module docstring. Never raises for
-    policy, LLM or browser failures (``KeyboardInterrupt`` still stops the process)."""
-    budget = int(max_steps if max_steps is not None else policy.max_steps)
+    policy, LLM or browser failures (``KeyboardInterrupt`` still stops the process).
+
+    ``max_steps`` / ``max_interactions`` override the policy's budgets. ``score_trials``: the loop scores
+    each trial a multi-trial policy ends (``handle.end_trial``) for the report, without telling the policy.
+    """
+    interactions = max_interactions if max_interactions is not None else policy.max_interactions
+    budget = Budget(decisions=int(max_steps if max_steps is not None else policy.max_steps), interactions=interactions)
     env_kwargs = dict(env_kwargs or {})
-    env_kwargs.setdefault("max_episode_steps", budget)
+    env_kwargs.setdefault("max_episode_steps", None)  # the loop owns the budgets (see the module docstring)
     if screenshots:
         env_kwargs.setdefault("obs_mode", "full")  # only full observations carry a screenshot
     traj = Trajectory(
         env_id=env_id,
         policy={"name": policy.name, "preset": policy.preset, "config": scrub(jsonable(policy.config()))},
         seed=seed,
-        max_steps=budget,
+        max_steps=budget.decisions,
+        budget={"decisions": budget.decisions, "interactions": budget.interactions},
         env_kwargs=scrub(jsonable(env_kwargs)),
         started_at=_now(),
     )
+    traj.oracle_assisted = policy.allows_lookahead()
     out = Path(out_dir) if out_dir is not None else None
     start = time.perf_counter()
     env: gym.Env | None = None
@@ -265,8 +357,8 @@ def run_episode(
         return _finish(traj, env, policy, out, start)
 
     try:
-        task = TaskSpec.from_reset(env_id, obs, info)
-        traj.task = task.to_dict()
+        task = TaskSpec.from_reset(env_id, obs, info, budget)
+        traj.task = jsonable(task.to_dict())
         for llm in policy.llms():
             llm.begin_episode()
         policy.reset(task)
@@ -274,8 +366,12 @@ def run_episode(
         _fail(traj, "llm" if isinstance(exc, LLMError) else "policy", exc)
         return _finish(traj, env, policy, out, start)
 
-    handle = RolloutHandle(env, seed)
-    while len(traj.steps) < budget:
+    handle = RolloutHandle(env, seed, budget, traj, lookahead=policy.allows_lookahead(), score_trials=score_trials)
+    answer_in = env.get_wrapper_attr("answer_in")
+    while True:
+        if traj.counters["decisions"] >= budget.decisions:
+            _end_by_budget(traj, env, "decisions")
+            break
         rec = StepRecord(
             index=len(traj.steps), url=str(obs.get("url", "")), observation=str(obs.get("text") or ""), action=None
         )
@@ -284,31 +380,39 @@ def run_episode(
         if screenshots and out is not None:
             rec.screenshot = _save_screenshot(obs, out, rec.index)
         decision = _decide(policy, obs, handle, rec, traj, llm_log)
+        traj.counters["decisions"] += 1
         if decision is None:
             break
-        if handle.done:  # a handle step ended the episode inside the decision
+        if handle.done:  # the env ended the episode under a handle call (a dead browser)
             assert handle.last_step is not None
             _record_env_step(rec, traj, handle.last_step)
             rec.action = None
             break
         obs = handle.obs if handle.obs is not None else obs  # a moved browser: the action applies there
-        ended = False
-        if decision.action:
-            t1 = time.perf_counter()
-            try:
-                result = env.step(decision.action)
-            except Exception as exc:
-                _fail(traj, "env", exc)
-                break
-            finally:
-                rec.timings["env_s"] = time.perf_counter() - t1
-            _record_env_step(rec, traj, result)
-            obs, ended = result[0], rec.terminated or rec.truncated
-        rec.timings["step_s"] = time.perf_counter() - started
-        if ended:
+        if not decision.action:
+            rec.timings["step_s"] = time.perf_counter() - started
+            continue
+        left = handle.budget.interactions_left
+        if left is not None and left <= 0 and answer_in(decision.action) is None:
+            rec.action_error = "not run: the interaction budget is spent (only an answer may follow)"
+            _end_by_budget(traj, env, "interactions")
             break
-    else:
-        _force_stop(traj, env)
+        t1 = time.perf_counter()
+        try:
+            result = env.step(decision.action)
+        except Exception as exc:
+            _fail(traj, "env", exc)
+            break
+        finally:
+            rec.timings["env_s"] = time.perf_counter() - t1
+        if _reached_env(result[4]):
+            traj.counters["interactions"] += 1
+        _record_env_step(rec, traj, result)
+        obs = result[0]
+        rec.timings["step_s"] = time.perf_counter() - started
+        if rec.terminated or rec.truncated:
+            break
+    traj.tree = _tree_of(policy)
     return _finish(traj, env, policy, out, start)
 
 
@@ -316,7 +420,7 @@ def _decide(
     policy: Policy, obs: Obs, handle: RolloutHandle, rec: StepRecord, traj: Trajectory, llm_log: list[LLMCall]
 ) -> Decision | None:
     """Ask the policy for a decision and record it; ``None`` when it failed (recorded in ``traj``)."""
-    calls = handle.begin_decision()
+    calls = handle.begin_decision(obs)
     del llm_log[:]
     t0 = time.perf_counter()
     try:
@@ -324,16 +428,16 @@ def _decide(
         if not isinstance(decision, Decision):
             raise TypeError(f"{type(policy).__name__}.act returned {type(decision).__name__}, not Decision")
     except Exception as exc:
-        source = "llm" if isinstance(exc, LLMError) else "env" if isinstance(exc, EnvHandleError) else "policy"
+        source = _error_source(exc)
         _fail(traj, source, exc)
         decision = None
     rec.timings["act_s"] = time.perf_counter() - t0
     rec.timings["llm_s"] = sum(c.latency_s for c in llm_log)
     rec.handle_calls = [jsonable(vars(c)) for c in calls]
     if decision is None:
-        rec.llm_calls = [scrub(jsonable(c.to_dict())) for c in llm_log]
+        _record_calls(rec, traj, list(llm_log))
         return None
-    _record_decision(rec, decision, list(llm_log))
+    _record_decision(rec, traj, decision, list(llm_log))
     try:
         rec.policy_state = jsonable(policy.state())
     except Exception as exc:
@@ -341,16 +445,38 @@ def _decide(
     return decision
 
 
-def _force_stop(traj: Trajectory, env: gym.Env) -> None:
-    """Decision budget spent without the env ending: answer nothing so the evaluator still runs."""
+def _error_source(exc: BaseException) -> str:
+    """Who failed: the model provider, the environment (a handle call the browser could not do) or the
+    policy itself (its own bug, or a handle call it may not make)."""
+    if isinstance(exc, LLMError):
+        return "llm"
+    if isinstance(exc, EnvHandleError) and not isinstance(exc, HandleUsageError):
+        return "env"
+    return "policy"
+
+
+def _end_by_budget(traj: Trajectory, env: gym.Env, which: str) -> None:
+    """A budget is spent without the env ending: answer nothing so the evaluator still scores the state."""
     traj.forced_stop = True
+    traj.budget_exhausted = which
     try:
-        _, reward, _, _, info = env.unwrapped.step(FORCED_STOP_ACTION)
+        _, reward, _, _, info = call_env(env, "end_episode", "")
     except Exception as exc:
         _fail(traj, "env", exc)
         return
+    if info.get("error"):
+        traj.err_msg, traj.error_source = str(info["error"]), "env"
+        return
     traj.reward, traj.truncated = float(reward), True
     traj.evaluation = jsonable(info.get("evaluation")) if info.get("evaluation") is not None else None
+
+
+def _tree_of(policy: Policy) -> dict[str, Any] | None:
+    try:
+        tree = policy.search_tree()
+    except Exception as exc:  # a reporting failure must not lose the episode
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return jsonable(tree.to_dict()) if tree is not None else None
 
 
 def _finish(traj: Trajectory, env: gym.Env | None, policy: Policy, out: Path | None, start: float) -> Trajectory:

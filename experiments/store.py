@@ -56,6 +56,12 @@ class EpisodeResult:
     wall_time_s: float = 0.0
     terminated: bool = False
     truncated: bool = False
+    interactions: int = 0  # env actions the policy caused, explored and undone ones included
+    restores: int = 0
+    budget_exhausted: str | None = None  # "decisions" | "interactions" when a budget ended the episode
+    oracle_assisted: bool = False  # the policy could ask the evaluator during the episode
+    trial_scores: list[float | None] = field(default_factory=list)  # report-only verdict after each trial
+    role_calls: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> calls, tokens, cost
     err_msg: str | None = None
     trajectory: str | None = None  # path relative to the study directory
     attempt: int = 1

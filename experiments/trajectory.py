@@ -1,10 +1,16 @@
 """The trajectory record of one episode: a versioned JSON document, its schema and AgentLab's summary.
 
-One file per episode (``trajectory.json``, screenshots as ``step_<i>.png`` next to it) holds everything
-needed to audit a run: per step the URL, the text observation the policy saw, the action, the parsed
-model output, every LLM call (messages, responses, tokens, cost, latency), the environment-handle
-calls a policy made, errors and timings; at the end the reward, the evaluator's details and totals.
-Bump ``SCHEMA_VERSION`` whenever a field changes meaning or disappears.
+One file per episode (``trajectory.json``, screenshots as ``step_<i>.png`` and images the policy sent to
+a model as ``images/<sha256>.png`` next to it) holds everything needed to audit a run: per step the
+URL, the text observation the policy saw, the action, the parsed model output, every LLM call
+(messages, responses, tokens, cost, latency), the environment-handle calls a policy made, errors and
+timings; at the end the reward, the evaluator's details and totals.
+
+Schema 2.0 adds the episode's budgets and what was used of them (``budget``, ``counters``,
+``budget_exhausted``), look-ahead evaluations the policy saw (``lookahead``, ``oracle_assisted``), the
+trials of a multi-trial method with their report-only verdicts (``trials``) and a search method's tree
+(``tree``). Documents of schema 1.0 still load (:func:`upgrade`). Bump ``SCHEMA_VERSION`` whenever a
+field changes meaning or disappears.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
+KNOWN_VERSIONS = ("1.0", "2.0")
 
 # -- scrubbing: trajectories never carry credentials ------------------------------------------------
 
@@ -73,7 +80,7 @@ def jsonable(value: Any) -> Any:
 class HandleCall:
     """One environment-handle operation a policy made during a decision."""
 
-    op: str  # snapshot | restore | goto | step
+    op: str  # snapshot | restore | goto | step | evaluate | end_trial
     arg: str | None = None
     url: str | None = None  # URL after the operation
     info: dict[str, Any] = field(default_factory=dict)  # restore_method, action_error, reward ...
@@ -102,6 +109,17 @@ class StepRecord:
     screenshot: str | None = None  # file name next to the trajectory
 
 
+COUNTERS = (
+    "decisions",  # act calls: the executed path's decision budget
+    "interactions",  # env actions the policy caused (Decision.action and handle.step), undone ones included
+    "restores",
+    "gotos",
+    "replayed_actions",  # actions a replay restore re-ran (real sites)
+    "lookahead_calls",
+    "intercepted_answers",  # answers a handle step held back
+)
+
+
 @dataclass
 class Trajectory:
     env_id: str
@@ -119,12 +137,25 @@ class Trajectory:
     err_msg: str | None = None
     stack_trace: str | None = None
     error_source: str | None = None  # policy | llm | env
-    forced_stop: bool = False  # the decision budget ran out and the rollout answered "" to end it
+    error_kind: str | None = None  # an LLM failure's kind: provider | configuration | script
+    forced_stop: bool = False  # a budget ran out and the rollout answered "" to end it
+    budget: dict[str, Any] = field(default_factory=dict)  # {"decisions": N, "interactions": M or None}
+    counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    budget_exhausted: str | None = None  # "decisions" | "interactions" when a budget ended the episode
+    oracle_assisted: bool = False  # the policy was allowed to ask the evaluator during the episode
+    lookahead: list[dict[str, Any]] = field(default_factory=list)  # the look-ahead verdicts the policy saw
+    trials: list[dict[str, Any]] = field(default_factory=list)  # a multi-trial method's trials
+    tree: dict[str, Any] | None = None  # a search method's tree (policies.search_tree.SearchTree.to_dict)
     final_policy_state: dict[str, Any] = field(default_factory=dict)
     started_at: str = ""
     finished_at: str = ""
     timings: dict[str, float] = field(default_factory=dict)  # reset_s, total_s
     schema_version: str = SCHEMA_VERSION
+    images: dict[str, bytes] = field(default_factory=dict, repr=False)  # sha256 -> bytes, saved as files
+
+    def __post_init__(self) -> None:
+        if not self.budget:
+            self.budget = {"decisions": self.max_steps, "interactions": None}
 
     # -- derived ---------------------------------------------------------------------------------
 
@@ -156,10 +187,30 @@ class Trajectory:
             "cum_act_s": float(sum(s.timings.get("act_s", 0.0) for s in self.steps)),
             "cum_env_s": float(sum(s.timings.get("env_s", 0.0) for s in self.steps)),
             "cum_handle_calls": float(sum(len(s.handle_calls) for s in self.steps)),
+            "cum_interactions": float(self.counters.get("interactions", 0)),
+            "cum_restores": float(self.counters.get("restores", 0)),
+            "cum_gotos": float(self.counters.get("gotos", 0)),
+            "cum_replayed_actions": float(self.counters.get("replayed_actions", 0)),
+            "cum_lookahead_calls": float(self.counters.get("lookahead_calls", 0)),
+            "n_trials": float(len(self.trials)),
             "cum_decision_errors": float(sum(1 for s in self.steps if s.decision_error)),
             "cum_action_errors": float(sum(1 for s in self.steps if s.action_error)),
             "total_s": float(self.timings.get("total_s", 0.0)),
         }
+
+    def role_stats(self) -> dict[str, dict[str, float]]:
+        """Per call role (actor, planner, judge ...): calls, prompt and completion tokens, and known cost."""
+        out: dict[str, dict[str, float]] = {}
+        for call in self.llm_calls():
+            row = out.setdefault(
+                str(call.get("role")), {"calls": 0.0, "prompt_tokens": 0.0, "completion_tokens": 0.0, "cost": 0.0}
+            )
+            row["calls"] += 1
+            row["prompt_tokens"] += call.get("prompt_tokens", 0)
+            row["completion_tokens"] += call.get("completion_tokens", 0)
+            if not call.get("cached") and call.get("cost") is not None:
+                row["cost"] += call["cost"]
+        return out
 
     def summary_info(self) -> dict[str, Any]:
         """AgentLab-compatible ``summary_info.json`` content (flat ``stats.*`` keys)."""
@@ -178,14 +229,19 @@ class Trajectory:
     # -- (de)serialisation -------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        data = jsonable(asdict(self))
+        data = {k: v for k, v in asdict(self).items() if k != "images"}
+        data = jsonable(data)
         data["summary"] = self.summary_info()
         return data
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``trajectory.json`` and ``summary_info.json`` into ``directory``; returns the former."""
+        """Write ``trajectory.json``, ``summary_info.json`` and ``images/`` into ``directory``; returns the first."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        if self.images:
+            (directory / "images").mkdir(exist_ok=True)
+            for digest, data in self.images.items():
+                (directory / "images" / f"{digest}.png").write_bytes(data)
         path = directory / "trajectory.json"
         path.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False))
         (directory / "summary_info.json").write_text(json.dumps(self.summary_info(), indent=1))
@@ -193,6 +249,7 @@ class Trajectory:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        data = upgrade(data)
         validate(data)
         data = {k: v for k, v in data.items() if k != "summary"}
         data["steps"] = [StepRecord(**s) for s in data.get("steps", [])]
@@ -272,7 +329,10 @@ STEP_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "required": ["op", "error"],
-                "properties": {"op": {"enum": ["snapshot", "restore", "goto", "step"]}, "error": _STR_OR_NULL},
+                "properties": {
+                    "op": {"enum": ["snapshot", "restore", "goto", "step", "evaluate", "end_trial"]},
+                    "error": _STR_OR_NULL,
+                },
             },
         },
         "policy_state": _OBJ,
@@ -305,6 +365,10 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
         "evaluation",
         "err_msg",
         "stack_trace",
+        "budget",
+        "counters",
+        "trials",
+        "tree",
         "summary",
     ],
     "properties": {
@@ -324,7 +388,33 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
         "err_msg": _STR_OR_NULL,
         "stack_trace": _STR_OR_NULL,
         "error_source": {"enum": ["policy", "llm", "env", None]},
+        "error_kind": {"enum": ["provider", "configuration", "script", None]},
         "forced_stop": {"type": "boolean"},
+        "budget": {
+            "type": "object",
+            "required": ["decisions", "interactions"],
+            "properties": {"decisions": {"type": "integer"}, "interactions": {"type": ["integer", "null"]}},
+        },
+        "counters": {
+            "type": "object",
+            "required": list(COUNTERS),
+            "additionalProperties": {"type": "integer", "minimum": 0},
+        },
+        "budget_exhausted": {"enum": ["decisions", "interactions", None]},
+        "oracle_assisted": {"type": "boolean"},
+        "lookahead": {"type": "array", "items": _OBJ},
+        "trials": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["index", "start_step", "end_step", "answer", "outcome", "score"],
+                "properties": {"score": {"type": ["number", "null"]}},
+            },
+        },
+        "tree": {
+            "type": ["object", "null"],
+            "properties": {"nodes": {"type": "array", "items": _OBJ}, "final_path": {"type": "array"}},
+        },
         "final_policy_state": _OBJ,
         "started_at": {"type": "string"},
         "finished_at": {"type": "string"},
@@ -339,6 +429,39 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
 
 class TrajectoryValidationError(ValueError):
     pass
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A document of any known schema version, in the current version's shape.
+
+    1.0 had no budgets, counters, trials or tree: the decision budget was ``max_steps``, the interaction
+    count is the executed steps with a browser action plus the handle's steps, and the rest is empty.
+    """
+    version = data.get("schema_version")
+    if version not in KNOWN_VERSIONS:
+        raise TrajectoryValidationError(f"unknown trajectory schema version {version!r} (known: {KNOWN_VERSIONS})")
+    if version == SCHEMA_VERSION:
+        return data
+    steps = data.get("steps") or []
+    calls = [c for s in steps for c in s.get("handle_calls") or []]
+    counters = dict.fromkeys(COUNTERS, 0)
+    counters["decisions"] = len(steps)
+    counters["interactions"] = sum(1 for s in steps if s.get("browser_action")) + sum(
+        1 for c in calls if c.get("op") == "step" and not c.get("error")
+    )
+    counters["restores"] = sum(1 for c in calls if c.get("op") == "restore" and not c.get("error"))
+    counters["gotos"] = sum(1 for c in calls if c.get("op") == "goto" and not c.get("error"))
+    return {
+        **data,
+        "schema_version": SCHEMA_VERSION,
+        "budget": {"decisions": data.get("max_steps", 0), "interactions": None},
+        "counters": counters,
+        "budget_exhausted": None,
+        "oracle_assisted": False,
+        "lookahead": [],
+        "trials": [],
+        "tree": None,
+    }
 
 
 def validate(data: dict[str, Any]) -> None:

@@ -4,11 +4,23 @@ A policy maps the current (wrapped) observation to one action per *decision*; th
 (``experiments.rollout``) owns the episode and the environment. Methods that need more than
 observe-act get a controlled :class:`EnvHandle` for the duration of ``act``:
 
-* several actions in one decision (CoAct's local plan): ``handle.step(action)`` for all but the last,
-  return the last as ``Decision.action`` -- or keep a queue and return one per ``act`` call;
+* several actions in one decision: ``handle.step(action)`` for all but the last, return the last as
+  ``Decision.action`` -- or keep a queue and return one per ``act`` call (CoAct's local plan);
 * backtracking to an earlier page (Devil's Advocate): ``handle.goto(url)``;
 * restoring an earlier state (Plan-MCTS): ``token = handle.snapshot()`` ... ``handle.restore(token)``;
-  a fresh attempt from the start of the episode is ``handle.restore(handle.initial)``.
+  a fresh attempt from the start of the episode is ``handle.restore(handle.initial)``;
+* scoring "what if the episode ended now with this answer" (``handle.evaluate``), only for policies
+  whose configuration allows it (:meth:`Policy.allows_lookahead`); every use is recorded and reported;
+* marking the end of a trial of a multi-trial method (``handle.end_trial``), which the loop scores for
+  the report only: the policy never sees that verdict.
+
+Two budgets (:class:`Budget`, in :attr:`TaskSpec.budget` and ``handle.budget``): the *decision* budget
+of the executed path (WebArena's 30 steps: the number of ``act`` calls) and the *interaction* budget
+(every env action the policy causes, explored and undone ones included; restores and gotos are counted
+apart). A handle call never truncates the episode: when a budget is spent it raises
+:class:`BudgetExhausted`, which the policy catches and answers from. An answer sent through
+``handle.step`` never ends the episode either: the handle holds it back and returns it in
+``info["answer"]``; only ``Decision.action`` delivers the final answer.
 
 Every handle call is recorded in the trajectory by the rollout loop; policies never hold the browser.
 A decision may carry no action (``Decision.action=None``): nothing is sent to the browser, the step is
@@ -31,11 +43,25 @@ from llm import LLM, CallSettings, LLMCall, Script
 
 Obs = dict[str, Any]
 Info = dict[str, Any]
+DEFAULT_MAX_STEPS = 30  # WebArena's decision budget
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The budgets of one episode: ``decisions`` on the executed path, ``interactions`` (None: no cap)
+    over every env action the policy causes."""
+
+    decisions: int = DEFAULT_MAX_STEPS
+    interactions: int | None = None
 
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """What a policy may know about the task (never its evaluation)."""
+    """What a policy may know about the task (never its evaluation).
+
+    ``commands`` are the commands the preset's action wrapper enables for this very task (``go_home``
+    only on multi-site tasks, for instance), in the wrapper's order; ``budget`` is the episode's.
+    """
 
     env_id: str
     task_id: int | str
@@ -45,9 +71,11 @@ class TaskSpec:
     multi_site: bool = False
     homepage_url: str | None = None
     site_urls: dict[str, str] = field(default_factory=dict)  # site -> base URL (fills URL placeholders)
+    commands: tuple[str, ...] = ()
+    budget: Budget = field(default_factory=Budget)
 
     @classmethod
-    def from_reset(cls, env_id: str, obs: Obs, info: Info) -> TaskSpec:
+    def from_reset(cls, env_id: str, obs: Obs, info: Info, budget: Budget | None = None) -> TaskSpec:
         """Build from ``env.reset()``'s output (info keys are fixed in docs/design.md)."""
         sites = tuple(info.get("sites") or ())
         urls = info.get("site_urls") or {}
@@ -60,6 +88,8 @@ class TaskSpec:
             multi_site=len(sites) > 1,
             homepage_url=urls.get("homepage"),
             site_urls=dict(urls),
+            commands=tuple(info.get("commands") or ()),
+            budget=budget or Budget(),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,7 +108,39 @@ class Decision:
 
 
 class EnvHandleError(RuntimeError):
-    """A handle operation failed (dead browser, unknown snapshot, episode already over)."""
+    """A handle operation failed (dead browser, unknown snapshot, episode already over, not allowed)."""
+
+
+class HandleUsageError(EnvHandleError):
+    """The policy used the handle in a way it may not (an unknown snapshot, a call after the episode
+    ended, a look-ahead its configuration does not allow): the policy's failure, not the environment's."""
+
+
+class BudgetExhausted(HandleUsageError):
+    """A budget of the episode is spent; ``budget`` names it (``"interactions"`` or ``"decisions"``).
+
+    Nothing was sent to the browser. The policy should answer now (``Decision.action``).
+    """
+
+    def __init__(self, budget: str, message: str) -> None:
+        super().__init__(message)
+        self.budget = budget
+
+
+@dataclass(frozen=True)
+class BudgetUse:
+    """How much of the episode's budgets is used, as ``handle.budget`` reports it."""
+
+    decisions: int
+    decision_limit: int
+    interactions: int
+    interaction_limit: int | None
+    restores: int
+    gotos: int
+
+    @property
+    def interactions_left(self) -> int | None:
+        return None if self.interaction_limit is None else max(0, self.interaction_limit - self.interactions)
 
 
 StepResult = tuple[Obs, float, bool, bool, Info]
@@ -98,7 +160,12 @@ class EnvHandle(Protocol):
 
     @property
     def done(self) -> bool:
-        """The episode ended during this decision (a handle step terminated or truncated it)."""
+        """The episode ended during this decision (the browser died under a handle call)."""
+        ...
+
+    @property
+    def budget(self) -> BudgetUse:
+        """The episode's budgets and how much of them is used."""
         ...
 
     def snapshot(self) -> str:
@@ -106,7 +173,7 @@ class EnvHandle(Protocol):
         ...
 
     def restore(self, token: str) -> tuple[Obs, Info]:
-        """Go back to a saved state; ``info["restore_method"]`` is ``"exact"`` or ``"replay"``."""
+        """Go back to a saved state; ``info["restore_method"]`` is ``"exact"``, ``"replay"`` or ``"reset"``."""
         ...
 
     def goto(self, url: str) -> tuple[Obs, Info]:
@@ -114,24 +181,36 @@ class EnvHandle(Protocol):
         ...
 
     def step(self, action: str) -> StepResult:
-        """Run one extra action in the preset's grammar; counts as an environment step.
+        """Run one extra action in the preset's grammar; counts as an interaction, not a decision.
 
-        An answer (``stop [...]``) sent here ends the episode and runs the evaluator: search policies
-        should return their final answer as ``Decision.action`` instead.
+        Raises :class:`BudgetExhausted` when the interaction budget is spent. An answer (``stop [...]``)
+        is not sent: the observation stays, and ``info["answer"]`` holds it.
         """
+        ...
+
+    def evaluate(self, answer: str) -> dict[str, Any]:
+        """Look-ahead: the evaluator's verdict (``score``, ``details``, ``method``) if the episode ended
+        now with ``answer``; the episode goes on. Only when :meth:`Policy.allows_lookahead`."""
+        ...
+
+    def end_trial(self, answer: str | None = None, outcome: str = "", **notes: Any) -> None:
+        """Mark the end of a trial (multi-trial methods); the loop scores it for the report only."""
         ...
 
 
 class Policy(ABC):
-    """Base class of every method. Subclasses set ``name`` and ``preset`` and implement the three methods.
+    """Base class of every method. Subclasses set ``name`` and ``preset`` and implement ``reset``/``act``.
 
     ``preset`` names the wrappers preset (``wrappers.presets.PRESETS``) whose observations and action
-    grammar the policy speaks. ``max_steps`` is the method's decision budget (the rollout default).
+    grammar the policy speaks. ``max_steps`` is the method's decision budget and ``max_interactions``
+    its interaction budget (the rollout's defaults; a study may override both, and the policy then
+    reads the episode's from :attr:`TaskSpec.budget`).
     """
 
     name: str = "policy"
     preset: str = "webarena"
-    max_steps: int = 30
+    max_steps: int = DEFAULT_MAX_STEPS
+    max_interactions: int | None = None
     uses_llm: ClassVar[bool] = True
 
     @abstractmethod
@@ -150,30 +229,76 @@ class Policy(ABC):
         """JSON-serialisable configuration for the trajectory header (no credentials)."""
         return {}
 
+    def allows_lookahead(self) -> bool:
+        """Whether this configuration may ask the evaluator during an episode (an oracle-assisted run)."""
+        return False
+
+    def search_tree(self) -> Any:
+        """The search tree built this episode (a :class:`policies.search_tree.SearchTree`), if any."""
+        return None
+
     def llms(self) -> list[LLM]:
         """The LLM clients this policy calls (the rollout restarts their per-episode sample counters)."""
         return [v for v in vars(self).values() if isinstance(v, LLM)]
+
+
+# -- LLM options shared by every method ----------------------------------------------------------------
+
+COMMON_LLM_OPTIONS = ("model", "api_base", "cache_dir", "retries", "timeout", "script", "backoff_s", "llm")
+ROLE_SETTINGS = ("model", "temperature", "top_p", "max_tokens", "api_base")
 
 
 def build_llm(
     roles: dict[str, CallSettings],
     *,
     model: str | None = None,
+    api_base: str | None = None,
     cache_dir: str | None = None,
     retries: int = 4,
     timeout: float = 120.0,
     script: Script | dict[str, list[Any]] | None = None,
     backoff_s: float = 2.0,
     llm: LLM | None = None,
+    **role_options: Any,
 ) -> LLM:
-    """The LLM a policy uses: ``llm`` as given, else one built from the common policy options."""
+    """The LLM a policy uses: ``llm`` as given, else one built from the common options.
+
+    ``role_options`` set one role's setting: ``<role>_<setting>`` with a setting of
+    :data:`ROLE_SETTINGS`, e.g. ``planner_model="openai/my-planner"`` or ``executor_max_tokens=512``
+    (what ``--policy plan_and_act:planner_model=...`` passes). Any other keyword is an error that
+    names the accepted ones, so a typo in a study's options never passes silently.
+    """
+    roles = dict(roles)
+    for key, value in role_options.items():
+        role, setting = _split_role_option(key, roles)
+        roles[role] = roles[role].merged(**{setting: value})  # api_base goes to the role's provider options
     if llm is not None:
         for role, settings in roles.items():
             llm.roles.setdefault(role, settings)
         return llm
     if isinstance(script, dict):
         script = Script(script)
-    return LLM(model, roles, cache_dir=cache_dir, retries=retries, timeout=timeout, script=script, backoff_s=backoff_s)
+    return LLM(
+        model,
+        roles,
+        cache_dir=cache_dir,
+        retries=retries,
+        timeout=timeout,
+        script=script,
+        backoff_s=backoff_s,
+        api_base=api_base,
+    )
+
+
+def _split_role_option(key: str, roles: dict[str, CallSettings]) -> tuple[str, str]:
+    for role in sorted(roles, key=len, reverse=True):
+        prefix = f"{role}_"
+        if key.startswith(prefix) and key[len(prefix) :] in ROLE_SETTINGS:
+            return role, key[len(prefix) :]
+    accepted = [f"{r}_{s}" for r in roles for s in ROLE_SETTINGS]
+    raise TypeError(
+        f"unknown option {key!r}; LLM options are {', '.join(COMMON_LLM_OPTIONS)} and per role {', '.join(accepted)}"
+    )
 
 
 # -- registry ----------------------------------------------------------------------------------------
@@ -207,7 +332,7 @@ def _discover() -> None:
     import policies
 
     for module in pkgutil.iter_modules(policies.__path__):
-        if module.name not in {"base", "llm"} and not module.name.startswith("_"):
+        if module.name != "base" and not module.name.startswith("_"):
             importlib.import_module(f"policies.{module.name}")
     _DISCOVERED = True
 
@@ -222,6 +347,12 @@ def policy_class(name: str) -> type[Policy]:
     if name not in _REGISTRY:
         raise KeyError(f"unknown policy {name!r}; available: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name][0]
+
+
+def registered_defaults(name: str) -> dict[str, Any]:
+    """The options a registered variant presets (e.g. ``judge=True`` for ``agentoccam_judge``)."""
+    policy_class(name)
+    return dict(_REGISTRY[name][1])
 
 
 def make_policy(name: str, **config: Any) -> Policy:

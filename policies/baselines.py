@@ -157,6 +157,7 @@ class ReferencePolicy(Policy):
         self.max_steps = max_steps
         self.max_misses = max_misses
         self.replay = ReferenceReplay([], {})
+        self.commands: tuple[str, ...] = ()
         self.misses = 0
 
     def config(self) -> dict[str, Any]:
@@ -171,15 +172,15 @@ class ReferencePolicy(Policy):
             raise ReferenceStepError(f"local task {task_id} has no reference solution")
         self.replay = ReferenceReplay(solutions[task_id], task.site_urls)
         self.misses = 0
+        self.commands = task.commands
 
     def state(self) -> dict[str, Any]:
         return {"cursor": self.replay.cursor, "n_reference_steps": len(self.replay.steps), "misses": self.misses}
 
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
         from envs.local.reference import SolutionStepError, fill_placeholders
-        from wrappers.presets import PRESETS
 
-        actions = PRESETS[self.preset].actions
+        actions = self.commands
         if self.replay.done:
             return Decision(action="stop []", error="reference solution exhausted without an answer")
         step = self.replay.steps[self.replay.cursor]
@@ -215,7 +216,7 @@ class RandomPolicy(Policy):
         self.seed = seed
         self.rng = random.Random(seed)
         self.words: list[str] = ["test"]
-        self.multi_site = False
+        self.commands: tuple[str, ...] = ()
 
     def config(self) -> dict[str, Any]:
         return {"preset": self.preset, "max_steps": self.max_steps, "seed": self.seed, "llm": None}
@@ -223,13 +224,12 @@ class RandomPolicy(Policy):
     def reset(self, task: TaskSpec) -> None:
         self.rng = random.Random(f"{self.seed}:{task.task_id}")
         self.words = re.findall(r"[A-Za-z]{3,}", task.goal) or ["test"]
-        self.multi_site = task.multi_site
+        self.commands = task.commands
 
     def candidates(self, obs: Obs) -> list[str]:
         from wrappers.actions.agentoccam import page_ids
-        from wrappers.presets import PRESETS
 
-        actions = PRESETS[self.preset].actions
+        actions = self.commands
         text = str(obs.get("text") or "")
         shown = {bid for bid in page_ids(obs) if f"[{bid}]" in text}
         roles = {
@@ -244,9 +244,7 @@ class RandomPolicy(Policy):
                 for bid in sorted(shown)
                 if roles.get(bid) in _TYPABLE
             ]
-        out += [
-            command for name, command in _ID_FREE.items() if name in actions and (name != "go_home" or self.multi_site)
-        ]
+        out += [command for name, command in _ID_FREE.items() if name in actions]
         out.append("stop [N/A]")
         return out
 

@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from llm import LLM, CallSettings, Message, Script
+from llm import CallSettings, Message
 from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -147,7 +147,6 @@ class ReActPolicy(Policy):
     def __init__(
         self,
         *,
-        model: str | None = None,
         temperature: float = 1.0,
         top_p: float = 0.9,
         max_tokens: int = 384,
@@ -158,11 +157,7 @@ class ReActPolicy(Policy):
         examples: bool = True,
         preset: str = "webarena",
         actions: list[str] | None = None,
-        cache_dir: str | None = None,
-        retries: int = 4,
-        timeout: float = 120.0,
-        script: Script | dict[str, list[Any]] | None = None,
-        llm: LLM | None = None,
+        **llm_options: Any,
     ):
         self.preset = preset
         self.max_steps = max_steps
@@ -172,26 +167,19 @@ class ReActPolicy(Policy):
         self.examples = examples
         self._actions = tuple(actions) if actions else None
         self.llm = build_llm(
-            {"actor": CallSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens)},
-            model=model,
-            cache_dir=cache_dir,
-            retries=retries,
-            timeout=timeout,
-            script=script,
-            llm=llm,
+            {"actor": CallSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens)}, **llm_options
         )
         self.task: TaskSpec | None = None
         self.s = ReActState()
 
     @property
     def actions(self) -> tuple[str, ...]:
-        """The commands the preset enables (``wrappers.presets.PRESETS[preset].actions``), stop included."""
-        if self._actions is None:
-            from wrappers.presets import PRESETS
-
-            enabled = set(PRESETS[self.preset].actions) | {"stop"}
-            self._actions = tuple(a for a in _action_specs() if a in enabled)
-        return self._actions
+        """The commands this task enables (the action wrapper's, from the task spec), stop included,
+        in the prompt's order; ``actions=`` given at construction wins."""
+        if self._actions is not None:
+            return self._actions
+        enabled = set(self.task.commands if self.task is not None else ()) | {"stop"}
+        return tuple(a for a in _action_specs() if a in enabled)
 
     def config(self) -> dict[str, Any]:
         return {

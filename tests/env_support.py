@@ -27,6 +27,11 @@ INDEX_HTML = """<!doctype html><html><head><title>Test shop</title></head><body>
 </body></html>"""
 PAGE2_HTML = """<!doctype html><html><head><title>Second page</title></head><body>
 <h1>Second page</h1><p>The answer is 42.</p><a href="/index.html">Back home</a></body></html>"""
+DIALOG_HTML = """<!doctype html><html><head><title>Dialogs</title></head><body>
+<button id="delete" onclick="document.getElementById('out').textContent = confirm('Delete this item?') ? 'deleted' : 'kept'">Delete</button>
+<button id="hello" onclick="alert('Saved!')">Save</button>
+<div id="out" role="status"></div>
+</body></html>"""
 SECRET_HTML = "<!doctype html><html><head><title>Outside</title></head><body>Not a task site</body></html>"
 
 
@@ -60,6 +65,7 @@ class StaticSites:
         self.site = _Server(root / "site")
         (root / "site" / "index.html").write_text(INDEX_HTML.format(outside=self.outside.url))
         (root / "site" / "page2.html").write_text(PAGE2_HTML)
+        (root / "site" / "dialogs.html").write_text(DIALOG_HTML)
         (root / "outside" / "secret.html").write_text(SECRET_HTML)
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 OBS_KEYS = {
     "chat_messages", "goal", "goal_object", "open_pages_urls", "open_pages_titles", "active_page_index", "url",
     "screenshot", "dom_object", "axtree_object", "extra_element_properties", "focused_element_bid",
-    "last_action", "last_action_error", "elapsed_time",
+    "last_action", "last_action_error", "dialogs", "elapsed_time",
 }  # fmt: skip
 
 

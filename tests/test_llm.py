@@ -3,6 +3,7 @@ accounting and scripted roles."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from llm import LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
+from llm.tokens import count_message_tokens
 
 MSGS = [{"role": "system", "content": "You pick actions."}, {"role": "user", "content": "OBJECTIVE: buy a red hat"}]
 
@@ -217,3 +219,80 @@ def test_credential_options_are_sent_but_never_recorded_or_hashed(tmp_path):
         cache_dir=tmp_path,
     )
     assert rotated.complete("actor", MSGS).call.cached  # a rotated key still hits the cache
+
+
+def png(color: tuple[int, int, int]) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (64, 48), color).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_an_image_message_round_trips_through_the_cache_keyed_by_its_bytes(tmp_path):
+    from llm import image_part
+
+    def ask(image: bytes) -> list[dict]:
+        return [{"role": "user", "content": [{"type": "text", "text": "What colour?"}, image_part(image)]}]
+
+    red, blue = png((255, 0, 0)), png((0, 0, 255))
+    first = LLM("gpt-4o", {"actor": CallSettings()}, cache_dir=tmp_path, script=Script({"actor": ["red"]}))
+    out = first.complete("actor", ask(red))
+    text_only = count_message_tokens("gpt-4o", [{"role": "user", "content": "What colour?"}])
+    assert out.text == "red" and out.call.prompt_tokens > text_only + 50  # the image's tokens are counted
+    recorded = out.call.to_dict()["messages"][0]["content"][1]["image_url"]["url"]
+    digest = hashlib.sha256(red).hexdigest()
+    assert recorded == f"sha256:{digest}" and out.call.images == {digest: red} and "images" not in out.call.to_dict()
+
+    again = LLM("gpt-4o", {"actor": CallSettings()}, cache_dir=tmp_path, script=Script({"actor": []}))
+    hit = again.complete("actor", ask(red))  # same bytes: replayed from the cache, no script answer used
+    assert hit.text == "red" and hit.call.cached and hit.call.prompt_tokens == out.call.prompt_tokens
+    with pytest.raises(ScriptExhaustedError):
+        again.complete("actor", ask(blue))  # other bytes: a different request
+
+
+def test_roles_have_their_own_models_and_settings_and_unknown_options_are_named():
+    from policies.base import build_llm
+
+    llm = build_llm(
+        {"planner": CallSettings(temperature=0.0), "executor": CallSettings(max_tokens=512)},
+        model="gpt-4o",
+        planner_model="openai/my-planner",
+        executor_max_tokens=64,
+        executor_api_base="http://127.0.0.1:8000/v1",
+        script={"planner": ["plan"], "executor": ["act"]},
+    )
+    assert llm.model_for("planner") == "openai/my-planner" and llm.model_for("executor") == "gpt-4o"
+    assert llm.settings("executor").max_tokens == 64
+    planned = llm.complete("planner", MSGS)
+    acted = llm.complete("executor", MSGS)
+    assert planned.call.model == "openai/my-planner" and acted.call.model == "gpt-4o"
+    assert acted.call.settings["api_base"] == "http://127.0.0.1:8000/v1" and "api_base" not in planned.call.settings
+    with pytest.raises(TypeError, match="unknown option 'planer_model'.*planner_model"):
+        build_llm({"planner": CallSettings()}, planer_model="x")
+
+
+def test_api_base_reaches_every_role_unless_a_role_sets_its_own(monkeypatch):
+    monkeypatch.setenv("WEBARENA_GYM_API_BASE", "http://127.0.0.1:9/v1")
+    llm = LLM("openai/local", {"a": CallSettings(), "b": CallSettings(extra={"api_base": "http://other/v1"})},
+              script=Script({"a": ["x"], "b": ["y"]}))  # fmt: skip
+    assert llm.complete("a", MSGS).call.settings["api_base"] == "http://127.0.0.1:9/v1"
+    assert llm.complete("b", MSGS).call.settings["api_base"] == "http://other/v1"
+
+
+def test_errors_say_whether_the_provider_or_the_configuration_failed():
+    litellm = _litellm()
+    missing_key = litellm.InternalServerError(
+        "Missing credentials. Please pass an `api_key`", llm_provider="openai", model="gpt-4o"
+    )
+    for item, kind, attempts in [
+        (missing_key, "configuration", 1),  # litellm reports it as a 500: still not retried
+        (litellm.BadRequestError("maximum context length is 4096", model="m", llm_provider="openai"), "configuration", 1),
+        (server_error(), "provider", 3),
+    ]:
+        llm = make(Script({"actor": [item] * 3}), retries=2)
+        with pytest.raises(LLMError) as info:
+            llm.complete("actor", MSGS)
+        assert (info.value.kind, info.value.attempts, info.value.call.error_kind) == (kind, attempts, kind)

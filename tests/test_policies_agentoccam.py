@@ -4,6 +4,7 @@ output parsing and bounded re-asks, the judge's selection. End-to-end runs on th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -20,11 +21,24 @@ from policies.agentoccam import (
     parse_fields,
     render_history,
 )
-from policies.base import TaskSpec
+from policies.base import Budget, TaskSpec
 from wrappers.observations.agentoccam import process_axtree
+from wrappers.presets import PRESETS
 
-ONE_SITE = TaskSpec("webarena/local.203", 203, "Find the dean's email", ("reddit",), "http://r/")
-MULTI = TaskSpec("webarena/local.600", 600, "Post it", ("reddit", "gitlab"), "http://r/", True, "http://home")
+SINGLE_SITE_COMMANDS = tuple(c for c in PRESETS["agentoccam"].actions if c != "go_home")  # as the wrapper says
+ONE_SITE = TaskSpec(
+    "webarena/local.203", 203, "Find the dean's email", ("reddit",), "http://r/", commands=SINGLE_SITE_COMMANDS
+)
+MULTI = TaskSpec(
+    "webarena/local.600",
+    600,
+    "Post it",
+    ("reddit", "gitlab"),
+    "http://r/",
+    True,
+    "http://home",
+    commands=PRESETS["agentoccam"].actions,
+)
 
 
 def answer(action: str, *, highlight: str = "", reason: str = "It helps.", description: str = "A page.") -> str:
@@ -40,10 +54,12 @@ def page_obs(tree: dict, url: str = "http://r/") -> dict:
 
 
 def policy(answers: list, task: TaskSpec = ONE_SITE, **kw) -> AgentOccamPolicy:
+    """A policy reset on ``task`` as the rollout would: the preset's commands and the policy's budget."""
     p = make_policy(
         kw.pop("name", "agentoccam"), script=Script(answers if isinstance(answers, dict) else {"actor": answers}), **kw
     )
-    p.reset(task)
+    commands = tuple(c for c in PRESETS[p.preset].actions if task.multi_site or c != "go_home")
+    p.reset(dataclasses.replace(task, commands=commands, budget=Budget(decisions=p.max_steps)))
     return p
 
 

@@ -10,7 +10,9 @@ from experiments.rollout import run_episode
 from policies import make_policy
 from policies.base import TaskSpec
 from policies.baselines import RandomPolicy, ReferenceStepError, reference_command
-from wrappers.actions.agentoccam import WEBARENA_COMMANDS
+from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS
+
+SINGLE_SITE = tuple(c for c in AGENTOCCAM_COMMANDS if c != "go_home")  # what the action wrapper enables
 
 
 def node(node_id: str, role: str, name: str, bid: str | None, parent: str | None = None) -> dict:
@@ -103,7 +105,9 @@ def test_select_steps_name_options_by_label_or_value():
 
 def random_policy(seed: int) -> RandomPolicy:
     policy = RandomPolicy(preset="agentoccam", seed=seed)
-    policy.reset(TaskSpec("webarena/local.1", 1, "Search for red hats", ("shopping",), "http://site/"))
+    policy.reset(
+        TaskSpec("webarena/local.1", 1, "Search for red hats", ("shopping",), "http://site/", commands=SINGLE_SITE)
+    )
     return policy
 
 

@@ -18,8 +18,16 @@ from policies.react import (
     system_prompt,
     truncate_tokens,
 )
+from wrappers.presets import PRESETS
 
-TASK = TaskSpec("webarena/local.200", 200, "Who posted the top post in books?", ("reddit",), "http://r/")
+TASK = TaskSpec(
+    "webarena/local.200",
+    200,
+    "Who posted the top post in books?",
+    ("reddit",),
+    "http://r/",
+    commands=PRESETS["webarena"].actions,
+)
 
 
 def say(action: str, why: str = "Let's think step by step. The page shows what I need.") -> str:

@@ -17,7 +17,7 @@ import pytest
 import experiments.rollout as rollout
 from experiments.trajectory import Trajectory, validate
 from llm import Script
-from policies.base import Decision, EnvHandleError, Policy, TaskSpec
+from policies.base import BudgetExhausted, Decision, EnvHandleError, Policy, TaskSpec
 from policies.react import WEBARENA_ACTIONS, ReActPolicy
 
 PAGES = {"http://t/": "[1] link 'Hats'\n[2] link 'Shoes'", "http://t/hats": "[5] StaticText 'Red hat $12'"}
@@ -27,7 +27,7 @@ LINKS = {"1": "http://t/hats", "2": "http://t/shoes"}
 class TextSiteEnv(gym.Env):
     """Two pages; ``click [1]`` opens the hats page; ``stop [answer]`` scores the answer "$12"."""
 
-    def __init__(self, max_episode_steps: int = 30, fail_on: str | None = None):
+    def __init__(self, max_episode_steps: int | None = None, fail_on: str | None = None):
         self.max_episode_steps = max_episode_steps
         self.fail_on = fail_on
         self.url, self.n, self.closed = "http://t/", 0, False
@@ -62,7 +62,7 @@ class TextSiteEnv(gym.Env):
             return self._obs(), score, True, False, {"evaluation": {"string_match": score}}
         else:
             error = f"unknown action {action!r}"
-        truncated = self.n >= self.max_episode_steps
+        truncated = self.max_episode_steps is not None and self.n >= self.max_episode_steps
         return self._obs(error), 0.0, False, truncated, {"evaluation": {"answer": ""}} if truncated else {}
 
     # the base-env extras RolloutHandle uses
@@ -76,6 +76,17 @@ class TextSiteEnv(gym.Env):
     def goto(self, url: str):
         self.url = url
         return self._obs(), {}
+
+    def end_episode(self, answer: str = ""):
+        score = float(answer == "$12")
+        return self._obs(), score, False, True, {"evaluation": {"answer": answer, "string_match": score}}
+
+    def evaluate_now(self, answer: str):
+        return {"score": float(answer == "$12"), "details": {}, "method": "exact"}
+
+    def answer_in(self, action: str):
+        m = re.fullmatch(r"stop \[(.*)\]", action, re.S)
+        return m.group(1) if m else None
 
     def close(self):
         self.closed = True
@@ -129,10 +140,14 @@ def test_success_is_recorded_step_by_step(envs, tmp_path):
     assert Trajectory.load(tmp_path).steps[1].action == "stop [$12]"
 
 
-def test_env_max_steps_follow_the_policy_budget(envs):
+def test_the_loop_ends_the_episode_at_the_decision_budget_and_still_scores_it(envs):
     traj = rollout.run_episode("test/shop", react([say("click [2]")] * 2 + [say("click [1]")]), max_steps=3)
-    assert envs[0].max_episode_steps == 3
-    assert traj.truncated and not traj.terminated and len(traj.steps) == 3 and traj.evaluation == {"answer": ""}
+    assert envs[0].max_episode_steps is None  # the env has no limit of its own under the loop
+    assert traj.truncated and not traj.terminated and len(traj.steps) == 3
+    assert traj.forced_stop and traj.budget_exhausted == "decisions"
+    assert traj.evaluation == {"answer": "", "string_match": 0.0}  # end_episode("") ran the evaluator
+    assert traj.counters["decisions"] == 3 and traj.counters["interactions"] == 3
+    assert traj.budget == {"decisions": 3, "interactions": None}
 
 
 def test_policy_exception_ends_the_episode_with_the_error(envs):
@@ -220,16 +235,41 @@ def test_handle_calls_are_recorded_and_wrapped(envs):
     assert traj.steps[0].policy_state == {"seen": ["[5] STATICTEXT 'RED HAT $12'"]}  # through the wrapper
 
 
-def test_handle_step_that_ends_the_episode_ends_the_decision(envs):
-    class Finisher(Explorer):
+def test_an_answer_sent_through_the_handle_is_held_back(envs):
+    class Prober(Explorer):
         def act(self, obs, handle) -> Decision:
-            handle.step("stop [$12]")
+            handle.step("click [1]")
+            probe, _, terminated, truncated, info = handle.step("stop [$12]")
+            assert not (terminated or truncated) and info == {"answer": "$12", "intercepted": True}
+            assert probe["url"] == "http://t/hats"  # nothing was sent: the page is the one before
+            return Decision(action=f"stop [{info['answer']}]")
+
+    traj = rollout.run_episode("test/shop", Prober())
+    assert traj.terminated and traj.reward == 1.0 and len(traj.steps) == 1
+    assert traj.counters["intercepted_answers"] == 1 and envs[0].n == 2  # click + the final answer
+    assert traj.counters["interactions"] == 2 and traj.counters["decisions"] == 1
+    assert traj.steps[0].handle_calls[1]["info"] == {"answer": "$12"}
+
+
+def test_a_browser_that_dies_under_a_handle_step_ends_the_decision(monkeypatch):
+    class Dying(TextSiteEnv):
+        def step(self, action):
+            if action == "click [2]":
+                return self._obs("browser died"), 0.0, False, True, {"error": "the browser crashed"}
+            return super().step(action)
+
+    monkeypatch.setattr(rollout, "_make_env", lambda e, p, kw: Dying())
+
+    class Walker(Explorer):
+        def act(self, obs, handle) -> Decision:
+            handle.step("click [2]")
             with pytest.raises(EnvHandleError, match="already over"):
                 handle.goto("http://t/")
             return Decision(action="click [1]")
 
-    traj = rollout.run_episode("test/shop", Finisher())
-    assert traj.terminated and traj.reward == 1.0 and traj.steps[0].action is None and len(traj.steps) == 1
+    traj = rollout.run_episode("test/shop", Walker())
+    assert traj.truncated and traj.error_source == "env" and "crashed" in traj.err_msg
+    assert traj.steps[0].action is None and len(traj.steps) == 1
 
 
 def test_unparseable_answers_are_fed_back_then_early_stop(envs):
@@ -252,15 +292,10 @@ def test_decisions_without_action_cannot_exceed_the_budget(monkeypatch):
         def act(self, obs, handle) -> Decision:
             return Decision(action=None, error="waiting")
 
-    def make(env_id, preset, kwargs):
-        env = TextSiteEnv(kwargs["max_episode_steps"])
-        env.step = lambda a, _s=env.step: _s("stop []") if "send_msg_to_user" in a else _s(a)  # base-env answer
-        return env
-
-    monkeypatch.setattr(rollout, "_make_env", make)
+    monkeypatch.setattr(rollout, "_make_env", lambda e, p, kw: TextSiteEnv())
     traj = rollout.run_episode("test/shop", Idle(), max_steps=4)
     assert len(traj.steps) == 4 and traj.forced_stop and traj.truncated and traj.reward == 0.0
-    assert traj.evaluation == {"string_match": 0.0}
+    assert traj.evaluation == {"answer": "", "string_match": 0.0} and traj.counters["interactions"] == 0
 
 
 def test_recorded_config_is_scrubbed(envs):
@@ -306,3 +341,95 @@ def test_restoring_the_initial_state_resets_the_episode(envs):
     assert traj.final_policy_state == {"seen": ["reset:http://t/:0"]} and traj.reward == 1.0
     assert [s.action for s in traj.steps] == ["click [1]", "click [1]", "stop [$12]"]
     assert traj.steps[1].handle_calls[0]["arg"] == "initial"
+
+
+def test_the_interaction_budget_stops_handle_steps_and_non_answer_actions(envs):
+    class Busy(Explorer):
+        def act(self, obs, handle) -> Decision:
+            if not self.seen:
+                handle.step("click [2]")
+                handle.step("click [1]")
+                with pytest.raises(BudgetExhausted) as spent:
+                    handle.step("click [1]")
+                assert spent.value.budget == "interactions" and handle.budget.interactions_left == 0
+                self.seen.append("spent")
+                return Decision(action="click [2]")  # not an answer: refused, the episode ends
+            return Decision(action="stop [$12]")
+
+    traj = rollout.run_episode("test/shop", Busy(), max_interactions=2)
+    assert traj.budget == {"decisions": 30, "interactions": 2} and traj.budget_exhausted == "interactions"
+    assert traj.forced_stop and traj.truncated and traj.reward == 0.0 and len(traj.steps) == 1
+    assert traj.counters["interactions"] == 2 and envs[0].n == 2
+    assert "interaction budget is spent" in traj.steps[0].action_error
+    assert traj.summary_info()["stats.cum_interactions"] == 2.0
+
+
+def test_an_answer_is_still_delivered_when_the_interaction_budget_is_spent(envs):
+    class Answerer(Explorer):
+        def act(self, obs, handle) -> Decision:
+            handle.step("click [1]")
+            with pytest.raises(BudgetExhausted):
+                handle.step("click [2]")
+            return Decision(action="stop [$12]")
+
+    traj = rollout.run_episode("test/shop", Answerer(), max_interactions=1)
+    assert traj.terminated and traj.reward == 1.0 and traj.budget_exhausted is None
+
+
+class Oracle(Explorer):
+    """Two trials: a wrong answer, scored by look-ahead; then the right one."""
+
+    def __init__(self, lookahead: bool):
+        self.lookahead = lookahead
+
+    def allows_lookahead(self) -> bool:
+        return self.lookahead
+
+    def act(self, obs, handle) -> Decision:
+        if not self.seen:
+            verdict = handle.evaluate("$9")
+            self.seen.append(f"{verdict['score']}:{verdict['method']}")
+            handle.end_trial("$9", outcome="self-judged failure")
+            handle.restore(handle.initial)
+            return Decision(action="click [1]")
+        handle.end_trial("$12", outcome="answered")
+        return Decision(action="stop [$12]")
+
+
+def test_lookahead_is_refused_unless_the_policy_allows_it(envs):
+    traj = rollout.run_episode("test/shop", Oracle(lookahead=False))
+    assert traj.error_source == "policy" and "look-ahead evaluation is not enabled" in traj.err_msg
+    assert not traj.oracle_assisted and traj.counters["lookahead_calls"] == 0
+
+
+def test_lookahead_and_trials_are_recorded_and_leave_the_score_alone(envs, tmp_path):
+    traj = rollout.run_episode("test/shop", Oracle(lookahead=True), out_dir=tmp_path)
+    assert traj.reward == 1.0 and traj.oracle_assisted and traj.final_policy_state == {"seen": ["0.0:exact"]}
+    assert traj.lookahead == [{"step": 0, "answer": "$9", "score": 0.0, "method": "exact"}]
+    assert [(t["index"], t["answer"], t["score"], t["outcome"]) for t in traj.trials] == [
+        (0, "$9", 0.0, "self-judged failure"),
+        (1, "$12", 1.0, "answered"),
+    ]
+    assert [t["start_step"] for t in traj.trials] == [0, 1] and traj.counters["restores"] == 1
+    data = json.loads((tmp_path / "trajectory.json").read_text())
+    validate(data)
+    assert data["summary"]["stats.n_trials"] == 2.0 and data["summary"]["stats.cum_lookahead_calls"] == 1.0
+
+
+def test_a_search_tree_is_recorded(envs):
+    from policies.search_tree import SearchTree
+
+    class Searcher(Explorer):
+        def act(self, obs, handle) -> Decision:
+            self.tree = SearchTree.rooted(state=handle.snapshot(), url=obs["url"])
+            node = self.tree.add(self.tree.root, label="open hats", actions=["click [1]"], value=1.0, visits=1)
+            self.tree.final_path = self.tree.path_to(node.id)
+            return Decision(action="stop [$12]")
+
+        def search_tree(self):
+            return self.tree
+
+    traj = rollout.run_episode("test/shop", Searcher())
+    assert traj.tree["final_path"] == [0, 1] and traj.tree["nodes"][1]["label"] == "open hats"
+    assert traj.tree["nodes"][0]["state"] == "snap0"
+    validate(traj.to_dict())

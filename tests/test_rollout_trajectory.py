@@ -142,3 +142,18 @@ def test_jsonable_handles_numpy_and_objects():
     out = jsonable({"a": np.int64(3), "b": np.array([1.5, 2.0]), 4: {1, 2}, "o": object()})
     json.dumps(out)
     assert out["a"] == 3 and out["b"] == [1.5, 2.0] and sorted(out["4"]) == [1, 2] and out["o"].startswith("<object")
+
+
+def test_schema_1_0_documents_still_load():
+    old = sample().to_dict()
+    for key in ("budget", "counters", "budget_exhausted", "oracle_assisted", "lookahead", "trials", "tree"):
+        del old[key]
+    old["schema_version"] = "1.0"
+    old["steps"][0]["browser_action"] = "click('1')"
+    old["steps"][0]["handle_calls"] = [{"op": "restore", "arg": "snap0", "error": None}]
+    loaded = Trajectory.from_dict(old)
+    assert loaded.schema_version == SCHEMA_VERSION and loaded.budget == {"decisions": 30, "interactions": None}
+    assert loaded.counters["decisions"] == 2 and loaded.counters["interactions"] == 1
+    assert loaded.counters["restores"] == 1 and loaded.trials == [] and loaded.tree is None
+    with pytest.raises(TrajectoryValidationError, match="unknown trajectory schema version"):
+        Trajectory.from_dict({**old, "schema_version": "0.9"})

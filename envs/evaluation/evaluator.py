@@ -34,7 +34,7 @@ import math
 import os
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -190,11 +190,14 @@ def evaluate(
     last_url: str | None = None,
     urls: dict[str, str] | None = None,
     options: EvalOptions | None = None,
+    only: Collection[str] | None = None,
 ) -> EvalResult:
     """Score a finished episode. ``config`` has its site placeholders already replaced.
 
     ``page`` is the page the agent ended on (its context is logged in); ``last_url`` defaults to its
     URL; ``urls`` (site -> base URL) default to the ``WA_*`` variables and serve ``func:`` helpers.
+    ``only`` limits the checks to those eval types (a look-ahead on real sites skips the ones that
+    read pages); the others are recorded as skipped and ``details["partial"]`` is set.
     """
     eval_block = config.get("eval") if isinstance(config, dict) else None
     eval_types = list(eval_block.get("eval_types") or []) if isinstance(eval_block, dict) else []
@@ -214,6 +217,10 @@ def evaluate(
         details["error"] = "the task config lists no eval_types"
     for eval_type in eval_types:
         handler = _HANDLERS.get(eval_type)
+        if only is not None and eval_type not in only:
+            details[eval_type] = {"skipped": "not checked in this evaluation"}
+            details["partial"] = True
+            continue
         if handler is None:
             part_score, part = 0.0, {"error": f"unknown eval type {eval_type!r} (known: {', '.join(EVAL_TYPES)})"}
         else:

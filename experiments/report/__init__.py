@@ -14,7 +14,7 @@ from pathlib import Path
 
 from experiments.report.plots import write_plots
 from experiments.report.summary import summarize
-from experiments.report.tables import cells, header, markdown_table
+from experiments.report.tables import all_tables, markdown_report
 from experiments.report.viewer import write_html
 from experiments.store import StudyStore
 
@@ -26,13 +26,13 @@ def build_report(study: str | os.PathLike) -> Path:
     summary = summarize(study)
     out = Path(study) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    md = markdown_table(summary)
-    (out / "summary.md").write_text(md)
+    (out / "summary.md").write_text(markdown_report(summary))
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    with open(out / "summary.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header(summary))
-        w.writerows(cells(r, summary) for r in summary["rows"])
+    for table in all_tables(summary):
+        with open(out / f"{table.name}.csv", "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(table.header)
+            writer.writerows(table.rows)
     plots = write_plots(summary, out)
     write_html(StudyStore(study), summary, plots, out)
     return out

@@ -50,6 +50,34 @@ def rate(results: list[EpisodeResult]) -> Rate:
     return Rate(mean, math.sqrt(var / n), n)
 
 
+_BUDGETS = ("decisions", "interactions")
+
+
+def _roles(results: list[EpisodeResult]) -> dict[str, dict[str, float]]:
+    """Per call role, per task: calls, prompt and completion tokens, cost."""
+    totals: dict[str, dict[str, float]] = {}
+    for r in results:
+        for role, stats in r.role_calls.items():
+            row = totals.setdefault(role, dict.fromkeys(stats, 0.0))
+            for key, value in stats.items():
+                row[key] = row.get(key, 0.0) + value
+    n = len(results) or 1
+    return {role: {key: value / n for key, value in stats.items()} for role, stats in totals.items()}
+
+
+def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
+    """Success rate after k trials (k = 1, 2, ...): the share of episodes solved in one of their first k
+    trials, by the loop's report-only verdicts (Devil's Advocate's Fig. 6); [] for single-trial methods."""
+    if not any(r.trial_scores for r in results):
+        return []
+    longest = max(len(r.trial_scores) for r in results)
+    curve = []
+    for k in range(1, longest + 1):
+        solved = sum(1 for r in results if any((s or 0.0) >= 1.0 for s in r.trial_scores[:k]))
+        curve.append(solved / len(results))
+    return curve
+
+
 def summarize(study: str | os.PathLike) -> dict[str, Any]:
     """Everything the tables and plots show, as plain data (also written as summary.json)."""
     store = StudyStore(study)
@@ -75,6 +103,12 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "cost_per_task": sum(r.cost for r in mine) / n if n else 0.0,
                 "cost_known": all(r.cost_known for r in mine),
                 "wall_time_per_task_s": sum(r.wall_time_s for r in mine) / n if n else 0.0,
+                "interactions_per_task": sum(r.interactions for r in mine) / n if n else 0.0,
+                "restores_per_task": sum(r.restores for r in mine) / n if n else 0.0,
+                "budget_exhausted": {b: sum(1 for r in mine if r.budget_exhausted == b) for b in _BUDGETS},
+                "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
+                "roles": _roles(mine),
+                "success_after_trial": _success_after_trial(mine),
             }
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}

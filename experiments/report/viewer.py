@@ -14,8 +14,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from experiments.report.tables import cells, header
+from experiments.report.tables import all_tables
 from experiments.store import EpisodeResult, StudyStore
+from llm.messages import IMAGE_REF_PREFIX
 
 _env = Environment(loader=PackageLoader("experiments", "templates"), autoescape=select_autoescape(["html"]))
 
@@ -26,9 +27,40 @@ def _page_name(r: EpisodeResult) -> str:
 
 def _content(message: dict[str, Any]) -> str:
     content = message.get("content", "")
-    if isinstance(content, list):  # multimodal messages: show their text parts
+    if isinstance(content, list):  # multimodal messages: their text parts (images are listed apart)
         return "\n".join(part.get("text", "[image]") for part in content if isinstance(part, dict))
     return str(content)
+
+
+def _images(message: dict[str, Any], episode_dir: Path, out: Path) -> list[str]:
+    """Paths (from the report) of the images a message carried, saved as ``images/<sha256>.png``."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    refs = [
+        str((part.get("image_url") or {}).get("url", ""))
+        for part in content
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    ]
+    return [
+        os.path.relpath(episode_dir / "images" / f"{ref.split(':', 1)[1]}.png", out)
+        for ref in refs
+        if ref.startswith(IMAGE_REF_PREFIX)
+    ]
+
+
+def _tree(traj: dict[str, Any]) -> dict[str, Any] | None:
+    """The search tree as nested nodes (children in creation order), the executed path marked."""
+    tree = traj.get("tree")
+    if not tree or not tree.get("nodes"):
+        return None
+    path = set(tree.get("final_path") or [])
+    nodes = {n["id"]: {**n, "on_path": n["id"] in path, "children": []} for n in tree["nodes"]}
+    roots = []
+    for node in nodes.values():
+        parent = nodes.get(node.get("parent"))
+        (parent["children"] if parent is not None else roots).append(node)
+    return {"roots": roots, "final_path": tree.get("final_path") or [], "size": len(nodes)}
 
 
 def _load_trajectory(study: Path, r: EpisodeResult) -> dict[str, Any]:
@@ -52,7 +84,10 @@ def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str,
                 "model": c.get("model", ""),
                 "prompt_tokens": c.get("prompt_tokens", 0),
                 "completion_tokens": c.get("completion_tokens", 0),
-                "messages": [{"role": m.get("role", ""), "content": _content(m)} for m in c.get("messages", [])],
+                "messages": [
+                    {"role": m.get("role", ""), "content": _content(m), "images": _images(m, episode_dir, out)}
+                    for m in c.get("messages", [])
+                ],
                 "response": "\n---\n".join(c.get("responses") or []),
                 "error": c.get("error"),
             }
@@ -82,6 +117,11 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out
             goal=(traj.get("task") or {}).get("goal", ""),
             evaluation=json.dumps(traj.get("evaluation"), indent=2) if traj.get("evaluation") else "",
             steps=_steps(traj, episode_dir, out),
+            tree=_tree(traj),
+            trials=traj.get("trials") or [],
+            counters=traj.get("counters") or {},
+            budget=traj.get("budget") or {},
+            lookahead=traj.get("lookahead") or [],
             prev=pages[i - 1] if i > 0 else None,
             next=pages[i + 1] if i + 1 < len(pages) else None,
         )
@@ -92,8 +132,7 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out
     index = _env.get_template("index.html").render(
         summary=summary,
         manifest=summary["manifest"],
-        header=header(summary),
-        cells=[cells(row, summary) for row in summary["rows"]],
+        tables=all_tables(summary),
         plots=plots,
         by_policy=list(by_policy.items()),
     )

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from llm import LLM, CallSettings, LLMCall, Message, Script
+from llm import CallSettings, LLMCall, Message
 from policies.agentoccam.memory import PlanError, PlanTree, StepRecord, render_history
 from policies.agentoccam.text import (
     BASE_FIELDS,
@@ -54,7 +54,6 @@ class AgentOccamPolicy(Policy):
     def __init__(
         self,
         *,
-        model: str | None = None,
         temperature: float = 0.5,
         top_p: float = 0.95,
         max_tokens: int | None = None,
@@ -68,11 +67,7 @@ class AgentOccamPolicy(Policy):
         max_reasks: int = 3,
         judge_seed: int = 42,
         preset: str | None = None,
-        cache_dir: str | None = None,
-        retries: int = 4,
-        timeout: float = 120.0,
-        script: Script | dict[str, list[Any]] | None = None,
-        llm: LLM | None = None,
+        **llm_options: Any,
     ):
         self.planning, self.history, self.judge = planning, history, judge
         self.preset = preset or ("agentoccam" if planning else "history" if history else "simplified_obs")
@@ -84,9 +79,7 @@ class AgentOccamPolicy(Policy):
         self.judge_seed = judge_seed
         settings = CallSettings(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
         roles = {"actor": settings, **({"judge": settings} if judge else {})}
-        self.llm = build_llm(
-            roles, model=model, cache_dir=cache_dir, retries=retries, timeout=timeout, script=script, llm=llm
-        )
+        self.llm = build_llm(roles, **llm_options)
         self.task: TaskSpec | None = None
         self.tree = PlanTree("", "")
         self.records: list[StepRecord] = []
@@ -102,17 +95,10 @@ class AgentOccamPolicy(Policy):
         return tuple(f for f in names if self.history or f != "INTERACTION HISTORY SUMMARY")
 
     def commands(self) -> tuple[str, ...]:
-        """The commands offered now: the preset's, in the card's order; planning only when on;
-        ``go_home`` only for multi-site tasks."""
-        from wrappers.presets import PRESETS
-
-        enabled = set(PRESETS[self.preset].actions) | {"stop"}
-        multi = bool(self.task and self.task.multi_site)
-        return tuple(
-            c
-            for c in specs()[1]
-            if c in enabled and (c != "go_home" or multi) and (self.planning or c not in PLANNING_COMMANDS)
-        )
+        """The commands offered now: the task's (the action wrapper drops ``go_home`` on single-site
+        tasks), in the card's order, planning commands only when planning is on."""
+        enabled = set(self.task.commands if self.task is not None else ()) | {"stop"}
+        return tuple(c for c in specs()[1] if c in enabled and (self.planning or c not in PLANNING_COMMANDS))
 
     def config(self) -> dict[str, Any]:
         return {
@@ -184,8 +170,9 @@ class AgentOccamPolicy(Policy):
 
     def messages(self, obs: Obs, extra: str = "") -> list[Message]:
         system = self._system + extra
-        if self.decisions == self.max_steps - 1:
-            system += texts()["final_step"].format(max_steps=self.max_steps)
+        budget = self.task.budget.decisions  # the episode's, which a study may set apart from max_steps
+        if self.decisions == budget - 1:
+            system += texts()["final_step"].format(max_steps=budget)
         return [
             {"role": "system", "content": system},
             {"role": "user", "content": user_message(self.sections(obs, depth=self.history_depth))},

@@ -37,6 +37,7 @@ import gymnasium as gym
 from browsergym.core.spaces import Unicode
 
 from wrappers.actions.grammar import Command, InvalidActionError, parse_action
+from wrappers.forwarding import ForwardsEnvCalls
 
 MEMORY_COMMANDS = frozenset({"note", "branch", "prune"})
 WEBARENA_COMMANDS = (
@@ -55,10 +56,21 @@ class ActionConfig:
     commands: tuple[str, ...] = AGENTOCCAM_COMMANDS
 
 
-class AgentOccamActions(gym.Wrapper):
-    """Text commands in, BrowserGym actions out; see the module docstring for the semantics."""
+class AgentOccamActions(ForwardsEnvCalls, gym.Wrapper):
+    """Text commands in, BrowserGym actions out; see the module docstring for the semantics.
 
-    def __init__(self, env: gym.Env, config: ActionConfig = ActionConfig()):
+    Args:
+        env: a BrowserGym-style env (usually under an observation wrapper that adds ``obs["text"]``).
+        config: the enabled commands (a preset's).
+
+    Example::
+
+        env = AgentOccamActions(AgentOccamObservation(envs.make("webarena/local.0")))
+        obs, info = env.reset(seed=0)          # info["commands"]: the commands enabled for this task
+        obs, reward, terminated, truncated, info = env.step("click [12]")
+    """
+
+    def __init__(self, env: gym.Env, config: ActionConfig = ActionConfig()) -> None:
         super().__init__(env)
         self.config = config
         self.commands: tuple[str, ...] = config.commands
@@ -66,8 +78,10 @@ class AgentOccamActions(gym.Wrapper):
         self._obs: dict[str, Any] | None = None
         self._site_urls: dict[str, str] = {}
 
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
         self._obs = obs
         self._site_urls = dict(info.get("site_urls") or {})
         multi_site = len(info.get("sites") or ()) > 1
@@ -75,7 +89,7 @@ class AgentOccamActions(gym.Wrapper):
         info["commands"] = list(self.commands)
         return obs, info
 
-    def step(self, action: str):
+    def step(self, action: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._obs is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         try:
@@ -97,6 +111,19 @@ class AgentOccamActions(gym.Wrapper):
         info.update(extra | {"browser_action": info["browser_action"]})
         self._obs = obs
         return obs, reward, terminated, truncated, info
+
+    def received(self, obs: dict[str, Any]) -> dict[str, Any]:
+        """A page reached by a forwarded call (restore, goto): ids are checked against it from now on."""
+        self._obs = obs
+        return obs
+
+    def answer_in(self, action: str) -> str | None:
+        """The answer a ``stop [...]`` command delivers; None for any other (or an invalid) command."""
+        try:
+            commands = parse_action(action, self.commands)
+        except InvalidActionError:
+            return None
+        return next((c.args[0] for c in commands if c.name == "stop"), None)
 
     # -- translation ---------------------------------------------------------------------------
 

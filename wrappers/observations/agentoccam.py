@@ -25,6 +25,8 @@ from typing import Any
 import gymnasium as gym
 from browsergym.core.spaces import Anything, Unicode
 
+from wrappers.forwarding import ForwardsEnvCalls
+from wrappers.observations import dialog_lines
 from wrappers.observations.axtree import Node, build_tree
 from wrappers.observations.passes import PIPELINE, PassState
 
@@ -169,8 +171,19 @@ def process_axtree(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig(
     return TextTree(state, max_lines=config.max_lines)
 
 
-class AgentOccamObservation(gym.ObservationWrapper):
-    """Adds ``obs["text"]`` (aligned page with ids) and ``obs["text_tree"]`` (:class:`TextTree`)."""
+class AgentOccamObservation(ForwardsEnvCalls, gym.ObservationWrapper):
+    """Adds ``obs["text"]`` (aligned page with ids) and ``obs["text_tree"]`` (:class:`TextTree`).
+
+    Args:
+        env: a BrowserGym-style env (its observations carry ``axtree_object``).
+        config: which alignment passes run (:class:`ObsConfig`; ``ObsConfig.none()`` turns all off).
+
+    Example::
+
+        env = AgentOccamObservation(envs.make("webarena/local.0"), ObsConfig(tables_to_markdown=False))
+        obs, info = env.reset(seed=0)
+        print(obs["text"])                     # the aligned full page, one element per line
+    """
 
     def __init__(self, env: gym.Env, config: ObsConfig = ObsConfig()) -> None:
         super().__init__(env)
@@ -181,4 +194,4 @@ class AgentOccamObservation(gym.ObservationWrapper):
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         tree = process_axtree(observation.get("axtree_object") or {}, self.config)
-        return {**observation, "text": tree.render(ids=True), "text_tree": tree}
+        return {**observation, "text": dialog_lines(observation) + tree.render(ids=True), "text_tree": tree}

@@ -1,0 +1,1 @@
+"""Action wrappers: each turns one action grammar of the papers into BrowserGym actions, strictly parsed."""
