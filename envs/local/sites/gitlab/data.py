@@ -852,7 +852,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         for i, uid in enumerate(members):
             level = 50 if uid == owner else (40 if i == 1 else rng.choice((10, 20, 30, 30, 40)))
             if uid == users["byteblaze"] and owner != uid:
-                level = 40 if namespace == "primer" else 30
+                level = 40 if namespace in ("primer", "a11yproject") else 30
             conn.execute("INSERT INTO gitlab_member VALUES (?, ?, ?, ?)", (pid, uid, level, _ts(created)))
         files = {
             "README.md": _readme(name, desc, license_key, rng),

@@ -299,6 +299,21 @@ ANCHOR_COMMENTS: tuple[tuple[str, str, str, int], ...] = (
         "Update: the wall plate I bought was the wrong size.",
         -2,
     ),
+    (
+        "My sourdough finally has an open crumb",
+        "SourdoughSally",
+        "Recipe: 75% hydration, 20% starter, twelve hours of cold proof.",
+        -3,
+    ),
+    ("Which Marvel movie should I rewatch first?", "SourdoughSally", "Honestly none of them hold up.", -5),
+    (
+        "A 4,500-year-old temple dedicated to a thunder god was found",
+        "ArchiveDigger",
+        "Source: the excavation report, page 12.",
+        -1,
+    ),
+    ("Adults reading to each other out loud?", "ArchiveDigger", "Reading aloud is a waste of time.", -8),
+    ("PS5 or Xbox Series X for a first console?", "ArchiveDigger", "Just get a PC.", -4),
 )
 # Authors of planted posts and comments other than the account (created as users of the forum).
 ANCHOR_USERS = tuple(
