@@ -14,4 +14,4 @@ test: setup
 	$(VENV)/bin/python -m pytest -q -rfE
 
 bench: setup
-	$(VENV)/bin/python -m experiments.bench
+	$(VENV)/bin/python -m benchmarks

@@ -1,28 +1,30 @@
-"""The one place that decides which Chromium runs and with which flags.
+"""The browser runtime: which Chromium runs with which flags, the shared Playwright driver, and reuse.
 
-BrowserGym launches Chromium in two places (the task browser and its chat window) and only the first
-accepts launch keywords, so we patch Playwright's ``BrowserType.launch`` once: every launch in the
-process then gets our executable and flags. In headless runs the chat window is replaced by an
-in-memory chat, which halves reset time and saves a second browser per environment.
+- :func:`find_chromium` / :func:`launch_options`: the executable and flags every launch gets (the
+  launch patch in :mod:`envs.playwright_patches` applies them to BrowserGym's own launches too);
+- :func:`acquire_playwright` / :func:`release_playwright`: leases on the one driver of the process;
+- :class:`BrowserLease`: an environment's Chromium, taken from :data:`BROWSERS` (the browser a closed
+  environment left) or launched, and handed back there when the environment closes;
+- :class:`HeadlessChat`: in headless runs the chat window is an in-memory log, which halves reset
+  time and saves a second browser per environment.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
-import json
+import logging
 import os
 import shutil
-import sys
 import time
-import traceback
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from envs import playwright_patches
+from envs.bgym import current_shared_playwright, get_shared_playwright, set_shared_playwright
 from envs.pool import IdlePool
+
+logger = logging.getLogger(__name__)
 
 CHROMIUM_ENV_VAR = "WEBARENA_GYM_CHROMIUM"
 CHROMIUM_ARGS_ENV_VAR = "WEBARENA_GYM_CHROMIUM_ARGS"  # extra flags, space-separated
@@ -88,145 +90,6 @@ def launch_options(extra_args: list[str] | None = None, headless: bool = True) -
     return options
 
 
-def install_launch_patch() -> None:
-    """Route every Playwright Chromium launch in this process through :func:`launch_options`.
-
-    Idempotent; safe to call in every worker process (spawned workers start unpatched).
-    """
-    from playwright.sync_api import BrowserType
-
-    if getattr(BrowserType.launch, "_webarena_gym", False):
-        return
-    original = BrowserType.launch
-
-    @functools.wraps(original)
-    def launch(self, *args, **kwargs):
-        if self.name == "chromium":
-            defaults = launch_options(kwargs.get("args"), headless=kwargs.get("headless", True) is not False)
-            kwargs["args"] = defaults["args"]
-            if "executable_path" in defaults:
-                kwargs.setdefault("executable_path", defaults["executable_path"])
-        return original(self, *args, **kwargs)
-
-    launch._webarena_gym = True  # type: ignore[attr-defined]
-    BrowserType.launch = launch  # type: ignore[method-assign]
-
-
-def _light_stack(context: int = 1) -> list[inspect.FrameInfo]:
-    """``inspect.stack()`` without reading source files (no ``code_context``)."""
-    frames = []
-    frame = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        frames.append(inspect.FrameInfo(frame, code.co_filename, frame.f_lineno, code.co_name, None, None))
-        frame = frame.f_back
-    return frames
-
-
-def _light_extract_stack(f: types.FrameType | None = None, limit: int | None = None) -> traceback.StackSummary:
-    """``traceback.extract_stack()`` without the source lines: Playwright records a stack per call
-    for its error messages, and reading (and stat-ing) the source of every frame cost more than the
-    call. The lines are still read, lazily, if an error message is ever formatted."""
-    frame = f if f is not None else sys._getframe(1)
-    frames = []
-    while frame is not None and (limit is None or len(frames) < limit):
-        frames.append(traceback.FrameSummary(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
-                                             lookup_line=False))  # fmt: skip
-        frame = frame.f_back
-    frames.reverse()
-    return traceback.StackSummary.from_list(frames)
-
-
-# The result of the message being dispatched, when its raw text holds no object reference at all
-# (every CDP result, every AX tree): Playwright's walk looking for references can then be skipped.
-_reference_free_result: Any = None
-
-
-def _deserialize_message(self, data: str | bytes) -> dict:
-    """Playwright's message parsing, noting whether the message can contain object references."""
-    global _reference_free_result
-    message = json.loads(data)
-    marker = b'"guid"' if isinstance(data, bytes) else '"guid"'
-    _reference_free_result = message.get("result") if marker not in data else None
-    return message
-
-
-def _replace_guids_with_channels(self, payload: Any) -> Any:
-    """Playwright's walk over every received message, without a call per scalar (same result)."""
-    if payload is not None and payload is _reference_free_result:
-        return payload
-    if isinstance(payload, list):
-        return [_replace_guids_with_channels(self, item) if isinstance(item, (dict, list)) else item
-                for item in payload]  # fmt: skip
-    if isinstance(payload, dict):
-        guid = payload.get("guid")
-        if guid is not None and guid in self._objects:
-            return self._objects[guid]._channel
-        return {key: _replace_guids_with_channels(self, value) if isinstance(value, (dict, list)) else value
-                for key, value in payload.items()}  # fmt: skip
-    return payload
-
-
-def _cdp_send(self, method: str, params: dict | None = None) -> dict:
-    """``CDPSession.send`` returning the protocol's JSON as received.
-
-    The generated wrapper deep-copies every result looking for Playwright objects, which a CDP
-    result never contains; on an AX tree or DOM snapshot that copy cost more than the fetch.
-    """
-    from playwright._impl._sync_base import mapping
-
-    return self._sync(self._impl_obj.send(method=method, params=mapping.to_impl(params)))
-
-
-def _speedup_targets() -> list[tuple[Any, str, Any]]:
-    """(owner, attribute, fast replacement) for every Playwright speed-up."""
-    import playwright._impl._connection as connection
-    import playwright._impl._network as network
-    import playwright._impl._sync_base as sync_base
-    import playwright._impl._transport as transport
-    from playwright.sync_api._generated import CDPSession
-
-    light_inspect = types.SimpleNamespace(**{**vars(inspect), "stack": _light_stack})
-    light_traceback = types.SimpleNamespace(**{**vars(traceback), "extract_stack": _light_extract_stack})
-    return [
-        (connection, "inspect", light_inspect),
-        (network, "inspect", light_inspect),
-        (sync_base, "inspect", light_inspect),
-        (connection, "traceback", light_traceback),
-        (sync_base, "traceback", light_traceback),
-        (transport.Transport, "deserialize_message", _deserialize_message),
-        (connection.Connection, "_replace_guids_with_channels", _replace_guids_with_channels),
-        (CDPSession, "send", _cdp_send),
-    ]
-
-
-_originals: dict[tuple[int, str], Any] = {}
-
-
-def install_playwright_speedups() -> None:
-    """Make Playwright 1.44's Python side cheap per call (idempotent, reversible).
-
-    - it calls ``inspect.stack()`` two or three times per API call to label its protocol messages,
-      which reads and tokenises the source of every frame; the labels need only file names, lines
-      and function names, which a light stack provides;
-    - it records ``traceback.extract_stack()`` per call, reading the source of every frame again;
-    - it walks every received message with one Python call per value looking for object references,
-      and the CDP wrapper then deep-copies the result again; a message whose text holds no reference
-      is not walked, and the walk and the copy are cheap for plain JSON.
-    On a 1,100-node page these were about half of an ``env.step``.
-    """
-    for owner, name, fast in _speedup_targets():
-        _originals.setdefault((id(owner), name), getattr(owner, name))
-        setattr(owner, name, fast)
-
-
-def remove_playwright_speedups() -> None:
-    """Undo :func:`install_playwright_speedups` (benchmarks time plain BrowserGym without them)."""
-    for owner, name, _ in _speedup_targets():
-        if (id(owner), name) in _originals:
-            setattr(owner, name, _originals[(id(owner), name)])
-
-
 class HeadlessChat:
     """In-memory stand-in for BrowserGym's chat window, used when no human watches.
 
@@ -261,10 +124,8 @@ _leases = 0
 def acquire_playwright():
     """The process-wide Playwright (BrowserGym's global instance), started if needed."""
     global _leases
-    from browsergym.core import _get_global_playwright
-
-    install_launch_patch()
-    playwright = _get_global_playwright()
+    playwright_patches.install()
+    playwright = get_shared_playwright()
     _leases += 1
     return playwright
 
@@ -294,10 +155,8 @@ def playwright_lease() -> Iterator[Any]:
 
 def stop_playwright() -> None:
     """Stop the shared driver even if it is already dead, and forget it."""
-    import browsergym.core as bgym_core
-
-    playwright = bgym_core._PLAYWRIGHT
-    bgym_core._set_global_playwright(None)
+    playwright = current_shared_playwright()
+    set_shared_playwright(None)
     if playwright is not None:
         try:
             playwright.stop()
@@ -332,3 +191,87 @@ class BrowserPool(IdlePool[Any]):
 
 
 BROWSERS = BrowserPool()
+
+
+class BrowserLease:
+    """One environment's Chromium: reused while alive, taken from :data:`BROWSERS` or launched, and
+    handed back there (healthy) when the environment closes. Holds a driver lease while it has a browser.
+
+    ``launch_kwargs`` are ``BrowserType.launch`` keywords; pooled browsers are matched on them.
+    """
+
+    def __init__(self, headless: bool, slow_mo: int, launch_kwargs: dict[str, Any]) -> None:
+        self.headless = headless
+        self.slow_mo = slow_mo or 0
+        self.launch_kwargs = dict(launch_kwargs)
+        self.browser: Any = None
+        self._leased = False
+        self._relaunch = False
+
+    @property
+    def key(self) -> str:
+        """What a pooled browser must have been launched with to serve this lease."""
+        return repr((self.headless, self.slow_mo, sorted(self.launch_kwargs.items())))
+
+    def alive(self) -> bool:
+        return self.browser is not None and self.browser.is_connected()
+
+    def mark_dead(self) -> None:
+        """The browser failed: the next :meth:`ensure` starts a new one (a disconnect may lag behind)."""
+        self._relaunch = True
+
+    def ensure(self) -> Any:
+        """The running browser, else one a closed environment left in this process, else a new one
+        (restarting a dead driver once)."""
+        if self.alive() and not self._relaunch:
+            return self.browser
+        self._relaunch = False
+        self.close()
+        if not self._leased:
+            acquire_playwright()
+            self._leased = True
+        self.browser = BROWSERS.take(self.key)
+        if self.browser is not None:
+            return self.browser
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            self.browser = self._launch()
+        except PlaywrightError:
+            logger.warning("Playwright driver unusable, restarting it")
+            stop_playwright()
+            self.browser = self._launch()
+        return self.browser
+
+    def _launch(self) -> Any:
+        from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
+
+        pw = get_shared_playwright()
+        pw.selectors.set_test_id_attribute(BROWSERGYM_ID_ATTRIBUTE)
+        return pw.chromium.launch(
+            headless=self.headless,
+            slow_mo=self.slow_mo,
+            # Scrollbars stay visible so screenshots show them (as in BrowserGym).
+            args=["--disable-features=OverlayScrollbars,ExtendedOverlayScrollbars"],
+            ignore_default_args=["--hide-scrollbars"],
+            **self.launch_kwargs,
+        )
+
+    def close(self, keep: bool = False) -> None:
+        """Close the browser, or with ``keep`` hand a healthy one to the process's pool."""
+        browser, self.browser = self.browser, None
+        if browser is None:
+            return
+        if keep and not self._relaunch:
+            BROWSERS.give(self.key, browser)
+            return
+        try:
+            browser.close()
+        except Exception as exc:  # noqa: BLE001 - a crashed browser cannot close cleanly
+            logger.debug("closing the browser failed: %s", exc)
+
+    def release(self) -> None:
+        """Give back the driver lease (after :meth:`close`)."""
+        if self._leased:
+            self._leased = False
+            release_playwright()

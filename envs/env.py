@@ -1,5 +1,10 @@
 """``WebArenaEnv``: a BrowserGym ``BrowserEnv`` made fast and safe enough for WebArena studies.
 
+The env composes its parts, each in its own module: the browser lease (:mod:`envs.browser`), the URL
+guard (:mod:`envs.url_guard`), page extraction (:mod:`envs.extraction`), snapshots
+(:mod:`envs.snapshot`), the action set (:mod:`envs.action_set`) and the task with its evaluator
+(:mod:`envs.task`). This module holds the episode: reset, step, goto, snapshot/restore, close.
+
 What differs from plain BrowserGym, and why:
 - one Chromium per environment, reused across resets (a fresh context per episode), and handed on
   to the next environment of the process at ``close()``: a launch costs more than a whole episode;
@@ -10,7 +15,7 @@ What differs from plain BrowserGym, and why:
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
-- ``snapshot()``/``restore()`` for search policies, exact when the backend can snapshot its data (the
+- ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
 - a crashed browser ends the episode with an error instead of an exception, and the next reset
   relaunches it.
@@ -19,9 +24,7 @@ What differs from plain BrowserGym, and why:
 from __future__ import annotations
 
 import copy
-import functools
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,44 +33,24 @@ import gymnasium as gym
 import numpy as np
 import playwright.sync_api
 from browsergym.core.action.base import execute_python_code
-from browsergym.core.action.highlevel import HighLevelActionSet
 from browsergym.core.chat import Chat
-from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE, EXTRACT_OBS_MAX_TRIES
-from browsergym.core.env import BrowserEnv, _try_to_extract_legacy_goal
-from browsergym.core.observation import (
-    MarkingError,
-    extract_dom_extra_properties,
-    extract_dom_snapshot,
-    extract_screenshot,
-)
-from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
+from browsergym.core.env import BrowserEnv
+from browsergym.core.observation import extract_screenshot
 
-from .backends import BackendFactory, SiteBackend, origin
-from .browser import (
-    BROWSERS,
-    HeadlessChat,
-    acquire_playwright,
-    install_playwright_speedups,
-    release_playwright,
-    stop_playwright,
-)
-from .observation import AXTreeReader, focused_element_bid, mark_elements, unmark
+from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
+from .bgym import legacy_goal
+from .browser import BrowserLease, HeadlessChat
+from .extraction import PageExtractor, observation_space, unmark
+from .sites import SiteHost, SiteHostFactory, origin
+from .snapshot import EnvSnapshot, HistoryEntry, clean_context, open_tabs
 from .task import WebArenaTask, answer_from_chat
+from .url_guard import UrlGuard
 
 logger = logging.getLogger(__name__)
 
 ObsMode = Literal["full", "axtree"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
 GREETING = "Hi! I am your UI assistant, I can perform web tasks for you. What can I help you with?"
-# Errors BrowserGym's extraction hits while a page is still changing; retried after the page settles.
-_TRANSIENT_EXTRACTION_ERRORS = (
-    "Frame was detached",
-    "Frame with the given frameId is not found",
-    "Execution context was destroyed",
-    "Frame has been detached",
-    "Cannot mark a child frame without a bid",
-    "Cannot read properties of undefined",
-)
 # Tells BrowserGym which tab the user is looking at (Playwright has no notion of an active page).
 _ACTIVATION_EVENTS = (
     "focus", "focusin", "load", "pageshow", "mousemove", "mouseup", "mousedown",
@@ -79,109 +62,6 @@ _ACTIVATION_SCRIPT = (
     " document.addEventListener('visibilitychange', () => {"
     " if (document.visibilityState === 'visible') ping(); }, {capture: true}); })();"
 )
-# Element actions wait this long for actionability and for the navigation they start. BrowserGym's
-# 500 ms is shorter than one page load of a local site under CPU load; a missing element still fails
-# within a few seconds (twice that with the forced retry).
-DEFAULT_ACTION_TIMEOUT_MS = 3_000
-_BGYM_ACTION_TIMEOUT = re.compile(r"\btimeout=500\b")
-# Safe, non-terminating actions for ``action_space.sample()`` (random exploration, env checkers).
-_SAMPLE_ACTIONS = ("noop(0)", "scroll(0, 200)", "scroll(0, -200)", "go_back()", "go_forward()")
-
-
-class BrowserActionSpace(Unicode):
-    """Any BrowserGym action string; ``sample()`` draws a harmless navigation-free action."""
-
-    def sample(self, mask: Any = None, probability: Any = None) -> str:
-        return _SAMPLE_ACTIONS[int(self.np_random.integers(len(_SAMPLE_ACTIONS)))]
-
-    def __repr__(self) -> str:
-        return "BrowserActionSpace()"
-
-
-def observation_space() -> gym.spaces.Dict:
-    """BrowserGym's observation dict, with shapes that match what is actually returned."""
-    return gym.spaces.Dict(
-        {
-            "chat_messages": gym.spaces.Sequence(
-                gym.spaces.Dict({"role": Unicode(), "timestamp": Float(), "message": Unicode()})
-            ),
-            "goal": Unicode(),
-            "goal_object": gym.spaces.Sequence(AnyDict()),
-            "open_pages_urls": gym.spaces.Sequence(Unicode()),
-            "open_pages_titles": gym.spaces.Sequence(Unicode()),
-            "active_page_index": gym.spaces.Box(low=0, high=255, shape=(1,), dtype=np.int64),
-            "url": Unicode(),
-            "screenshot": AnyBox(low=0, high=255, shape=(-1, -1, 3), dtype=np.uint8),
-            "dom_object": AnyDict(),
-            "axtree_object": AnyDict(),
-            "extra_element_properties": AnyDict(),
-            "focused_element_bid": Unicode(),
-            "last_action": Unicode(),
-            "last_action_error": Unicode(),
-            "elapsed_time": gym.spaces.Box(low=0, high=np.inf, shape=(1,), dtype=np.float64),
-        }
-    )
-
-
-@functools.cache
-def default_action_set(
-    action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS, multiaction: bool = False
-) -> HighLevelActionSet:
-    """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule)
-    unless ``multiaction``.
-
-    Building an action set parses BrowserGym's examples (tens of ms), so sets are cached and shared:
-    treat the result as read-only.
-
-    BrowserGym's action functions give every element call (click, fill, press, hover, ...) a fixed
-    500 ms timeout, and a click's timeout also covers the navigation it starts: on a busy machine a
-    click that did navigate was reported as a timeout (and retried with force). The generated
-    ``python_includes`` are BrowserGym's own function sources, so their literal timeout is rewritten
-    here; the agent's action text never passes through this.
-    """
-    if action_timeout_ms < 1:
-        raise ValueError("action_timeout_ms must be at least 1")
-    actions = HighLevelActionSet(
-        subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=multiaction, strict=False, retry_with_force=True
-    )
-    actions.python_includes = _BGYM_ACTION_TIMEOUT.sub(f"timeout={int(action_timeout_ms)}", actions.python_includes)
-    return actions
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One recorded move: an agent ``step`` (counted) or a controlled ``goto`` (not counted).
-
-    ``url`` is the active page's URL afterwards: the checkpoint a replay compares against and
-    returns to when the replayed page drifted.
-    """
-
-    kind: Literal["step", "goto"]
-    value: str
-    url: str
-
-
-@dataclass(frozen=True)
-class EnvSnapshot:
-    """Everything needed to bring an episode back (see :meth:`WebArenaEnv.restore`)."""
-
-    seed: int | None
-    site_state: Any  # backend token, None when the backend cannot snapshot
-    storage_state: dict
-    tab_urls: tuple[str, ...]
-    active_tab: int
-    step_count: int
-    history: tuple[HistoryEntry, ...]
-    chat_messages: tuple[dict, ...]
-    goal_object: tuple[dict, ...]
-
-    @property
-    def url_checkpoints(self) -> tuple[str, ...]:
-        return tuple(entry.url for entry in self.history)
-
-
-def _has_local_storage(storage_state: dict) -> bool:
-    return any(entry.get("localStorage") for entry in storage_state.get("origins", []))
 
 
 class EpisodeError(RuntimeError):
@@ -194,8 +74,6 @@ class _Episode:
     step_count: int = 0
     over: bool = False
     history: list[HistoryEntry] = field(default_factory=list)
-    blocked: list[str] = field(default_factory=list)
-    blocked_popups: int = 0
     last_obs: dict | None = None
 
 
@@ -227,11 +105,10 @@ class WebArenaEnv(BrowserEnv):
             raise ValueError("max_episode_steps must be at least 1")
         if browser_kwargs.pop("use_raw_page_output", False):
             raise ValueError("use_raw_page_output is not supported by WebArenaEnv")
-        install_playwright_speedups()
         task_kwargs = dict(task_kwargs or {})
-        backend = task_kwargs.pop("backend", None)
-        if "config" not in task_kwargs or backend is None:
-            raise ValueError("task_kwargs needs 'config' (the task JSON) and 'backend' (a SiteBackend factory)")
+        host = task_kwargs.pop("host", None)
+        if "config" not in task_kwargs or host is None:
+            raise ValueError("task_kwargs needs 'config' (the task JSON) and 'host' (a SiteHost factory)")
         super().__init__(
             task_entrypoint=task_entrypoint,
             task_kwargs=task_kwargs,
@@ -248,22 +125,34 @@ class WebArenaEnv(BrowserEnv):
         self.judge_mock = judge_mock
         self.observation_space = observation_space()
         self.action_space = BrowserActionSpace()
-        self._backend_factory: BackendFactory = backend
-        self._backend: SiteBackend | None = None
-        self._leased = False
-        self._relaunch = False
+        self._host_factory: SiteHostFactory = host
+        self._host: SiteHost | None = None
+        self._lease = BrowserLease(headless, slow_mo, self.pw_chromium_kwargs)
+        self._extractor = PageExtractor(obs_mode, self.tags_to_mark)
+        self._guard = UrlGuard(())
         self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
         self._episode = _Episode()
-        self._axtree = AXTreeReader()
         self.task: WebArenaTask | None = None
 
     # ------------------------------------------------------------------ public API
 
     @property
-    def backend(self) -> SiteBackend:
-        if self._backend is None:
-            self._backend = self._backend_factory()
-        return self._backend
+    def browser(self) -> playwright.sync_api.Browser | None:
+        """The leased Chromium (BrowserGym's attribute name), None before the first reset."""
+        lease = self.__dict__.get("_lease")
+        return lease.browser if lease is not None else None
+
+    @browser.setter
+    def browser(self, value: None) -> None:
+        # BrowserEnv's constructor sets it to None; the lease owns the browser from then on.
+        if value is not None:
+            raise AttributeError("the browser belongs to the env's BrowserLease")
+
+    @property
+    def host(self) -> SiteHost:
+        if self._host is None:
+            self._host = self._host_factory()
+        return self._host
 
     @property
     def task_config(self) -> dict:
@@ -285,7 +174,7 @@ class WebArenaEnv(BrowserEnv):
         self._close_episode()
         try:
             # Fail fast (missing variables, dead servers) before any browser is launched.
-            self.backend.prepare()
+            self.host.prepare()
             self.task = self._new_task(seed)
             self._tabs_pinned = True
             self._open_context()
@@ -294,8 +183,8 @@ class WebArenaEnv(BrowserEnv):
         except Exception:
             # Leave nothing running (missing variables, unreachable sites, a failed login).
             self._close_episode()
-            self._close_browser()
-            self._release_driver()
+            self._lease.close()
+            self._lease.release()
             raise
         self._start_chat([{"type": "text", "text": goal}] if isinstance(goal, str) else list(goal or []))
         self._episode = _Episode(seed=seed)
@@ -329,14 +218,14 @@ class WebArenaEnv(BrowserEnv):
         return obs, {"url": self.page.url, "step": self._episode.step_count}
 
     def snapshot(self) -> EnvSnapshot:
-        """Capture the episode: site data (if the backend can), cookies/storage, tabs, counters, history."""
+        """Capture the episode: site data (if the site host can), cookies/storage, tabs, counters, history."""
         if self.task is None or self.context is None:
             raise RuntimeError("call reset() before snapshot()")
         self._require_browser()
         pages = self.context.pages
         return EnvSnapshot(
             seed=self._episode.seed,
-            site_state=self.backend.snapshot_state(),
+            site_state=self.host.snapshot_state(),
             storage_state=self.context.storage_state(),
             tab_urls=tuple(page.url for page in pages),
             active_tab=pages.index(self.page) if self.page in pages else 0,
@@ -347,16 +236,13 @@ class WebArenaEnv(BrowserEnv):
         )
 
     def restore(self, snap: EnvSnapshot) -> tuple[dict, dict]:
-        """Bring back ``snap``: exactly when it holds a site-state token, else reset + replay.
+        """Bring back ``snap``: exactly when it holds site data, else reset + replay.
 
         The replay re-runs every recorded action (a replay that skipped actions would lose their
         effects on the sites) and checks the URL checkpoint after each one, navigating back to it
         when the page drifted; ``info["replay_mismatches"]`` counts those repairs.
         """
-        if snap.site_state is not None:
-            info = self._restore_exact(snap)
-        else:
-            info = self._restore_by_replay(snap)
+        info = self._restore_exact(snap) if snap.exact else self._restore_by_replay(snap)
         self._episode.step_count = snap.step_count
         self._episode.history = list(snap.history)
         self.chat.messages = copy.deepcopy(list(snap.chat_messages))
@@ -368,24 +254,24 @@ class WebArenaEnv(BrowserEnv):
 
     def close(self) -> None:
         self._close_episode()
-        self._close_browser(keep=True)
-        if self._backend is not None:
+        self._lease.close(keep=True)
+        if self._host is not None:
             try:
-                self._backend.close()
+                self._host.close()
             finally:
-                self._backend = None
-        self._release_driver()
+                self._host = None
+        self._lease.release()
 
     # ------------------------------------------------------------------ episode pieces
 
     def _new_task(self, seed: int | None) -> WebArenaTask:
         return self.task_entrypoint(
-            seed=seed, backend=self.backend, judge_model=self.judge_model, judge_mock=self.judge_mock,
+            seed=seed, host=self.host, judge_model=self.judge_model, judge_mock=self.judge_mock,
             **self.task_kwargs,
         )  # fmt: skip
 
     def _open_context(self, storage_state: dict | None = None) -> None:
-        """A fresh browser context (cookies, storage, tabs) on the reused browser."""
+        """A fresh browser context (cookies, storage, tabs) on the reused browser, guarded."""
         viewport = self.viewport or self.task.viewport
         context_kwargs = {
             "viewport": viewport,
@@ -397,19 +283,18 @@ class WebArenaEnv(BrowserEnv):
         }
         if storage_state is not None:
             context_kwargs["storage_state"] = storage_state
-        self._ensure_browser()
         try:
-            self.context = self.browser.new_context(**context_kwargs)
+            self.context = self._lease.ensure().new_context(**context_kwargs)
         except playwright.sync_api.Error:  # died since the last episode without us noticing
-            self._relaunch = True
-            self._ensure_browser()
-            self.context = self.browser.new_context(**context_kwargs)
+            self._lease.mark_dead()
+            self.context = self._lease.ensure().new_context(**context_kwargs)
         self.context.set_default_timeout(self.timeout or self.task.timeout)
         self.context.expose_binding(
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
         )
         self.context.add_init_script(_ACTIVATION_SCRIPT)
-        self._install_url_guard()
+        self._guard = UrlGuard(self.allowed_origins)
+        self._guard.install(self.context)
         self.page_history = {}
 
     def _start_chat(self, goal_object: list[dict]) -> None:
@@ -464,24 +349,20 @@ class WebArenaEnv(BrowserEnv):
     def _run(self, operation, label: str) -> None:
         """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error."""
         self.last_action = label
-        self._episode.blocked.clear()
+        self._guard.begin_action()
         try:
             operation()
             self.last_action_error = ""
         except playwright.sync_api.Error as exc:
-            if not self._browser_alive():
+            if not self._lease.alive():
                 raise EpisodeError(f"the browser died during {label}: {exc}") from exc
             self.last_action_error = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # noqa: BLE001 - unknown/malformed actions are the agent's error, not ours
             self.last_action_error = f"{type(exc).__name__}: {exc}"
         self._settle()
-        if self._episode.blocked_popups:
-            self._close_blocked_tabs(wait=True)
-        if self._episode.blocked:
-            self.last_action_error = (
-                f"Blocked navigation to {self._episode.blocked[0]}: only the task's sites are allowed "
-                f"({', '.join(self.allowed_origins)})."
-            )
+        if self._guard.blocked_popups and self._guard.close_blocked_tabs(self.context, wait=True):
+            self._active_page_check()
+        self.last_action_error = self._guard.error() or self.last_action_error
 
     def _evaluate(self, answered: bool) -> dict:
         """Run the evaluator once; the active page/tab history is restored if it navigates."""
@@ -499,8 +380,8 @@ class WebArenaEnv(BrowserEnv):
             time.sleep(self.pre_observation_delay)
         self.context.cookies()  # a round trip that lets queued page-activation callbacks run
         self._wait_dom_loaded()
-        if self._episode.blocked_popups:
-            self._close_blocked_tabs()
+        if self._guard.blocked_popups:
+            self._guard.close_blocked_tabs(self.context)
         self._active_page_check()
 
     def _observe(self) -> dict:
@@ -509,12 +390,12 @@ class WebArenaEnv(BrowserEnv):
         return obs
 
     def _get_obs(self) -> dict:
-        page_obs = self._extract_page()
+        page_obs = self._extractor.extract(self.page, self._wait_dom_loaded)
         pages = self.context.pages
         screenshot = extract_screenshot(self.page) if self.obs_mode == "full" else np.zeros((1, 1, 3), np.uint8)
         return {
             "chat_messages": tuple(copy.deepcopy(self.chat.messages)),
-            "goal": _try_to_extract_legacy_goal(self.goal_object),
+            "goal": legacy_goal(self.goal_object),
             "goal_object": tuple(copy.deepcopy(self.goal_object)),
             "open_pages_urls": tuple(page.url for page in pages),
             "open_pages_titles": tuple(page.title() for page in pages),
@@ -527,136 +408,28 @@ class WebArenaEnv(BrowserEnv):
             "elapsed_time": np.asarray([time.time() - self.start_time], dtype=np.float64),
         }
 
-    def _extract_page(self) -> dict:
-        """Mark elements with bids, then read the AX tree (and, in full mode, the DOM snapshot)."""
-        for tries_left in reversed(range(EXTRACT_OBS_MAX_TRIES)):
-            try:
-                sticky = mark_elements(
-                    self.page, self.tags_to_mark, with_visibility=self.obs_mode == "full", lenient=tries_left == 0
-                )
-                extracted = {
-                    "axtree_object": self._axtree.read(self.page),
-                    "focused_element_bid": focused_element_bid(self.page),
-                    "dom_object": {},
-                    "extra_element_properties": {},
-                }
-                if self.obs_mode == "full":
-                    dom = extract_dom_snapshot(self.page)
-                    extracted["dom_object"] = dom
-                    scale = getattr(self.page, "_bgym_scale_factor", 1.0)
-                    extracted["extra_element_properties"] = extract_dom_extra_properties(dom, scale_factor=scale)
-                break
-            except (playwright.sync_api.Error, MarkingError) as exc:
-                if tries_left == 0 or not any(text in str(exc) for text in _TRANSIENT_EXTRACTION_ERRORS):
-                    raise
-                logger.debug("page changed during extraction, retrying: %s", exc)
-                unmark(self.page)
-                self._wait_dom_loaded()
-        if not sticky:
-            unmark(self.page)
-        return extracted
-
-    def _mark_page(self) -> None:
-        """Give the current page's elements their bids without a full observation (used by replays)."""
-        if not mark_elements(self.page, self.tags_to_mark, with_visibility=False, lenient=True):
-            unmark(self.page)
-
-    # ------------------------------------------------------------------ URL guard
-
-    def _install_url_guard(self) -> None:
-        """Abort navigations (any frame) to origins outside the task's sites.
-
-        Only URLs outside the allowed origins are routed to Python (the pattern is matched by the
-        driver), so pages on the task's sites pay nothing. Sub-resources from other origins pass:
-        the real map site loads tiles and routes from servers on other ports.
-        """
-        allowed = "|".join(re.escape(allowed) for allowed in self.allowed_origins) or "(?!)"
-        outside = re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))(?:https?|wss?|ftp|file):", re.IGNORECASE)
-        self.context.route(outside, self._guard_request)
-
-    def _guard_request(self, route: playwright.sync_api.Route, request: playwright.sync_api.Request) -> None:
-        if not request.is_navigation_request():
-            route.continue_()
-            return
-        self._episode.blocked.append(request.url)
-        try:
-            request.frame
-        except playwright.sync_api.Error:
-            # A new tab's first navigation: abort it, so the tab commits an error page, gets reported
-            # to us and is closed after the action.
-            self._episode.blocked_popups += 1
-            route.abort("blockedbyclient")
-            return
-        # "204 No Content" cancels a navigation and leaves the page where it was (an abort would
-        # leave Chromium's error page in its place).
-        route.fulfill(status=204, body="")
-
-    def _close_blocked_tabs(self, wait: bool = False) -> None:
-        """Close the tabs that a blocked new-tab navigation left on Chromium's error page.
-
-        Playwright reports such a tab only once its error page commits, so an action that opened
-        one waits (briefly) for it, and later observations close any that arrive late.
-        """
-        if wait and not any(page.url.startswith("chrome-error://") for page in self.context.pages):
-            try:
-                self.context.wait_for_event("page", timeout=1_000)
-            except playwright.sync_api.TimeoutError:
-                pass
-        for page in list(self.context.pages):
-            if page.url.startswith("chrome-error://") and len(self.context.pages) > 1:
-                page.close()
-                self._episode.blocked_popups = max(0, self._episode.blocked_popups - 1)
-        self._active_page_check()
-
     # ------------------------------------------------------------------ restore
 
     def _restore_exact(self, snap: EnvSnapshot) -> dict:
         if self.task is None:
-            self.backend.prepare()
+            self.host.prepare()
             self.task = self._new_task(snap.seed)
-        self.backend.restore_state(snap.site_state)
+        self.host.restore_state(snap.site_state)
         self._tabs_pinned = True
-        if self.context is not None and self._browser_alive() and not _has_local_storage(snap.storage_state):
+        if self.context is not None and self._lease.alive() and snap.reusable_context:
             if self.chat is not None:
                 self.chat.close()
-            first = self._clean_context(snap.storage_state.get("cookies", []))
+            first = clean_context(self.context, self.allowed_origins, snap.storage_state.get("cookies", []))
+            self.page_history = {}
         else:
             self._close_episode(keep_task=True)
             self._open_context(storage_state=snap.storage_state)
             first = self.context.new_page()
         self._start_chat(list(copy.deepcopy(snap.goal_object)))
-        urls = snap.tab_urls or ("about:blank",)
-        first.goto(urls[0])
-        for url in urls[1:]:
-            self.context.new_page().goto(url)
+        open_tabs(self.context, first, snap.tab_urls)
         self.page = first
         self._episode = _Episode(seed=snap.seed)
         return {"restore_method": "exact"}
-
-    def _clean_context(self, cookies: list[dict]) -> playwright.sync_api.Page:
-        """Bring the open context back to a new context's state plus ``cookies``; return its one blank tab.
-
-        Several times cheaper than a new context, whose first page load also refetches every
-        resource. The old tabs are closed first (their session storage and back/forward history go
-        with them, and none can write storage after the clean-up), then the task sites' stored data
-        and all cookies are cleared. Snapshots holding localStorage take the new-context path instead,
-        where Playwright seeds it before any page script runs.
-        """
-        first = self.context.new_page()
-        for page in self.context.pages:
-            if page != first:
-                page.close()
-        session = self.context.new_cdp_session(first)
-        try:
-            for site in self.allowed_origins:
-                session.send("Storage.clearDataForOrigin", {"origin": site, "storageTypes": "all"})
-        finally:
-            session.detach()
-        self.context.clear_cookies()
-        if cookies:
-            self.context.add_cookies(cookies)
-        self.page_history = {}
-        return first
 
     def _restore_by_replay(self, snap: EnvSnapshot) -> dict:
         self.reset(seed=snap.seed)
@@ -665,7 +438,7 @@ class WebArenaEnv(BrowserEnv):
             if entry.kind == "goto":
                 self._run(lambda url=entry.value: self.page.goto(url), f"goto({entry.value!r})")
             else:
-                self._mark_page()
+                self._extractor.mark(self.page)
                 self._replay_action(entry.value)
             if entry.url and self.page.url != entry.url:
                 mismatches += 1
@@ -679,6 +452,8 @@ class WebArenaEnv(BrowserEnv):
         code = self.action_mapping(action) if self.action_mapping else action
         self._run(lambda: execute_python_code(code, self.page, send_message_to_user=noop,
                                               report_infeasible_instructions=noop), action)  # fmt: skip
+
+    # ------------------------------------------------------------------ tabs
 
     def _focus_tab(self, index: int) -> None:
         """Make tab ``index`` active, whatever the tabs' own activation pings said.
@@ -706,52 +481,11 @@ class WebArenaEnv(BrowserEnv):
         if not self._tabs_pinned:
             super()._activate_page_from_js(page)
 
-    # ------------------------------------------------------------------ browser lifecycle
-
-    def _browser_alive(self) -> bool:
-        return self.browser is not None and self.browser.is_connected()
+    # ------------------------------------------------------------------ lifecycle and failures
 
     def _require_browser(self) -> None:
-        if not self._browser_alive():
+        if not self._lease.alive():
             raise EpisodeError("the browser is not running (it crashed or was closed)")
-
-    def _ensure_browser(self) -> None:
-        """Reuse the running browser, else one a closed environment left in this process (see
-        :class:`envs.browser.BrowserPool`); launch one (restarting a dead driver) otherwise."""
-        if self._browser_alive() and not self._relaunch:
-            return
-        self._relaunch = False
-        self._close_browser()
-        if not self._leased:
-            acquire_playwright()
-            self._leased = True
-        self.browser = BROWSERS.take(self._launch_key())
-        if self.browser is not None:
-            return
-        try:
-            self.browser = self._launch()
-        except playwright.sync_api.Error:
-            logger.warning("Playwright driver unusable, restarting it")
-            stop_playwright()
-            self.browser = self._launch()
-
-    def _launch(self) -> playwright.sync_api.Browser:
-        from browsergym.core import _get_global_playwright
-
-        pw = _get_global_playwright()
-        pw.selectors.set_test_id_attribute(BROWSERGYM_ID_ATTRIBUTE)
-        return pw.chromium.launch(
-            headless=self.headless,
-            slow_mo=self.slow_mo or 0,
-            # Scrollbars stay visible so screenshots show them (as in BrowserGym).
-            args=["--disable-features=OverlayScrollbars,ExtendedOverlayScrollbars"],
-            ignore_default_args=["--hide-scrollbars"],
-            **self.pw_chromium_kwargs,
-        )
-
-    def _launch_key(self) -> str:
-        """What a pooled browser must have been launched with to serve this environment."""
-        return repr((self.headless, self.slow_mo or 0, sorted(self.pw_chromium_kwargs.items())))
 
     def _close_episode(self, keep_task: bool = False) -> None:
         """Close the episode's chat and context (not the browser); safe on a dead browser."""
@@ -764,31 +498,11 @@ class WebArenaEnv(BrowserEnv):
                     resource.close()
                 except Exception as exc:  # noqa: BLE001 - a crashed browser cannot close cleanly
                     logger.debug("closing %s failed: %s", type(resource).__name__, exc)
-        self._axtree.forget()
+        self._extractor.forget()
         self.chat = None
         self.context = None
         self.page = None
         self.page_history = {}
-
-    def _close_browser(self, keep: bool = False) -> None:
-        """Close the browser, or with ``keep`` hand a healthy one to the process's pool."""
-        browser, self.browser = self.browser, None
-        if browser is None:
-            return
-        if keep and not self._relaunch:
-            BROWSERS.give(self._launch_key(), browser)
-            return
-        try:
-            browser.close()
-        except Exception as exc:  # noqa: BLE001
-            logger.debug("closing the browser failed: %s", exc)
-
-    def _release_driver(self) -> None:
-        if self._leased:
-            self._leased = False
-            release_playwright()
-
-    # ------------------------------------------------------------------ failed transitions
 
     def _error_transition(self, message: str, **info: Any) -> tuple[dict, float, bool, bool, dict]:
         obs = copy.deepcopy(self._episode.last_obs) if self._episode.last_obs is not None else {}
@@ -799,12 +513,12 @@ class WebArenaEnv(BrowserEnv):
         """The browser failed under the episode: end it (truncated, no evaluation) with a clear error."""
         self._episode.over = True
         crashed = (
-            not self._browser_alive()
+            not self._lease.alive()
             or isinstance(exc, (playwright.sync_api.TargetClosedError, EpisodeError))
             or "crashed" in str(exc).lower()
         )
-        # The disconnect may not have reached us yet: make sure the next reset starts a new browser.
-        self._relaunch = self._relaunch or crashed
+        if crashed:  # the disconnect may not have reached us yet: the next reset starts a new browser
+            self._lease.mark_dead()
         reason = "the browser crashed or was closed" if crashed else f"the page failed: {exc}"
         logger.warning("episode ended: %s (%s)", reason, exc)
         return self._error_transition(

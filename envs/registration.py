@@ -53,26 +53,26 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def make_real_env(task_id: int, **kwargs: Any) -> gym.Env:
     """Entry point of ``webarena/<task_id>``: the task on the self-hosted sites (``WA_*`` variables)."""
-    from .backends import RealBackend, sites_in_config
     from .env import WebArenaEnv
+    from .sites import RealSiteHost, sites_in_config
 
     config = real_task_config(task_id)
-    backend = functools.partial(RealBackend, sites_in_config(config))
+    host = functools.partial(RealSiteHost, sites_in_config(config))
     return WebArenaEnv(
-        task_kwargs={"config": config, "backend": backend}, env_id=f"{NAMESPACE}/{task_id}", **_env_kwargs(kwargs)
+        task_kwargs={"config": config, "host": host}, env_id=f"{NAMESPACE}/{task_id}", **_env_kwargs(kwargs)
     )
 
 
 def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
     """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites."""
     from .env import WebArenaEnv
-    from .local.backend import LocalBackend
+    from .local.host import LocalSiteHost
     from .local.registry import get_task
 
     config = get_task(task_id)
-    backend = functools.partial(LocalBackend, tuple(config["sites"]))
+    host = functools.partial(LocalSiteHost, tuple(config["sites"]))
     return WebArenaEnv(
-        task_kwargs={"config": config, "backend": backend},
+        task_kwargs={"config": config, "host": host},
         env_id=f"{NAMESPACE}/local.{task_id}",
         **_env_kwargs(kwargs),
     )

@@ -12,8 +12,8 @@ from typing import Any
 import playwright.sync_api
 from browsergym.core.task import AbstractBrowserTask
 
-from .backends import SiteBackend, replace_placeholders, sites_in_config
-from .evaluator import Judge, evaluate, infeasible_answer
+from .evaluation.evaluator import Judge, evaluate, infeasible_answer
+from .sites import SiteHost, replace_placeholders, sites_in_config
 
 logger = logging.getLogger(__name__)
 
@@ -37,13 +37,13 @@ def answer_from_chat(chat_messages: list[dict]) -> str | None:
 
 
 class WebArenaTask(AbstractBrowserTask):
-    """A WebArena task config bound to a :class:`SiteBackend`."""
+    """A WebArena task config bound to a :class:`SiteHost`."""
 
     def __init__(
         self,
         seed: int | None,
         config: dict,
-        backend: SiteBackend,
+        host: SiteHost,
         judge_model: str | None = None,
         judge_mock: Any = None,
         timeout_ms: int = 10_000,
@@ -51,12 +51,12 @@ class WebArenaTask(AbstractBrowserTask):
         super().__init__(seed)
         self.slow_mo = 0  # BrowserGym's default of 1 s per Playwright call is for human viewing
         self.timeout = timeout_ms
-        self.backend = backend
+        self.host = host
         self.raw_config = config
-        self.site_urls = {site: url for site, url in backend.urls().items() if site in sites_in_config(config)}
-        if "homepage" in backend.urls():  # AgentOccam's go_home needs it, whatever the task's sites
-            self.site_urls["homepage"] = backend.urls()["homepage"]
-        self.config: dict = replace_placeholders(config, backend.urls())
+        self.site_urls = {site: url for site, url in host.urls().items() if site in sites_in_config(config)}
+        if "homepage" in host.urls():  # AgentOccam's go_home needs it, whatever the task's sites
+            self.site_urls["homepage"] = host.urls()["homepage"]
+        self.config: dict = replace_placeholders(config, host.urls())
         self.judge_model = judge_model  # None: the evaluator's default (WEBARENA_GYM_JUDGE_MODEL or WebArena's)
         self.judge_mock = judge_mock
 
@@ -81,10 +81,10 @@ class WebArenaTask(AbstractBrowserTask):
         }
 
     def setup(self, page: playwright.sync_api.Page) -> tuple[str, dict]:
-        self.backend.prepare()
-        self.backend.reset_state()
+        self.host.prepare()
+        self.host.reset_state()
         if self.config.get("require_login", True):
-            self.backend.login(page.context, self.config.get("sites", []))
+            self.host.login(page.context, self.config.get("sites", []))
         urls = self.start_urls
         page.goto(urls[0])
         for url in urls[1:]:
@@ -100,7 +100,7 @@ class WebArenaTask(AbstractBrowserTask):
         try:
             judge = Judge(self.judge_model, mock_response=self.judge_mock)
             result = evaluate(
-                self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.backend.urls()
+                self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.host.urls()
             )
             return {"score": float(result.score), "answer": answer, "details": result.details}
         except Exception as exc:  # noqa: BLE001 - reported, scored 0

@@ -61,7 +61,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.out,
         seeds=args.seeds,
         model=args.model,
-        backend=args.backend,
+        executor=args.executor,
         n_workers=args.workers,
         ray_address=args.ray_address,
         max_steps=args.max_steps,
@@ -110,7 +110,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.policy = names
     args.model = model
     args.seeds = [0]
-    args.backend, args.ray_address, args.resume, args.max_attempts = "process", None, False, 2
+    args.executor, args.ray_address, args.resume, args.max_attempts = "process", None, False, 2
     args.episode_timeout = None
     return cmd_compare(args)
 
@@ -130,7 +130,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from experiments.bench import main as bench_main
+    from benchmarks.run import main as bench_main
 
     return bench_main(args.rest)
 
@@ -163,7 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
-    p.add_argument("--backend", choices=("process", "ray"), default="process")
+    p.add_argument(
+        "--executor",
+        "--backend",
+        dest="executor",
+        choices=("process", "ray"),
+        default="process",
+        help="where episodes run: local worker processes or Ray actors (--backend is the older name)",
+    )
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
     p.add_argument(
         "--episode-timeout", type=float, default=None, help="seconds per episode (default 30 s per step of budget)"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from experiments import tasksets
-from experiments.backends import make_backend
+from experiments.executors import make_executor
 from experiments.store import EpisodeResult, StudyStore, episode_key
 from experiments.tasksets import TaskInfo
 
@@ -73,7 +73,7 @@ def _result_base(job: EpisodeJob, status: str, **kw: Any) -> EpisodeResult:
 
 
 def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None = None) -> EpisodeResult:
-    """Run one episode in this process (the worker side of every backend).
+    """Run one episode in this process (the worker side of every executor).
 
     ``build_policy`` replaces the registry lookup of ``job.policy`` (benchmarks use it to attach a
     scripted LLM that needs the task); bind it with :func:`functools.partial` to make a ``runner``.
@@ -153,7 +153,7 @@ def compare(
     *,
     seeds: Iterable[int] = (0,),
     model: str | None = None,
-    backend: str = "process",
+    executor: str = "process",
     n_workers: int = 1,
     ray_address: str | None = None,
     max_steps: int | None = None,
@@ -182,7 +182,7 @@ def compare(
         "task_set": tasks if isinstance(tasks, str) else None,
         "seeds": seeds,
         "model": model,
-        "backend": backend,
+        "executor": executor,
         "n_workers": n_workers,
         "max_steps": max_steps,
         "ordering": ordering_note,
@@ -200,7 +200,7 @@ def compare(
     counts = store.attempt_counts()
     jobs: list[EpisodeJob] = []
     finished_keys: set[str] = set()
-    for g, (policy, seed) in enumerate(groups):
+    for policy, seed in groups:
         for task in task_list:
             key = episode_key(policy.display(), task.env_id, seed)
             prev = latest.get(key)
@@ -238,7 +238,7 @@ def compare(
         jobs,
         lambda j: ready(j, group_index),
         finished_keys,
-        backend,
+        executor,
         n_workers,
         ray_address,
         timeout,
@@ -278,14 +278,14 @@ class _Progress:
 
 
 def _run_jobs(
-    store, jobs, is_ready, finished_keys, backend_name, n_workers, ray_address, timeout, progress, total, runner
+    store, jobs, is_ready, finished_keys, executor_name, n_workers, ray_address, timeout, progress, total, runner
 ) -> None:
     pending = list(jobs)
     if not pending:
         return
     bar = _Progress(progress, total, total - len(pending))
     n_workers = max(1, min(n_workers, len(pending)))
-    backend = make_backend(backend_name, n_workers, runner, ray_address)
+    executor = make_executor(executor_name, n_workers, runner, ray_address)
     running: dict[int, tuple[EpisodeJob, float]] = {}
     # A worker keeps its last sites running (and logged in): hand it tasks on those sites while any
     # are ready, so workers do not each start and log into every site of the study.
@@ -305,7 +305,7 @@ def _run_jobs(
 
     try:
         while pending or running:
-            for slot in range(backend.n_slots):
+            for slot in range(executor.n_slots):
                 if slot in running:
                     continue
                 job = next_job(slot)
@@ -314,22 +314,22 @@ def _run_jobs(
                 pending.remove(job)
                 warm_sites[slot] = job.task.sites
                 Path(job.out_dir).mkdir(parents=True, exist_ok=True)
-                backend.submit(slot, job)
+                executor.submit(slot, job)
                 running[slot] = (job, time.monotonic() + timeout)
             if not running and pending:
                 raise RuntimeError("study deadlock: remaining tasks wait on tasks that are not in the study")
-            for slot, fin in backend.poll(timeout=0.5):
+            for slot, fin in executor.poll(timeout=0.5):
                 job, _ = running.pop(slot)
                 record(job, fin.result or _result_base(job, "error", err_msg=fin.error))
             now = time.monotonic()
             for slot, (job, deadline) in list(running.items()):
                 if now > deadline:
-                    backend.kill(slot)
+                    executor.kill(slot)
                     running.pop(slot)
                     record(job, _result_base(job, "error", err_msg=f"episode timed out after {timeout:.0f} s"))
     except KeyboardInterrupt:
         print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume", file=sys.stderr)
         raise
     finally:
-        backend.close()
+        executor.close()
         bar.close()

@@ -25,7 +25,7 @@ import gymnasium as gym
 
 from experiments.trajectory import HandleCall, StepRecord, Trajectory, jsonable, scrub
 from policies.base import Decision, EnvHandleError, Info, Obs, Policy, StepResult, TaskSpec
-from policies.llm import LLMCall, LLMError
+from llm import LLMCall, LLMError
 
 INITIAL = "initial"  # the handle's token for "the state right after reset"
 FORCED_STOP_ACTION = 'send_msg_to_user("")'

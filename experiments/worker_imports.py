@@ -1,6 +1,6 @@
 """What a study's process workers import before their first episode, loaded once by a fork server.
 
-:class:`experiments.backends.ProcessBackend` forks its workers from a server process that imported
+:class:`experiments.executors.ProcessExecutor` forks its workers from a server process that imported
 this module. A worker then starts without seconds of imports (which two workers starting together
 would otherwise fight over), and the pages of these modules are shared copy-on-write between the
 workers instead of being loaded into each. ``gc.freeze()`` moves everything imported so far out of

@@ -3,6 +3,7 @@
 ``make_policy(name, **config)`` builds any registered method; ``available_policies()`` lists them.
 """
 
+from llm import LLM, CallSettings, Completion, LLMCall, LLMError, Script
 from policies.base import (
     Decision,
     EnvHandle,
@@ -13,7 +14,6 @@ from policies.base import (
     make_policy,
     register_policy,
 )
-from policies.llm import LLM, CallSettings, Completion, LLMCall, LLMError, Script
 
 __all__ = [
     "LLM",

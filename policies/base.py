@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from policies.llm import LLM, CallSettings, LLMCall, Script
+from llm import LLM, CallSettings, LLMCall, Script
 
 Obs = dict[str, Any]
 Info = dict[str, Any]

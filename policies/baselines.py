@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, register_policy
@@ -59,14 +59,14 @@ def _option_bid(obs: Obs, select_bid: str, choice: str) -> str:
 def reference_command(
     steps: Sequence[Mapping[str, Any]], i: int, obs: Obs, actions: Sequence[str], urls: Mapping[str, str] | None = None
 ) -> tuple[str, int]:
-    """Translate solution step ``i`` (resolved on ``obs`` by ``envs.local.solutions.to_browsergym``) into
+    """Translate solution step ``i`` (resolved on ``obs`` by ``envs.local.reference.to_browsergym``) into
     the bracketed grammar; returns (command, number of steps consumed).
 
     A ``fill`` followed by ``press Enter`` on the same element becomes one ``type [id] [text] [1]``;
     ``select_option`` becomes a click on the option (the action wrapper selects it); ``report_infeasible``
     becomes ``stop [N/A: <reason>]``.
     """
-    from envs.local.solutions import to_browsergym
+    from envs.local.reference import to_browsergym
 
     step = steps[i]
     match = _CALL.match(to_browsergym(step, obs, urls))
@@ -123,7 +123,7 @@ class ReferenceReplay:
 
     def next_command(self, obs: Obs, actions: Sequence[str]) -> str:
         """The next bracketed command; raises SolutionStepError/ReferenceStepError if it cannot be built."""
-        from envs.local.solutions import SolutionStepError
+        from envs.local.reference import SolutionStepError
 
         if obs.get("last_action_error") and self._last is not None and self.retries < self.max_retries:
             try:
@@ -176,7 +176,7 @@ class ReferencePolicy(Policy):
         return {"cursor": self.replay.cursor, "n_reference_steps": len(self.replay.steps), "misses": self.misses}
 
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
-        from envs.local.solutions import SolutionStepError, fill_placeholders
+        from envs.local.reference import SolutionStepError, fill_placeholders
         from wrappers.presets import PRESETS
 
         actions = PRESETS[self.preset].actions
@@ -196,47 +196,6 @@ class ReferencePolicy(Policy):
             return Decision(action=None, parsed={"step": step}, error=f"reference step not resolvable yet: {exc}")
         self.misses = 0
         return Decision(action=command, thought="reference solution step", parsed={"step": step})
-
-
-class ReferenceOracle:
-    """A scripted-LLM answer source for tests and benchmarks: each call answers with the local task's
-    next reference step, as a bracketed command wrapped by ``render`` into the policy's output format.
-
-    It reads the page the policy was given (``attach`` hooks the policy's ``reset``/``act``), like a
-    model that knows the solution. Use it as a :class:`policies.llm.Script` item:
-    ``Script({"actor": [oracle] * n})``. ``wrong_answer`` replaces the final answer (failure tests).
-    """
-
-    def __init__(self, task_id: int, preset: str, render: Callable[[str], str], wrong_answer: str | None = None):
-        from envs.local.registry import load_solutions
-        from wrappers.presets import PRESETS
-
-        self.solution = load_solutions()[task_id]
-        self.actions = PRESETS[preset].actions
-        self.render = render
-        self.wrong_answer = wrong_answer
-        self.replay = ReferenceReplay(self.solution, {})
-        self.obs: Obs = {}
-
-    def attach(self, policy: Policy) -> Policy:
-        reset, act = policy.reset, policy.act
-
-        def watched_reset(task: TaskSpec) -> None:
-            self.replay = ReferenceReplay(self.solution, task.site_urls)
-            reset(task)
-
-        def watched_act(obs: Obs, handle: EnvHandle) -> Decision:
-            self.obs = obs
-            return act(obs, handle)
-
-        policy.reset, policy.act = watched_reset, watched_act  # type: ignore[method-assign]
-        return policy
-
-    def __call__(self, messages: list[dict[str, Any]]) -> str:
-        command = self.replay.next_command(self.obs, self.actions)
-        if self.wrong_answer is not None and command.startswith("stop"):
-            command = f"stop [{self.wrong_answer}]"
-        return self.render(command)
 
 
 _TYPABLE = {"textbox", "searchbox", "combobox", "spinbutton"}
@@ -267,7 +226,7 @@ class RandomPolicy(Policy):
         self.multi_site = task.multi_site
 
     def candidates(self, obs: Obs) -> list[str]:
-        from wrappers.action import page_ids
+        from wrappers.actions.agentoccam import page_ids
         from wrappers.presets import PRESETS
 
         actions = PRESETS[self.preset].actions

@@ -19,8 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from llm import LLM, CallSettings, Message, Script
 from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
-from policies.llm import LLM, CallSettings, Message, Script
 
 PROMPTS = Path(__file__).parent / "prompts"
 ANSWER_PHRASE = "In summary, the next action I will perform is"
@@ -124,9 +124,9 @@ def truncate_tokens(text: str, max_tokens: int | None, model: str) -> str:
     """Cut ``text`` to ``max_tokens`` tokens of the model's tokenizer (litellm's bundled ones, offline)."""
     if not max_tokens:
         return text
-    from policies.llm import _litellm
+    from llm.tokens import litellm_module
 
-    litellm = _litellm()
+    litellm = litellm_module()
     tokens = litellm.encode(model=model, text=text)
     return text if len(tokens) <= max_tokens else litellm.decode(model=model, tokens=list(tokens[:max_tokens]))
 

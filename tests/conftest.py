@@ -8,6 +8,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
 
+pytest_plugins = ["env_support"]  # static test sites and the env factory fixture
+
 
 @pytest.fixture(scope="module")
 def pristine(request, tmp_path_factory):

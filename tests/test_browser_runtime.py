@@ -7,8 +7,8 @@ import inspect
 import pytest
 from browsergym.core.observation import extract_merged_axtree
 
-from envs import browser
-from envs.observation import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
+from envs import browser, playwright_patches
+from envs.extraction import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
 
 PAGE = """<!doctype html><html><body>
 <button aria-description="adds to cart" id="add">Add</button>
@@ -58,13 +58,13 @@ def test_headless_runs_prefer_the_headless_shell(monkeypatch, tmp_path):
 def test_speedups_are_reversible_and_keep_results():
     import playwright._impl._connection as connection
 
-    browser.install_playwright_speedups()
+    playwright_patches.install_speedups()
     assert connection.inspect.stack is not inspect.stack
     frames = connection.inspect.stack()
     assert frames[0].function == "test_speedups_are_reversible_and_keep_results" and frames[0].lineno > 0
-    browser.remove_playwright_speedups()
+    playwright_patches.remove_speedups()
     assert connection.inspect is inspect
-    browser.install_playwright_speedups()
+    playwright_patches.install_speedups()
 
 
 @pytest.mark.browser

@@ -8,9 +8,9 @@ import threading
 import time
 
 import pytest
-from test_env_fixtures import FixedBackend, bid_of, make_env, static_sites, task_config  # noqa: F401
+from env_support import FixedSiteHost, bid_of, task_config
 
-from envs.env import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
+from envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
 
 SLOW_PAGE_DELAY_S = 1.0  # twice BrowserGym's hard-coded 500 ms click timeout
 START_HTML = b"<!doctype html><title>Start</title><a href='/slow'>Slow page</a>"
@@ -55,7 +55,7 @@ def test_action_set_timeout_replaces_browsergym_literal():
 
 @pytest.mark.browser
 def test_click_whose_navigation_outlasts_500ms_lands_without_error(make_env, slow_site):
-    env = make_env(backend=FixedBackend({"shopping": slow_site}), config=task_config(start_url="__SHOPPING__/"))
+    env = make_env(host=FixedSiteHost({"shopping": slow_site}), config=task_config(start_url="__SHOPPING__/"))
     obs, _ = env.reset(seed=0)
     started = time.monotonic()
     obs, reward, terminated, truncated, info = env.step(f"click('{bid_of(obs, 'link', 'Slow page')}')")

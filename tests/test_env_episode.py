@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_env_fixtures import bid_of, make_env, static_sites, task_config  # noqa: F401 - fixtures
+from env_support import bid_of, task_config
 
 pytestmark = pytest.mark.browser
 
@@ -27,8 +27,8 @@ def test_episode_answer_is_scored_once_at_the_end(make_env, static_sites):
     assert info["eval_types"] == ["string_match"] and info["site_urls"] == {"shopping": base}
     assert info["start_url"] == f"{base}/index.html"
     assert env.task_config["start_url"] == f"{base}/index.html"  # placeholders replaced
-    # the backend was asked to get ready, reset and log in, and the login's cookie is in the context
-    assert env.backend.calls[-2:] == ["reset_state", "login:shopping"]
+    # the site host was asked to get ready, reset and log in, and the login's cookie is in the context
+    assert env.host.calls[-2:] == ["reset_state", "login:shopping"]
     assert any(c["name"] == "session" for c in env.context.cookies())
     # axtree mode: no DOM snapshot, no screenshot
     assert obs["dom_object"] == {} and obs["extra_element_properties"] == {}

@@ -11,16 +11,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from env_support import StaticSiteHost, alive, bid_of, browser_processes, task_config
 from gymnasium.utils.env_checker import check_env
-from test_env_fixtures import (  # noqa: F401 - fixtures
-    StaticBackend,
-    alive,
-    bid_of,
-    browser_processes,
-    make_env,
-    static_sites,
-    task_config,
-)
 
 from envs.browser import BROWSERS, REUSE_BROWSER_ENV_VAR
 
@@ -144,8 +136,8 @@ def registered_test_env(static_sites):
     env_id = "webarena_test/static-shop"
 
     def entry_point(**kwargs):
-        backend = StaticBackend(static_sites)
-        return WebArenaEnv(task_kwargs={"config": task_config(), "backend": lambda: backend}, **kwargs)
+        host = StaticSiteHost(static_sites)
+        return WebArenaEnv(task_kwargs={"config": task_config(), "host": lambda: host}, **kwargs)
 
     gym.register(env_id, entry_point=entry_point, nondeterministic=True, kwargs={"obs_mode": "axtree"})
     yield env_id

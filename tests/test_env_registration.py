@@ -10,9 +10,9 @@ import gymnasium as gym
 import pytest
 
 import envs
-from envs.backends import RealBackend
 from envs.env import WebArenaEnv
 from envs.registration import N_REAL_TASKS, real_task_config
+from envs.sites import RealSiteHost
 
 
 def test_import_is_cheap_and_registers_everything():
@@ -48,8 +48,8 @@ def test_make_310_constructs_without_servers_and_passes_kwargs():
         assert inner.max_episode_steps == 30
         assert inner.task_config["start_url"] == "__GITLAB__"  # resolved at reset, from WA_GITLAB
         assert inner.browser is None  # nothing launched before reset
-        backend = inner.backend
-        assert isinstance(backend, RealBackend) and backend.sites == ("gitlab",)
+        host = inner.host
+        assert isinstance(host, RealSiteHost) and host.sites == ("gitlab",)
     finally:
         env.close()
 
@@ -94,7 +94,7 @@ def test_local_ids_follow_the_local_registry():
     env = gym.make(ids[0], obs_mode="axtree")
     try:
         inner = env.unwrapped
-        assert inner.env_id == ids[0] and type(inner.backend).__name__ == "LocalBackend"
+        assert inner.env_id == ids[0] and type(inner.host).__name__ == "LocalSiteHost"
         assert inner.task_config["task_id"] == tasks[0]["task_id"]
     finally:
         env.close()

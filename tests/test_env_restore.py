@@ -1,10 +1,10 @@
-"""``snapshot()``/``restore()``: replay (reset + recorded actions with URL checkpoints) for backends
+"""``snapshot()``/``restore()``: replay (reset + recorded actions with URL checkpoints) for site hosts
 that cannot snapshot their data, and the exact path for those that can."""
 
 from __future__ import annotations
 
 import pytest
-from test_env_fixtures import StaticBackend, bid_of, make_env, static_sites, task_config  # noqa: F401
+from env_support import StaticSiteHost, bid_of, task_config
 
 pytestmark = pytest.mark.browser
 
@@ -68,11 +68,9 @@ def test_replay_repairs_url_drift_with_checkpoints(make_env, static_sites):
     assert info["replay_mismatches"] == 1 and obs["url"] == f"{base}/page2.html"
 
 
-def test_exact_restore_uses_the_backend_token_and_storage(make_env, static_sites):
-    backend = StaticBackend(static_sites, snapshots=True)
-    env = make_env(
-        backend=backend, config=task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html")
-    )
+def test_exact_restore_uses_the_site_host_token_and_storage(make_env, static_sites):
+    host = StaticSiteHost(static_sites, snapshots=True)
+    env = make_env(host=host, config=task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html"))
     base = static_sites.site.url
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step("tab_focus(1)")
@@ -81,11 +79,11 @@ def test_exact_restore_uses_the_backend_token_and_storage(make_env, static_sites
     assert snap.site_state is not None and snap.active_tab == 1
 
     env.reset(seed=0)
-    calls_before = list(backend.calls)
+    calls_before = list(host.calls)
     obs, info = env.restore(snap)
     assert info["restore_method"] == "exact"
-    assert backend.restored == [snap.site_state]
-    assert backend.calls == calls_before  # no reset, no login: the token and cookies carry the state
+    assert host.restored == [snap.site_state]
+    assert host.calls == calls_before  # no reset, no login: the token and cookies carry the state
     assert {c["name"]: c["value"] for c in env.context.cookies()}["cart"] == "3 items"
     assert obs["open_pages_urls"] == (f"{base}/index.html", f"{base}/page2.html")
     assert obs["active_page_index"].tolist() == [1] and obs["url"] == f"{base}/page2.html"
@@ -98,7 +96,7 @@ def _storage(env, key: str) -> tuple[str | None, str | None]:
 
 def test_exact_restore_forgets_everything_after_the_snapshot(make_env, static_sites):
     """The reused browser context comes back as a new one would: no later cookies, storage, tabs or history."""
-    env = make_env(backend=StaticBackend(static_sites, snapshots=True))
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=True))
     base = static_sites.site.url
     obs, _ = env.reset(seed=0)
     snap = env.snapshot()
@@ -118,7 +116,7 @@ def test_exact_restore_forgets_everything_after_the_snapshot(make_env, static_si
 
 
 def test_exact_restore_seeds_snapshot_local_storage(make_env, static_sites):
-    env = make_env(backend=StaticBackend(static_sites, snapshots=True))
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=True))
     env.reset(seed=0)
     env.page.evaluate("localStorage.setItem('k', 'snap')")
     snap = env.snapshot()

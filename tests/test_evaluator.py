@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envs.eval_funcs import EvalContext, EvalFuncError, Placeholder, parse_func, register_eval_func
-from envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR
-from envs.evaluator import (
+from envs.evaluation.evaluator import (
     EvalOptions,
     Judge,
     check_eval_block,
@@ -21,6 +19,8 @@ from envs.evaluator import (
     tokenize,
     url_match,
 )
+from envs.evaluation.funcs import EvalContext, EvalFuncError, Placeholder, parse_func, register_eval_func
+from envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR, fuzzy_verdict
 
 TASKS = json.loads((Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())
 PLACEHOLDERS = (
@@ -137,14 +137,14 @@ def test_or_alternatives_inside_a_must_include_item():
 
 
 def test_fuzzy_match_uses_the_judge_verdict_and_records_cost():
-    mock = RecordingMock("The answer is correct.")
+    mock = RecordingMock("Both say two hours.\nVerdict: correct")
     result = evaluate(
         string_task({"fuzzy_match": ["two hours"]}, intent="How long?"), None, "About 2 hours", judge=judge(mock)
     )
     assert result.score == 1.0
     check = result.details["string_match"]["checks"][0]
     assert check["judge"]["verdict"] == "correct"
-    assert check["judge"]["response"] == "The answer is correct."
+    assert check["judge"]["response"] == "Both say two hours.\nVerdict: correct"
     assert check["judge"]["cost"] > 0 and check["judge"]["prompt_tokens"] > 0
     assert result.details["judge"]["calls"] == 1 and result.details["judge"]["cost"] > 0
     prompt = mock.prompts[0]
@@ -158,10 +158,33 @@ def test_fuzzy_match_partial_or_incorrect_verdicts_give_zero(reply, verdict):
     assert result.details["string_match"]["checks"][0]["judge"]["verdict"] == verdict
 
 
-def test_fuzzy_match_reply_without_verdict_scores_zero_with_error():
-    result = evaluate(string_task({"fuzzy_match": ["x"]}), None, "y", judge=judge("I cannot tell."))
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I cannot tell.",
+        "The answer is correct.",  # a verdict word inside prose is not a verdict
+        "Reply correct, incorrect or partially correct.",  # an echo of the instructions
+        "Verdict: correct-ish",
+    ],
+)
+def test_fuzzy_match_reply_without_a_strict_verdict_scores_zero_with_error(reply):
+    result = evaluate(string_task({"fuzzy_match": ["x"]}), None, "y", judge=judge(reply))
     assert result.score == 0.0
-    assert "no verdict" in result.details["string_match"]["checks"][0]["judge"]["error"]
+    call = result.details["string_match"]["checks"][0]["judge"]
+    assert "no verdict" in call["error"] and call["error_kind"] == "reply"
+
+
+@pytest.mark.parametrize(
+    "reply, verdict",
+    [
+        ("It matches.\nVerdict: correct", "correct"),
+        ("verdict - Partially Correct.", "partially correct"),
+        ("Verdict: incorrect\nOn second thought...\nVerdict: correct", "correct"),  # the last verdict line counts
+        ("**Verdict:** correct", "correct"),
+    ],
+)
+def test_the_last_verdict_line_decides(reply, verdict):
+    assert fuzzy_verdict(reply)[0] == verdict
 
 
 def test_fuzzy_match_every_reference_must_pass():

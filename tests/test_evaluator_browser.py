@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from envs.browser import HeadlessChat
-from envs.evaluator import DEFAULT_JUDGE_MODEL, EvalOptions, Judge, evaluate
+from envs.evaluation.evaluator import DEFAULT_JUDGE_MODEL, EvalOptions, Judge, evaluate
 
 pytestmark = pytest.mark.browser
 

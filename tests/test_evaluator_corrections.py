@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from envs.evaluation.corrections import AGENTOCCAM_CORRECTED_TASKS, apply_agentoccam_corrections
-from envs.evaluator import Judge, check_eval_block, evaluate
+from envs.evaluation.evaluator import Judge, check_eval_block, evaluate
 
 TASKS = {
     t["task_id"]: t

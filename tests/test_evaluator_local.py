@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from envs.eval_funcs import EvalContext, EvalFuncError, parse_func
+from envs.evaluation.funcs import EvalContext, EvalFuncError, parse_func
 
 pytestmark = pytest.mark.browser
 

@@ -57,7 +57,7 @@ def test_study_on_the_local_suite(process_study):
 
 
 def test_ray_backend_matches_the_process_backend(process_study, tmp_path):
-    ray_study = compare(POLICIES, TASKS, tmp_path / "ray", backend="ray", n_workers=2, max_steps=5, progress=False)
+    ray_study = compare(POLICIES, TASKS, tmp_path / "ray", executor="ray", n_workers=2, max_steps=5, progress=False)
     assert outcome(ray_study) == outcome(process_study)
 
 

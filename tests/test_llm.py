@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from policies.llm import LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
+from llm import LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
 
 MSGS = [{"role": "system", "content": "You pick actions."}, {"role": "user", "content": "OBJECTIVE: buy a red hat"}]
 
@@ -145,7 +145,7 @@ def test_n_samples_each_get_their_own_script_answer():
 
 _WRITER = """
 import sys, json
-from policies.llm import LLM, Script
+from llm import LLM, Script
 msgs = json.loads(sys.argv[2])
 llm = LLM("gpt-4o", script=Script({"actor": [sys.argv[3] + "-first", sys.argv[3] + "-second"]}), cache_dir=sys.argv[1])
 print(json.dumps([llm.complete("actor", msgs).text, llm.complete("actor", msgs).text]))

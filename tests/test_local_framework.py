@@ -15,8 +15,8 @@ import pytest
 from envs.local import data, registry
 from envs.local.framework import session_cookie_name
 from envs.local.launcher import LocalSites, LocalSitesError
+from envs.local.reference import SolutionStepError, find_bid, to_browsergym
 from envs.local.sites import SITE_NAMES, UnknownSiteError, available_sites, load_site
-from envs.local.solutions import SolutionStepError, find_bid, to_browsergym
 
 SITES = ["map", "homepage"]
 EXTRA_PLACE = "Snapshot Test Café"

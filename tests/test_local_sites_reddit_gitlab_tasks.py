@@ -15,11 +15,11 @@ from urllib.parse import urlparse
 
 import pytest
 
-from envs.evaluator import Judge, check_eval_block, evaluate
+from envs.evaluation.evaluator import Judge, check_eval_block, evaluate
 from envs.local.launcher import LocalSites
+from envs.local.reference import fill_placeholders
 from envs.local.registry import EVAL_KEYS, TASK_KEYS
 from envs.local.sites import gitlab, reddit
-from envs.local.solutions import fill_placeholders
 
 pytestmark = pytest.mark.browser
 

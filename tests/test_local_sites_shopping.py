@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from envs.backends import replace_placeholders
+from envs.evaluation.evaluator import check_eval_block, evaluate
 from envs.evaluation.judge import Judge
-from envs.evaluator import check_eval_block, evaluate
 from envs.local import data
 from envs.local.framework import SiteContext
 from envs.local.registry import TASK_KEYS, load_solutions, load_tasks
 from envs.local.sites import shopping, shopping_admin
+from envs.sites import replace_placeholders
 
 SITES = ["shopping", "shopping_admin"]
 URLS = {"shopping": "http://shop.test", "shopping_admin": "http://admin.test"}

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from envs.backends import replace_placeholders
+from envs.evaluation.evaluator import evaluate
 from envs.evaluation.judge import Judge
-from envs.evaluator import evaluate
 from envs.local.registry import get_task, load_tasks
 from envs.local.sites import shopping, shopping_admin
+from envs.sites import replace_placeholders
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

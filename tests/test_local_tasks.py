@@ -2,7 +2,7 @@
 browser against the real local sites and the real evaluator, scores 1. For the map, wikipedia and
 multi-site tasks a plausible wrong answer (or a wrong page) then scores 0 after a reset of the same
 environment. Snapshot/restore through the environment is exact: it undoes a state change in the
-backend and the page, and a later restore brings the change back.
+site data and the page, and a later restore brings the change back.
 
 (The other sites' wrong-answer and missing-state-change checks live in their own test files.)
 """
@@ -16,7 +16,7 @@ import pytest
 
 import envs
 from envs.local import registry
-from envs.local.solutions import to_browsergym
+from envs.local.reference import to_browsergym
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -103,7 +103,7 @@ def replay(env, steps: list[dict]) -> tuple[float, dict, list[str]]:
     """Reset, run ``steps`` (resolved against each new observation); returns reward, last info, errors."""
     obs, reset_info = env.reset()
     assert reset_info["task_id"] == env.unwrapped.task_kwargs["config"]["task_id"]
-    urls = env.unwrapped.backend.urls()
+    urls = env.unwrapped.host.urls()
     reward, info, errors = 0.0, {}, []
     for step in steps:
         action = to_browsergym(step, obs, urls)
@@ -159,7 +159,7 @@ def _state_changing_task() -> int | None:
 
 
 def _db_rows(env) -> list[str]:
-    conn = sqlite3.connect(env.unwrapped.backend.local.db_path)
+    conn = sqlite3.connect(env.unwrapped.host.local.db_path)
     try:
         return list(conn.iterdump())
     finally:
@@ -177,7 +177,7 @@ def test_restore_undoes_and_redoes_a_state_change_exactly():
         obs, _ = env.reset()
         start_url, pristine = obs["url"], _db_rows(env)
         before = env.unwrapped.snapshot()
-        urls = env.unwrapped.backend.urls()
+        urls = env.unwrapped.host.urls()
         for step in actions:
             obs, *_ = env.step(to_browsergym(step, obs, urls))
         after, changed, changed_url = env.unwrapped.snapshot(), _db_rows(env), obs["url"]

@@ -9,6 +9,7 @@ import json
 import pytest
 from test_wrappers_observation import GOOGLE, N, axtree
 
+from llm import Script
 from policies import make_policy
 from policies.agentoccam import (
     AgentOccamPolicy,
@@ -20,8 +21,7 @@ from policies.agentoccam import (
     render_history,
 )
 from policies.base import TaskSpec
-from policies.llm import Script
-from wrappers.observation import process_axtree
+from wrappers.observations.agentoccam import process_axtree
 
 ONE_SITE = TaskSpec("webarena/local.203", 203, "Find the dean's email", ("reddit",), "http://r/")
 MULTI = TaskSpec("webarena/local.600", 600, "Post it", ("reddit", "gitlab"), "http://r/", True, "http://home")
@@ -437,7 +437,8 @@ def test_judge_variant_re_asks_when_no_candidate_is_valid():
 
 def test_llm_failures_propagate_with_the_recorded_call():
     """The rollout loop ends the episode on an LLMError (source "llm"); the failed call is attached."""
-    from policies.llm import LLMError, _litellm
+    from llm import LLMError
+    from llm.tokens import litellm_module as _litellm
 
     limit = _litellm().RateLimitError("mock rate limit", llm_provider="openai", model="gpt-4-turbo")
     p = policy([limit], retries=0)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import policies.base as base
+from llm import LLM, CallSettings, Script
 from policies import available_policies, make_policy
 from policies.base import Decision, EnvHandle, Policy, TaskSpec, build_llm, register_policy
-from policies.llm import LLM, CallSettings, Script
 
 
 def test_task_spec_from_reset_info():

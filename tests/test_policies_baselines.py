@@ -10,7 +10,7 @@ from experiments.rollout import run_episode
 from policies import make_policy
 from policies.base import TaskSpec
 from policies.baselines import RandomPolicy, ReferenceStepError, reference_command
-from wrappers.action import WEBARENA_COMMANDS
+from wrappers.actions.agentoccam import WEBARENA_COMMANDS
 
 
 def node(node_id: str, role: str, name: str, bid: str | None, parent: str | None = None) -> dict:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from experiments.rollout import run_episode
+from llm import Script
 from policies import make_policy
 from policies.base import TaskSpec
-from policies.llm import Script
 from policies.react import (
     ANSWER_PHRASE,
     WEBARENA_ACTIONS,
@@ -162,7 +162,7 @@ def test_defaults_come_from_the_webarena_runner():
 
 def oracle_react(task_id: int, n_answers: int = 12, wrong_answer: str | None = None) -> ReActPolicy:
     """ReAct whose scripted LLM answers with the task's reference steps in ReAct's format."""
-    from policies.baselines import ReferenceOracle
+    from benchmarks.support.oracle import ReferenceOracle
 
     oracle = ReferenceOracle(
         task_id, "webarena", lambda c: say(c, "Let's think step by step. On this page:"), wrong_answer=wrong_answer

@@ -16,8 +16,8 @@ import pytest
 
 import experiments.rollout as rollout
 from experiments.trajectory import Trajectory, validate
+from llm import Script
 from policies.base import Decision, EnvHandleError, Policy, TaskSpec
-from policies.llm import Script
 from policies.react import WEBARENA_ACTIONS, ReActPolicy
 
 PAGES = {"http://t/": "[1] link 'Hats'\n[2] link 'Shoes'", "http://t/hats": "[5] StaticText 'Red hat $12'"}

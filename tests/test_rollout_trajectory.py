@@ -18,7 +18,7 @@ from experiments.trajectory import (
     scrub,
     validate,
 )
-from policies.llm import LLMCall
+from llm import LLMCall
 
 
 def sample() -> Trajectory:

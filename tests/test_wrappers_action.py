@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wrappers.action import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
-from wrappers.grammar import COMMAND_SPECS, Command, InvalidActionError, parse_action, parse_command
+from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
+from wrappers.actions.grammar import COMMAND_SPECS, Command, InvalidActionError, parse_action, parse_command
 
 # ------------------------------------------------------------------------------------------------
 # A small two-page site and a BrowserGym task over it (shared with the presets and numeric tests).
@@ -228,7 +228,7 @@ def test_fuzz_typed_content_reaches_browsergym_intact(content):
     """Whatever the LLM types (quotes, brackets, newlines, '#') arrives unchanged in BrowserGym's fill()."""
     from browsergym.core.action.parsers import highlevel_action_parser
 
-    from wrappers.action import _call
+    from wrappers.actions.agentoccam import _call
 
     command = parse_command(f"type [5] [{content}] [0]")
     assert command.args == ("5", content, "0")

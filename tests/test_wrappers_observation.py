@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from wrappers.axtree import INTERACTIVE_ROLES
-from wrappers.obs_passes import clean_name
-from wrappers.observation import ObsConfig, TextTree, process_axtree
+from wrappers.observations.agentoccam import ObsConfig, TextTree, process_axtree
+from wrappers.observations.axtree import INTERACTIVE_ROLES
+from wrappers.observations.passes import clean_name
 
 DATA = Path(__file__).parent / "data" / "axtrees"
 CAPTURED = sorted(p.stem for p in DATA.glob("*.json"))
@@ -778,7 +778,7 @@ def test_properties_catch_a_dropped_element():
 
 
 def test_captured_pages_meet_the_token_and_time_budget():
-    from experiments.bench_wrappers import captured_pages, measure
+    from benchmarks.wrappers import captured_pages, measure
 
     rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=5)}
     assert rows["obs_tokens_ratio.captured"]["value"] <= 0.5

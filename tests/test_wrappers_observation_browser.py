@@ -1,7 +1,7 @@
 """The observation wrapper on live pages: a plain BrowserGym env, and every page of the local suite.
 
 The property test walks each available local site's main page and the pages it links to (through
-``experiments.bench_wrappers.local_pages``, the same crawl the benchmark measures), so it grows with
+``benchmarks.wrappers.local_pages``, the same crawl the benchmark measures), so it grows with
 the suite without edits here.
 """
 
@@ -14,8 +14,9 @@ import pytest
 from browsergym.core.spaces import Unicode
 from test_wrappers_observation import alignment_problems
 
-from envs.browser import HeadlessChat, install_launch_patch
-from wrappers.observation import AgentOccamObservation, ObsConfig, TextTree, process_axtree
+from envs.browser import HeadlessChat
+from envs.playwright_patches import install_launch_patch
+from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig, TextTree, process_axtree
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -78,7 +79,7 @@ def test_config_switches_reach_the_wrapper(openended):
 def test_properties_hold_on_every_local_suite_page():
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from experiments.bench_wrappers import cl100k, local_pages
+    from benchmarks.wrappers import cl100k, local_pages
 
     enc = cl100k()
     seen, tokens = [], {}

@@ -49,7 +49,7 @@ def _translatable(steps) -> bool:
 
 
 def _as_command(step: dict, obs: dict) -> str:
-    """A reference-solution step (envs.local.solutions format) as the AgentOccam command a model would write."""
+    """A reference-solution step (envs.local.reference format) as the AgentOccam command a model would write."""
     if step["action"] == "send_msg_to_user":
         return f"stop [{step.get('text', '')}]"
     if step["action"] == "go_back":

@@ -3,12 +3,12 @@
 See docs/design.md (section wrappers) for the contract.
 """
 
-from wrappers.action import ActionConfig, AgentOccamActions
-from wrappers.grammar import InvalidActionError, parse_action, parse_command
+from wrappers.actions.agentoccam import ActionConfig, AgentOccamActions
+from wrappers.actions.grammar import InvalidActionError, parse_action, parse_command
 from wrappers.numeric import NumericWebArena
-from wrappers.observation import AgentOccamObservation, ObsConfig
+from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.webarena_text import WebArenaTextObservation
 from wrappers.presets import PRESETS, Preset, make_env
-from wrappers.webarena_text import WebArenaTextObservation
 
 __all__ = [
     "PRESETS",

@@ -18,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from wrappers.action import AgentOccamActions, page_ids
+from wrappers.actions.agentoccam import AgentOccamActions, page_ids
 
 ROLES = (
     "link", "button", "textbox", "searchbox", "combobox", "option", "checkbox", "radio",

@@ -16,9 +16,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from wrappers.action import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
-from wrappers.observation import AgentOccamObservation, ObsConfig
-from wrappers.webarena_text import WebArenaTextObservation
+from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
+from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.webarena_text import WebArenaTextObservation
 
 RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines (§10.2)
 _NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home: multi-site tasks only
@@ -89,7 +89,7 @@ def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str
     """The env's own BrowserGym action set, accepting multi-actions so ``type ... [1]`` runs fill +
     Enter as one env step (one step of the budget, as in WebArena); the action wrapper sends at
     most one command's actions per step. ``action_timeout_ms``: the env option of that name."""
-    from envs.env import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
+    from envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
 
     return default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS, multiaction=True).to_python_code
 

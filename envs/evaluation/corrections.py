@@ -11,7 +11,7 @@ Entries the paper leaves unclear are decided here and marked: tasks 240 and 353 
 not make it); task 583 fixes "plan lovers" in the intent as well as in the label, so that the task
 stays achievable; 653 uses AgentOccam's released keyword 'broke' (the paper prints 'broke after').
 The evaluator-side rectifications (relaxed fuzzy prompt, joined fuzzy lists) are
-``envs.evaluator.EvalOptions.agentoccam()``.
+``envs.evaluation.evaluator.EvalOptions.agentoccam()``.
 """
 
 from __future__ import annotations

@@ -1,25 +1,31 @@
 """The LLM judge behind WebArena's ``fuzzy_match`` and unachievable-task ("N/A") checks.
 
-Calls go through ``litellm.completion`` (temperature 0, litellm's timeout). Retries of transient
-failures (rate limits, server errors, timeouts) happen here, with exponential backoff: litellm's own
-``num_retries`` needs the optional ``tenacity`` package and fails every call without it. A judge
-never raises: a missing key, a network error or a reply without a verdict gives score 0 and a recorded
-error, so an evaluation always finishes. Every call is recorded with its verdict, raw reply, tokens
-and cost. ``mock_response`` (a string, or a callable of the messages) is passed to litellm's mock
-path, which exercises the same code as a real call.
+Calls go through the project's one LLM layer (:mod:`llm`): the same retries of transient failures,
+timeouts, accounting and scripted mock as every policy role, temperature 0 and a bounded reply. A
+judge never raises: a missing key, a network error or a reply without a verdict gives score 0 and a
+recorded error (with its kind, so a study can tell a configuration error from a real verdict), and
+an evaluation always finishes.
+
+The verdict is read strictly: the reply's last ``Verdict: <word>`` line, or a reply that is nothing
+but the verdict. WebArena's grader looked for the verdict words anywhere in the reply, which read a
+reply that merely echoed the instructions ("correct, incorrect or partially correct") as a verdict.
+``mock_response`` (a string, or a callable of the messages) plays through litellm's mock path.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from llm import LLM, CallSettings, LLMError, Script
+from llm.redaction import redact
+
 DEFAULT_JUDGE_MODEL = "gpt-4-1106-preview"  # WebArena's grader
 JUDGE_MODEL_ENV_VAR = "WEBARENA_GYM_JUDGE_MODEL"
+DEFAULT_JUDGE_MAX_TOKENS = 384  # a short reason and the verdict line; bounded so a local server cannot run away
 
 FuzzyPrompt = Literal["webarena", "agentoccam"]
 JudgeKind = Literal["fuzzy_match", "unachievable"]
@@ -35,7 +41,8 @@ _FUZZY_WEBARENA = (
     "reference answer: {reference}\n"
     "Wherever you see the string 'N/A', it is a special token meaning 'not achievable'.\n"
     "student answer: {answer}\n"
-    "Finish with your verdict: correct, incorrect or partially correct."
+    "Give a short reason, then end with one line that is exactly one of: 'Verdict: correct', "
+    "'Verdict: incorrect' or 'Verdict: partially correct'."
 )
 
 # AgentOccam's relaxed grader (paper App. E): key points of the reference must be present; extra,
@@ -50,7 +57,8 @@ _FUZZY_AGENTOCCAM = (
     "reference answer: {reference}\n"
     "Wherever you see the string 'N/A', it is a special token meaning 'not achievable'.\n"
     "student answer: {answer}\n"
-    "Finish with your verdict (correct, incorrect or partially correct) and a short explanation."
+    "Give a short explanation, then end with one line that is exactly one of: 'Verdict: correct', "
+    "'Verdict: incorrect' or 'Verdict: partially correct'."
 )
 
 _UNACHIEVABLE = (
@@ -59,16 +67,11 @@ _UNACHIEVABLE = (
     "reason given by the person who tried: {answer}\n"
     "The task above cannot be completed, for the actual reason stated. Someone attempted it, failed, and "
     "gave their own reason for failing. Compare the two reasons and decide whether the given reason "
-    "agrees with the actual one, even if only implicitly. Reply 'same' if it agrees and 'different' "
-    "if it does not."
+    "agrees with the actual one, even if only implicitly. End with one line that is exactly "
+    "'Verdict: same' if it agrees or 'Verdict: different' if it does not."
 )
 
-_MAX_BACKOFF_S = 30.0
-_SECRET = re.compile(r"\b(sk|key|api|token)[-_A-Za-z0-9]{12,}", re.IGNORECASE)
-
-
-def _redact(text: str) -> str:
-    return _SECRET.sub("<redacted>", text)
+_VERDICT_LINE = re.compile(r"^\W*verdict\W*[:\-]\s*(.+?)\W*$", re.IGNORECASE)
 
 
 @dataclass
@@ -87,31 +90,39 @@ class JudgeCall:
     attempts: int = 0
     mocked: bool = False
     error: str | None = None
+    error_kind: str | None = None  # "provider" / "configuration" (the call failed), "reply" (no verdict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _first_verdict(reply: str, verdicts: tuple[tuple[str, float], ...]) -> tuple[str | None, float]:
-    """The first listed verdict phrase found in the lower-cased reply; (None, 0) when none is."""
-    text = reply.lower()
-    return next(((phrase, score) for phrase, score in verdicts if phrase in text), (None, 0.0))
+def read_verdict(reply: str, verdicts: dict[str, float]) -> tuple[str | None, float]:
+    """The verdict of a reply: its last ``Verdict: X`` line, or the whole reply if it is just ``X``.
+
+    Returns (None, 0.0) when neither names one of ``verdicts`` exactly (case and trailing
+    punctuation aside).
+    """
+    candidates = [m.group(1) for line in reply.splitlines() if (m := _VERDICT_LINE.match(line.strip()))]
+    if not candidates:
+        candidates = [re.sub(r"^\W+|\W+$", "", reply.strip())]
+    word = re.sub(r"^\W+|\W+$", "", candidates[-1]).lower()
+    return (word, verdicts[word]) if word in verdicts else (None, 0.0)
 
 
 def fuzzy_verdict(reply: str) -> tuple[str | None, float]:
-    """WebArena's reading: any 'partially correct'/'incorrect' fails; otherwise 'correct' passes."""
-    return _first_verdict(reply, (("partially correct", 0.0), ("incorrect", 0.0), ("correct", 1.0)))
+    """Only 'correct' passes; 'incorrect' and 'partially correct' fail (WebArena's scoring)."""
+    return read_verdict(reply, {"correct": 1.0, "incorrect": 0.0, "partially correct": 0.0})
 
 
 def unachievable_verdict(reply: str) -> tuple[str | None, float]:
-    """'different' fails before 'same' passes, as in WebArena."""
-    return _first_verdict(reply, (("different", 0.0), ("same", 1.0)))
+    return read_verdict(reply, {"same": 1.0, "different": 0.0})
 
 
 class Judge:
     """LLM grader for fuzzy answers and unachievable-task reasons.
 
-    ``model`` defaults to ``$WEBARENA_GYM_JUDGE_MODEL`` or WebArena's ``gpt-4-1106-preview``.
+    ``model`` defaults to ``$WEBARENA_GYM_JUDGE_MODEL`` or WebArena's ``gpt-4-1106-preview``;
+    ``api_base`` (default ``$WEBARENA_GYM_API_BASE``) points it at an OpenAI-compatible server.
     """
 
     def __init__(
@@ -121,15 +132,22 @@ class Judge:
         *,
         num_retries: int = 3,
         timeout: float = 60.0,
-        max_tokens: int = 768,
+        max_tokens: int = DEFAULT_JUDGE_MAX_TOKENS,
         backoff_s: float = 2.0,
+        api_base: str | None = None,
     ) -> None:
         self.model = model or os.environ.get(JUDGE_MODEL_ENV_VAR) or DEFAULT_JUDGE_MODEL
         self.mock_response = mock_response
-        self.num_retries = num_retries
-        self.timeout = timeout
-        self.max_tokens = max_tokens
-        self.backoff_s = backoff_s
+        script = Script({"judge": Script.forever(mock_response)}) if mock_response is not None else None
+        self.llm = LLM(
+            self.model,
+            {"judge": CallSettings(temperature=0, max_tokens=max_tokens)},
+            retries=num_retries,
+            timeout=timeout,
+            script=script,
+            backoff_s=backoff_s,
+            api_base=api_base,
+        )
 
     def fuzzy_match(self, question: str, reference: str, answer: str, style: FuzzyPrompt = "webarena") -> JudgeCall:
         template = _FUZZY_AGENTOCCAM if style == "agentoccam" else _FUZZY_WEBARENA
@@ -140,87 +158,25 @@ class Judge:
         prompt = _UNACHIEVABLE.format(question=question, reference=reason, answer=answer)
         return self._call("unachievable", prompt, unachievable_verdict)
 
-    def _call(
-        self,
-        kind: JudgeKind,
-        prompt: str,
-        read_verdict: Callable[[str], tuple[str | None, float]],
-    ) -> JudgeCall:
+    def _call(self, kind: JudgeKind, prompt: str, verdict_of: Callable[[str], tuple[str | None, float]]) -> JudgeCall:
         messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
         call = JudgeCall(
             kind=kind, model=self.model, score=0.0, verdict=None, response=None, mocked=self.mock_response is not None
         )
-        start = time.monotonic()
-        response = None
-        while response is None:
-            call.attempts += 1
-            try:
-                response = self._complete(messages)
-            except Exception as exc:  # no key, network, provider error, a failing mock: recorded, never raised
-                if call.attempts <= self.num_retries and _transient(exc):
-                    time.sleep(min(self.backoff_s * 2 ** (call.attempts - 1), _MAX_BACKOFF_S))
-                    continue
-                call.error = _redact(f"judge call failed: {type(exc).__name__}: {exc}")[:2000]
-                call.latency_s = time.monotonic() - start
-                return call
-        call.latency_s = time.monotonic() - start
         try:
-            call.response = response.choices[0].message.content or ""
-        except (AttributeError, IndexError, TypeError):
-            call.error = "the judge's reply has no message"
+            completion = self.llm.complete("judge", messages)
+        except LLMError as exc:  # no key, network, provider error, a failing mock: recorded, never raised
+            record = exc.call
+            if record is not None:
+                call.attempts, call.latency_s = record.attempts, record.latency_s
+            call.error = redact(f"judge call failed: {exc}")[:2000]
+            call.error_kind = exc.kind
             return call
-        usage = getattr(response, "usage", None)
-        if usage is not None:
-            call.prompt_tokens = usage.prompt_tokens
-            call.completion_tokens = usage.completion_tokens
-        call.cost = _cost(response)
-        call.verdict, call.score = read_verdict(call.response)
+        record = completion.call
+        call.response = completion.text
+        call.prompt_tokens, call.completion_tokens = record.prompt_tokens, record.completion_tokens
+        call.cost, call.latency_s, call.attempts = record.cost, record.latency_s, record.attempts
+        call.verdict, call.score = verdict_of(call.response)
         if call.verdict is None:
-            call.error = "the judge's reply contains no verdict"
+            call.error, call.error_kind = "the judge's reply contains no verdict", "reply"
         return call
-
-    def _complete(self, messages: list[dict[str, str]]) -> Any:
-        import litellm  # deferred: importing litellm takes seconds and most runs never need a judge
-
-        litellm.suppress_debug_info = True  # failures are recorded with the verdict; no help banner on stdout
-        kwargs: dict[str, Any] = {}
-        if self.mock_response is not None:
-            mock = self.mock_response
-            kwargs["mock_response"] = mock(messages) if callable(mock) else mock
-        return litellm.completion(
-            model=self.model,
-            messages=messages,
-            temperature=0,
-            max_tokens=self.max_tokens,
-            num_retries=0,
-            timeout=self.timeout,
-            **kwargs,
-        )
-
-
-def _transient(exc: BaseException) -> bool:
-    """Worth another attempt: rate limits, server errors, timeouts, dropped connections (not a missing key)."""
-    import litellm
-
-    text = str(exc).lower()
-    if "credential" in text or "api_key" in text or "api key" in text:
-        return False
-    kinds = (
-        litellm.RateLimitError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.Timeout,
-        litellm.APIConnectionError,
-        litellm.BadGatewayError,
-    )
-    status = getattr(exc, "status_code", None)
-    return isinstance(exc, kinds) or isinstance(status, int) and (status == 429 or status >= 500)
-
-
-def _cost(response: Any) -> float | None:
-    import litellm
-
-    try:
-        return float(litellm.completion_cost(completion_response=response))
-    except Exception:  # model missing from litellm's price map: tokens are still recorded
-        return None

@@ -88,5 +88,5 @@ def _solutions() -> dict[int, tuple[dict[str, Any], ...]]:
 
 
 def load_solutions() -> dict[int, list[dict[str, Any]]]:
-    """Reference solution per task id: a list of steps (see :mod:`envs.local.solutions`)."""
+    """Reference solution per task id: a list of steps (see :mod:`envs.local.reference`)."""
     return {task_id: [dict(step) for step in steps] for task_id, steps in _solutions().items()}

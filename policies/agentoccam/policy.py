@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from llm import LLM, CallSettings, LLMCall, Message, Script
 from policies.agentoccam.memory import PlanError, PlanTree, StepRecord, render_history
 from policies.agentoccam.text import (
     BASE_FIELDS,
@@ -20,8 +21,7 @@ from policies.agentoccam.text import (
     user_message,
 )
 from policies.base import Decision, EnvHandle, EnvHandleError, Obs, Policy, TaskSpec, build_llm, register_policy
-from policies.llm import LLM, CallSettings, LLMCall, Message, Script
-from wrappers.grammar import Command, InvalidActionError, parse_action
+from wrappers.actions.grammar import Command, InvalidActionError, parse_action
 
 PLANNING_COMMANDS = ("branch", "prune")
 _MEMORY = frozenset({"note", "branch", "prune"})
@@ -237,7 +237,7 @@ class AgentOccamPolicy(Policy):
     def validate(self, action: str, obs: Obs) -> list[Command]:
         """Parse the ACTION and check it against the page and the enabled commands; raise
         :class:`ActionRejected` with a message for the model."""
-        from wrappers.action import page_ids
+        from wrappers.actions.agentoccam import page_ids
 
         if not action:
             raise ActionRejected("the ACTION field is missing or empty")

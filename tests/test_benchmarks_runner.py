@@ -1,8 +1,8 @@
-"""The benchmark entry point: discovery of ``bench_*`` modules and the per-section report file."""
+"""The benchmark entry point: discovery of the benchmark modules and the per-section report file."""
 
 from __future__ import annotations
 
-from experiments import bench
+from benchmarks import run as bench
 
 
 def test_discovers_the_env_benchmark():

@@ -3,7 +3,7 @@
 ``build_tree`` reads the CDP nodes (``nodeId``, ``childIds``, ``role``, ``name``, ``properties``,
 ``ignored``, ``browsergym_id``) and applies only the normalisations every text view of the page
 needs (the card's §4.1 "source observation"); the optional AgentOccam passes live in
-``wrappers.obs_passes``. Build-time decisions, each adapting the card's 2023-era WebArena tree to
+``wrappers.observations.passes``. Build-time decisions, each adapting the card's 2023-era WebArena tree to
 the Chromium BrowserGym drives today:
 
 * ignored nodes are spliced out (their non-ignored children move up), ``InlineTextBox``,

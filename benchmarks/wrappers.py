@@ -4,7 +4,7 @@ For every page of the local suite (each site's main page plus the first pages it
 page's ``axtree_object`` is captured from a real Chromium, then both BrowserGym's
 ``flatten_axtree_to_str`` of the same full page and our aligned text are counted in cl100k tokens.
 Targets (issue 4): aligned tokens at most 0.5x the flattened tree's, at most 5 ms median per page.
-Run: ``python -m experiments.bench_wrappers [--quick]``.
+Run: ``python -m benchmarks.wrappers [--quick]``.
 """
 
 from __future__ import annotations
@@ -65,36 +65,36 @@ def _same_site_links(page: Any, base: str, limit: int) -> list[str]:
 def local_pages(links_per_site: int = 4) -> Iterator[CapturedPage]:
     """Capture each local site's main page and up to ``links_per_site`` pages it links to.
 
-    The browser is logged into every site with an account (through the backend's own login), so
+    The browser is logged into every site with an account (through the site host's own login), so
     the crawl sees what an agent sees. Yields nothing when the local suite has no site yet; starts
     its own servers and browser and stops them when the iteration ends.
     """
     from envs.browser import acquire_playwright, release_playwright
-    from envs.local.backend import LocalBackend
+    from envs.local.host import LocalSiteHost
     from envs.local.sites import available_sites
 
     sites = available_sites()
     if not sites:
         return
-    backend = LocalBackend(sites)
+    host = LocalSiteHost(sites)
     # BrowserGym's process-wide Playwright: a second sync driver in the same thread would fail.
     pw = acquire_playwright()
     try:
-        urls = backend.urls()
+        urls = host.urls()
         browser = pw.chromium.launch(headless=True)
         try:
             context = browser.new_context(viewport={"width": 1280, "height": 720})
-            backend.login(context, list(urls))
+            host.login(context, list(urls))
             yield from _crawl(context.new_page(), urls, links_per_site)
         finally:
             browser.close()
     finally:
-        backend.close()
+        host.close()
         release_playwright()
 
 
 def _crawl(page: Any, urls: dict[str, str], links_per_site: int) -> Iterator[CapturedPage]:
-    from wrappers.axtree_capture import capture_axtree
+    from benchmarks.support.axtree_capture import capture_axtree
 
     for site, base in urls.items():
         page.goto(base, wait_until="load")
@@ -115,7 +115,7 @@ def measure(pages: list[CapturedPage], repeats: int) -> list[dict[str, Any]]:
     """Rows: aligned/flat token ratio per site, and the wrapper's median time per page."""
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from wrappers.observation import ObsConfig, process_axtree
+    from wrappers.observations.agentoccam import ObsConfig, process_axtree
 
     enc = cl100k()
     unaligned = ObsConfig.none(max_lines=10**9)

@@ -1,7 +1,7 @@
 """Where episodes run: a pool of local processes, or Ray actors on a cluster.
 
-Both backends keep one long-lived worker per slot; the worker owns its browser and its local site
-instance, so workers never share state. A backend only starts jobs, reports finished ones and kills a
+Both executors keep one long-lived worker per slot; the worker owns its browser and its local site
+instance, so workers never share state. An executor only starts jobs, reports finished ones and kills a
 slot on demand; scheduling, deadlines and the store belong to the study loop (experiments.compare).
 """
 
@@ -32,7 +32,7 @@ class Finished:
     error: str | None = None
 
 
-class Backend(ABC):
+class Executor(ABC):
     n_slots: int
 
     @abstractmethod
@@ -116,7 +116,7 @@ class _Slot:
         self.conn.close()
 
 
-class ProcessBackend(Backend):
+class ProcessExecutor(Executor):
     def __init__(self, n_workers: int, runner: JobRunner):
         self.n_slots = n_workers
         self._runner = runner
@@ -168,7 +168,7 @@ class ProcessBackend(Backend):
 # -- Ray ---------------------------------------------------------------------------------------------
 
 
-class RayBackend(Backend):
+class RayExecutor(Executor):
     """Workers are Ray actors; each owns its environments for the whole study.
 
     ``address`` connects to a running cluster ("auto" or "ray://host:10001"); ``None`` starts a local
@@ -241,9 +241,9 @@ class _RayWorker:
             return Finished(job, None, traceback.format_exc(limit=20))
 
 
-def make_backend(name: str, n_workers: int, runner: JobRunner, ray_address: str | None = None) -> Backend:
+def make_executor(name: str, n_workers: int, runner: JobRunner, ray_address: str | None = None) -> Executor:
     if name == "process":
-        return ProcessBackend(n_workers, runner)
+        return ProcessExecutor(n_workers, runner)
     if name == "ray":
-        return RayBackend(n_workers, runner, address=ray_address)
-    raise ValueError(f"unknown backend {name!r}: use 'process' or 'ray'")
+        return RayExecutor(n_workers, runner, address=ray_address)
+    raise ValueError(f"unknown executor {name!r}: use 'process' or 'ray'")

@@ -1,6 +1,6 @@
 """AgentOccam's action space as a Gymnasium wrapper over any BrowserGym environment (agentoccam.md §2).
 
-``step(command)`` takes the bracketed grammar of :mod:`wrappers.grammar` and runs the matching
+``step(command)`` takes the bracketed grammar of :mod:`wrappers.actions.grammar` and runs the matching
 BrowserGym high-level action(s). Invalid text never reaches the browser: the previous observation
 comes back with ``last_action_error`` set and ``info["action_error"]``; no env step is taken.
 
@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import gymnasium as gym
 from browsergym.core.spaces import Unicode
 
-from wrappers.grammar import Command, InvalidActionError, parse_action
+from wrappers.actions.grammar import Command, InvalidActionError, parse_action
 
 MEMORY_COMMANDS = frozenset({"note", "branch", "prune"})
 WEBARENA_COMMANDS = (

@@ -1,12 +1,12 @@
-"""LocalBackend: the SiteBackend of docs/design.md on top of :class:`LocalSites`.
+"""LocalSiteHost: the SiteHost of docs/design.md on top of :class:`LocalSites`.
 
 The instance serves the task's sites plus the homepage (WebArena's "go home" target); serving only
 those keeps the server's start-up short. Logging in goes through each site's real
 form once per instance; the cookies it set are cached and re-added on later resets, which keeps reset
 fast and stays valid because the pristine accounts and the instance's secret key never change.
 
-Closing the backend parks its instance in the process's pool (:data:`envs.local.launcher.POOL`), and a
-new backend serving the same sites leases it instead of starting a server, cookies included; see
+Closing the site host parks its instance in the process's pool (:data:`envs.local.launcher.POOL`), and a
+new host serving the same sites leases it instead of starting a server, cookies included; see
 :mod:`envs.local.launcher` for the option that turns this off.
 """
 
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from envs.backends import SitesUnavailableError
 from envs.local.launcher import POOL, LocalSites, LocalSitesError
 from envs.local.sites import load_site
+from envs.sites import SitesUnavailableError
 
 
-class LocalBackend:
-    """Local sites for one environment instance (see :class:`envs.backends.SiteBackend`)."""
+class LocalSiteHost:
+    """Local sites for one environment instance (see :class:`envs.sites.SiteHost`)."""
 
     kind = "local"
 

@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from wrappers.axtree import DROPDOWN_ROLES, IMAGE_ROLES, TEXT_ROLES, Node
+from wrappers.observations.axtree import DROPDOWN_ROLES, IMAGE_ROLES, TEXT_ROLES, Node
 
 NOISE_PROPS = ("focused", "autocomplete", "hasPopup", "expanded", "multiselectable", "orientation", "controls")
 FORM_FIELDS = frozenset(

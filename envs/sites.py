@@ -1,8 +1,8 @@
-"""Where a task's websites live: the ``SiteBackend`` protocol and the real self-hosted WebArena sites.
+"""Where a task's websites live: the ``SiteHost`` protocol and the real self-hosted WebArena sites.
 
-A task only knows site *names* and placeholders (``__GITLAB__``); a backend turns them into base URLs,
+A task only knows site *names* and placeholders (``__GITLAB__``); a site host turns them into base URLs,
 gets the sites ready, resets their state and logs the browser in. The same task JSON therefore runs
-against the real WebArena containers (:class:`RealBackend`) or the embedded local suite.
+against the real WebArena containers (:class:`RealSiteHost`) or the embedded local suite.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class SitesUnavailableError(RuntimeError):
 
 
 @runtime_checkable
-class SiteBackend(Protocol):
+class SiteHost(Protocol):
     """What an environment needs from the sites behind a task (see docs/design.md)."""
 
     sites: tuple[str, ...]
@@ -41,7 +41,7 @@ class SiteBackend(Protocol):
         """Log the Playwright browser ``context`` in to each of ``sites`` that has an account."""
 
     def snapshot_state(self) -> Any | None:
-        """A token for the current site data, or None if the backend cannot snapshot."""
+        """A token for the current site data, or None if the site host cannot snapshot."""
 
     def restore_state(self, token: Any) -> None:
         """Put the site data back to what ``token`` recorded."""
@@ -50,7 +50,7 @@ class SiteBackend(Protocol):
         """Release servers and files (idempotent)."""
 
 
-BackendFactory = Callable[[], SiteBackend]
+SiteHostFactory = Callable[[], SiteHost]
 
 
 def sites_in_config(config: dict) -> tuple[str, ...]:
@@ -134,7 +134,7 @@ _LOGIN_FORMS: dict[str, Callable[[Any, str, dict[str, str]], None]] = {
 }
 
 
-class FixedBackend:
+class FixedSiteHost:
     """Sites already running at known URLs, with no accounts and no resettable state.
 
     For pages you serve yourself (benchmarks, tests, a quick look at a task's JSON on a mirror).
@@ -166,7 +166,7 @@ class FixedBackend:
         """The sites belong to whoever started them."""
 
 
-class RealBackend:
+class RealSiteHost:
     """The self-hosted WebArena sites, found through BrowserGym's ``WA_*`` variables.
 
     Nothing here can reset the real containers (that needs a reset server or recreating them), so

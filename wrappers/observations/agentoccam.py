@@ -6,8 +6,8 @@ without ids, and the pivotal-node sub-view the policy replays in history). Each 
 pipeline is switchable through :class:`ObsConfig`, so the ablation rows can be re-run.
 
 The card's §12 quirks that concern observations, and where each is decided:
-* both members of a duplicate pair hidden -> keep the first (``wrappers.obs_passes``);
-* option ids surviving in the id-free history view -> dropped there (``wrappers.obs_passes``);
+* both members of a duplicate pair hidden -> keep the first (``wrappers.observations.passes``);
+* option ids surviving in the id-free history view -> dropped there (``wrappers.observations.passes``);
 * id validation as a substring of the observation text -> ``TextTree.ids``, an exact set;
 * the [C] thresholds (1000 lines, 30 pivotal nodes) -> ``ObsConfig.max_lines`` and
   ``TextTree.pivotal(max_nodes=...)``; the 200-word history rule belongs to the policy.
@@ -25,8 +25,8 @@ from typing import Any
 import gymnasium as gym
 from browsergym.core.spaces import Anything, Unicode
 
-from wrappers.axtree import Node, build_tree
-from wrappers.obs_passes import PIPELINE, PassState
+from wrappers.observations.axtree import Node, build_tree
+from wrappers.observations.passes import PIPELINE, PassState
 
 PIVOTAL_MAX_NODES = 30  # card §3.1: a highlight with this many nodes or more is dropped
 

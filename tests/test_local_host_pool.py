@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from envs.local.backend import LocalBackend
+from envs.local.host import LocalSiteHost
 from envs.local.launcher import POOL, REUSE_ENV_VAR, LocalSites, SitesPool
 
 SITES = ("map",)  # one small site (plus the homepage every instance serves)
@@ -29,14 +29,14 @@ def empty_pool(monkeypatch):
     POOL.shutdown()
 
 
-def started(sites=SITES) -> LocalBackend:
-    backend = LocalBackend(sites)
-    backend.prepare()
-    return backend
+def started(sites=SITES) -> LocalSiteHost:
+    host = LocalSiteHost(sites)
+    host.prepare()
+    return host
 
 
-def server_pid(backend: LocalBackend) -> int:
-    return backend.local._proc.pid  # type: ignore[union-attr]
+def server_pid(host: LocalSiteHost) -> int:
+    return host.local._proc.pid  # type: ignore[union-attr]
 
 
 def running(pid: int) -> bool:
@@ -54,8 +54,8 @@ def wait_gone(pids: set[int], timeout: float = 10) -> set[int]:
     return {p for p in pids if running(p)}
 
 
-def add_place(backend: LocalBackend) -> None:
-    with sqlite3.connect(backend.local.db_path) as conn:
+def add_place(host: LocalSiteHost) -> None:
+    with sqlite3.connect(host.local.db_path) as conn:
         conn.execute(
             "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) "
             "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1)",
@@ -64,14 +64,14 @@ def add_place(backend: LocalBackend) -> None:
     conn.close()
 
 
-def has_place(backend: LocalBackend) -> bool:
-    with sqlite3.connect(backend.local.db_path) as conn:
+def has_place(host: LocalSiteHost) -> bool:
+    with sqlite3.connect(host.local.db_path) as conn:
         found = conn.execute("SELECT COUNT(*) FROM map_place WHERE name = ?", (PLACE,)).fetchone()[0] > 0
     conn.close()
     return found
 
 
-def test_a_closed_backend_instance_is_leased_again_pristine_with_its_cookies():
+def test_a_closed_host_instance_is_leased_again_pristine_with_its_cookies():
     first = started()
     pid, urls = server_pid(first), first.urls()
     first.local.login_cookies["map"] = [{"name": "session", "value": "x", "url": urls["map"]}]
@@ -90,7 +90,7 @@ def test_a_closed_backend_instance_is_leased_again_pristine_with_its_cookies():
     second.close()
 
 
-def test_simultaneously_open_backends_never_share_an_instance():
+def test_simultaneously_open_hosts_never_share_an_instance():
     a, b = started(), started()
     parked = {server_pid(a), server_pid(b)}
     assert server_pid(a) != server_pid(b) and a.local.db_path != b.local.db_path
@@ -99,16 +99,16 @@ def test_simultaneously_open_backends_never_share_an_instance():
     a.close()
     b.close()
     assert POOL.idle() == 2
-    c, d = started(), started()  # both parked instances are handed out, each to one backend
+    c, d = started(), started()  # both parked instances are handed out, each to one host
     assert {server_pid(c), server_pid(d)} == parked
     c.close()
     d.close()
 
 
 def test_other_site_sets_start_their_own_instance():
-    map_backend = started()
-    pid = server_pid(map_backend)
-    map_backend.close()
+    map_host = started()
+    pid = server_pid(map_host)
+    map_host.close()
     other = started(("wikipedia",))
     assert server_pid(other) != pid
     assert POOL.idle() == 1  # the map instance is still parked
@@ -146,18 +146,18 @@ def test_the_pool_keeps_at_most_max_idle_and_closes_the_rest():
 
 def test_reuse_off_stops_the_server_at_close(monkeypatch):
     monkeypatch.setenv(REUSE_ENV_VAR, "0")
-    backend = started()
-    pid = server_pid(backend)
-    backend.close()
+    host = started()
+    pid = server_pid(host)
+    host.close()
     assert POOL.idle() == 0 and wait_gone({pid}) == set()
 
 
 def test_nothing_is_left_after_close_and_pool_shutdown():
-    backends = [started(), started(), started(("wikipedia",))]
-    pids = {server_pid(b) for b in backends}
-    dirs = [b.local.db_path.parent for b in backends]
-    for backend in backends:
-        backend.close()
+    hosts = [started(), started(), started(("wikipedia",))]
+    pids = {server_pid(b) for b in hosts}
+    dirs = [b.local.db_path.parent for b in hosts]
+    for host in hosts:
+        host.close()
     POOL.shutdown()
     assert wait_gone(pids) == set()
     assert not any(d.exists() for d in dirs)
@@ -165,8 +165,8 @@ def test_nothing_is_left_after_close_and_pool_shutdown():
 
 def test_parked_instances_are_closed_at_interpreter_exit():
     code = (
-        "from envs.local.backend import LocalBackend\n"
-        "b = LocalBackend(('map',)); b.prepare()\n"
+        "from envs.local.host import LocalSiteHost\n"
+        "b = LocalSiteHost(('map',)); b.prepare()\n"
         "print(b.local._proc.pid, b.local.db_path.parent, flush=True)\n"
         "b.close()\n"
     )
@@ -195,8 +195,8 @@ def test_a_second_environment_reuses_the_server_and_starts_faster():
         try:
             env.reset(seed=0)
             timings.append(time.perf_counter() - begin)
-            pids.append(server_pid(env.unwrapped.backend))
-            assert "reddit" in env.unwrapped.backend.local.login_cookies
+            pids.append(server_pid(env.unwrapped.host))
+            assert "reddit" in env.unwrapped.host.local.login_cookies
         finally:
             env.close()
     assert pids[0] == pids[1]

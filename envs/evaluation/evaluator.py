@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from envs.eval_funcs import (
+from envs.evaluation.funcs import (
     EVAL_FUNCS,
     EvalContext,
     EvalFuncError,

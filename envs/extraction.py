@@ -1,4 +1,9 @@
-"""Faster page marking and focus lookup for BrowserGym observations.
+"""Page extraction for observations: element marking, the AX tree, the DOM snapshot, the focused element.
+
+The observation space of the env (what :class:`PageExtractor` and the env's other fields produce) is
+declared here too, next to what fills it.
+
+Faster page marking and focus lookup than BrowserGym's:
 
 BrowserGym gives every element a ``bid`` by running a marking script that also writes the bid into
 each element's ``aria-roledescription``/``aria-description`` (so the AX tree carries it), and removes
@@ -21,11 +26,23 @@ from __future__ import annotations
 import functools
 import logging
 import pkgutil
+from collections.abc import Callable
 from typing import Literal
 
+import gymnasium as gym
+import numpy as np
 import playwright.sync_api
-from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
-from browsergym.core.observation import MarkingError, _post_extract, extract_data_items_from_aria, extract_merged_axtree
+from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE, EXTRACT_OBS_MAX_TRIES
+from browsergym.core.observation import (
+    MarkingError,
+    extract_data_items_from_aria,
+    extract_dom_extra_properties,
+    extract_dom_snapshot,
+    extract_merged_axtree,
+)
+from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
+
+from envs.bgym import remove_aria_marks
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +135,7 @@ def mark_elements(
 
 def unmark(page: playwright.sync_api.Page) -> None:
     """Remove the ARIA marks (bids stay in their own attribute), as BrowserGym does after each observation."""
-    _post_extract(page)
+    remove_aria_marks(page)
 
 
 def focused_element_bid(page: playwright.sync_api.Page) -> str:
@@ -198,3 +215,92 @@ def _take_bid(node: dict) -> None:
         bid = bid or (items[0] if items else None)
     if bid:
         node["browsergym_id"] = bid
+
+
+# Errors BrowserGym's extraction hits while a page is still changing; retried after the page settles.
+_TRANSIENT_EXTRACTION_ERRORS = (
+    "Frame was detached",
+    "Frame with the given frameId is not found",
+    "Execution context was destroyed",
+    "Frame has been detached",
+    "Cannot mark a child frame without a bid",
+    "Cannot read properties of undefined",
+)
+
+
+class PageExtractor:
+    """Reads one page into the page part of an observation, in ``"full"`` or ``"axtree"`` mode.
+
+    ``"axtree"`` skips the DOM snapshot (``dom_object`` and ``extra_element_properties`` stay empty), the
+    two costliest extractions after the AX tree; the screenshot is the env's (it needs no marks).
+    """
+
+    def __init__(self, mode: str, tags_to_mark: Literal["all", "standard_html"] = "standard_html") -> None:
+        self.mode = mode
+        self.tags_to_mark = tags_to_mark
+        self._axtree = AXTreeReader()
+
+    def extract(self, page: playwright.sync_api.Page, wait_until_settled: Callable[[], None]) -> dict:
+        """Mark elements with bids, then read the AX tree (and, in full mode, the DOM snapshot).
+
+        A page that changes under the extraction is retried after ``wait_until_settled``.
+        """
+        full = self.mode == "full"
+        for tries_left in reversed(range(EXTRACT_OBS_MAX_TRIES)):
+            try:
+                sticky = mark_elements(page, self.tags_to_mark, with_visibility=full, lenient=tries_left == 0)
+                extracted = {
+                    "axtree_object": self._axtree.read(page),
+                    "focused_element_bid": focused_element_bid(page),
+                    "dom_object": {},
+                    "extra_element_properties": {},
+                }
+                if full:
+                    dom = extract_dom_snapshot(page)
+                    extracted["dom_object"] = dom
+                    scale = getattr(page, "_bgym_scale_factor", 1.0)
+                    extracted["extra_element_properties"] = extract_dom_extra_properties(dom, scale_factor=scale)
+                break
+            except (playwright.sync_api.Error, MarkingError) as exc:
+                if tries_left == 0 or not any(text in str(exc) for text in _TRANSIENT_EXTRACTION_ERRORS):
+                    raise
+                logger.debug("page changed during extraction, retrying: %s", exc)
+                unmark(page)
+                wait_until_settled()
+        if not sticky:
+            unmark(page)
+        return extracted
+
+    def mark(self, page: playwright.sync_api.Page) -> None:
+        """Give the page's elements their bids without a full observation (replays need them)."""
+        if not mark_elements(page, self.tags_to_mark, with_visibility=False, lenient=True):
+            unmark(page)
+
+    def forget(self) -> None:
+        """Drop per-page state (the episode's context is closing)."""
+        self._axtree.forget()
+
+
+def observation_space() -> gym.spaces.Dict:
+    """BrowserGym's observation dict, with shapes that match what is actually returned."""
+    return gym.spaces.Dict(
+        {
+            "chat_messages": gym.spaces.Sequence(
+                gym.spaces.Dict({"role": Unicode(), "timestamp": Float(), "message": Unicode()})
+            ),
+            "goal": Unicode(),
+            "goal_object": gym.spaces.Sequence(AnyDict()),
+            "open_pages_urls": gym.spaces.Sequence(Unicode()),
+            "open_pages_titles": gym.spaces.Sequence(Unicode()),
+            "active_page_index": gym.spaces.Box(low=0, high=255, shape=(1,), dtype=np.int64),
+            "url": Unicode(),
+            "screenshot": AnyBox(low=0, high=255, shape=(-1, -1, 3), dtype=np.uint8),
+            "dom_object": AnyDict(),
+            "axtree_object": AnyDict(),
+            "extra_element_properties": AnyDict(),
+            "focused_element_bid": Unicode(),
+            "last_action": Unicode(),
+            "last_action_error": Unicode(),
+            "elapsed_time": gym.spaces.Box(low=0, high=np.inf, shape=(1,), dtype=np.float64),
+        }
+    )

@@ -5,7 +5,7 @@ path and answers, in AgentOccam's output fields, with the task's next reference 
 page the policy was shown), so episodes do real clicks, typing and evaluation and end solved, and the
 figure is the harness's own cost. Tasks: the local tasks of two sites whose reference solutions use
 only AgentOccam's commands, interleaved by site, each run with two seeds, through
-:func:`experiments.compare.compare` with the process backend. Throughput is episodes over the study's
+:func:`experiments.compare.compare` with the process executor. Throughput is episodes over the study's
 whole wall time, worker start-up included (the workers' fork server, started once per process,
 is started before the first timed study); 1- and 2-worker studies alternate, twice, and the figures
 pool both rounds. Memory is sampled in two further studies, so sampling never slows a timed one. For context, the 1-worker study is also run with the
@@ -17,7 +17,7 @@ descendants (browser, Playwright driver, site servers), plus an even share of th
 workers are forked from, in MB (10^6 bytes), sampled every 0.5 s while the study runs; PSS splits
 shared pages between the processes sharing them, so the sums do not double count.
 Targets (issue 6): 2 workers >= 1.6x the throughput of 1; each worker <= 400 MB PSS.
-Run: ``python -m experiments.bench_study [--quick]``.
+Run: ``python -m benchmarks.study [--quick]``.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from benchmarks.support.procs import children_map, process_table
 from envs.browser import REUSE_BROWSER_ENV_VAR
 from envs.local.launcher import REUSE_ENV_VAR
 from experiments.compare import EpisodeJob, PolicySpec, run_job
-from experiments.procs import children_map, process_table
 
 SITES = ("shopping", "wikipedia")
 SEEDS = (0, 1)
@@ -66,10 +66,10 @@ def study_tasks(per_site: int) -> list:
 
 def scripted_agentoccam(job: EpisodeJob):
     """AgentOccam whose every LLM call answers at once with the task's next reference step."""
+    from benchmarks.support.oracle import ReferenceOracle
+    from llm import Script
     from policies import make_policy
     from policies.agentoccam.text import actor_answer
-    from policies.baselines import ReferenceOracle
-    from policies.llm import Script
 
     oracle = ReferenceOracle(job.task.task_id, "agentoccam", actor_answer)
     return oracle.attach(make_policy("agentoccam", script=Script({"actor": [oracle] * 40})))
@@ -225,7 +225,7 @@ def _start_fork_server() -> None:
     """Start the workers' fork server before any timed study, so no study pays its one-off start."""
     import multiprocessing.forkserver
 
-    from experiments.backends import worker_context
+    from experiments.executors import worker_context
 
     if worker_context().get_start_method() == "forkserver":
         multiprocessing.forkserver.ensure_running()
@@ -240,7 +240,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     speedups = [b["episodes_per_min"] / a["episodes_per_min"] for a, b in rounds]
     off = run_study(tasks, 1, reuse=False)
     mem_one, mem_two = run_study(tasks, 1, sample_memory=True), run_study(tasks, 2, sample_memory=True)
-    label = f"{POLICY.label}, {len(tasks)} local tasks ({'/'.join(SITES)}) x {len(SEEDS)} seeds, process backend"
+    label = f"{POLICY.label}, {len(tasks)} local tasks ({'/'.join(SITES)}) x {len(SEEDS)} seeds, process executor"
     return [
         {
             "name": f"study throughput, 1 worker ({label})",

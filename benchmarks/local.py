@@ -11,7 +11,7 @@
   links to, flattened with BrowserGym's ``flatten_axtree_to_str`` and counted in cl100k tokens.
 Targets (issue 3): reset <= 1 s median, restore <= 0.3 s median and >= 10x faster than reset + replay(10),
 typical full pages in the thousands of tokens.
-Run: ``python -m experiments.bench_local [--quick]``.
+Run: ``python -m benchmarks.local [--quick]``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _walk_action(obs: dict, step: int) -> str:
 
 def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
     import envs
-    from envs.backends import origin
+    from envs.sites import origin
 
     rounds = 5 if quick else 20
     env = envs.make(f"webarena/local.{RESET_TASK}", judge_mock="correct")
@@ -84,9 +84,9 @@ def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
             exact += _timed(restore_exact, 1)
             new_context += _timed(restore_new_context, 1)
         replay = _timed(restore_replay, max(3, rounds // 4))
-        backend = env.unwrapped.backend
-        site_restore = _timed(lambda: backend.restore_state(snap.site_state), rounds)
-        site_reset = _timed(backend.reset_state, rounds)
+        host = env.unwrapped.host
+        site_restore = _timed(lambda: host.restore_state(snap.site_state), rounds)
+        site_reset = _timed(host.reset_state, rounds)
     finally:
         env.close()
     reset_s, exact_s, replay_s, new_context_s = (statistics.median(x) for x in (resets, exact, replay, new_context))
@@ -129,14 +129,14 @@ def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
             "note": "",
         },
         {
-            "name": "site state only: LocalBackend.restore_state median",
+            "name": "site state only: LocalSiteHost.restore_state median",
             "value": round(site_restore_s, 4),
             "unit": "s",
             "target": "",
             "note": "the database part of the exact restore (SQLite backup API)",
         },
         {
-            "name": "site state only: LocalBackend.reset_state median",
+            "name": "site state only: LocalSiteHost.reset_state median",
             "value": round(site_reset_s, 4),
             "unit": "s",
             "target": "",
@@ -148,7 +148,7 @@ def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
 def page_size_rows(quick: bool) -> list[dict[str, Any]]:
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from experiments.bench_wrappers import cl100k, local_pages
+    from benchmarks.wrappers import cl100k, local_pages
 
     encoding = cl100k()
     tokens: dict[str, list[tuple[int, str]]] = defaultdict(list)

@@ -1,6 +1,6 @@
-"""The project's benchmark entry point: ``python -m experiments.bench [--quick] [--only NAME] [--out FILE]``.
+"""The benchmark runner: ``python -m benchmarks [--quick] [--only NAME] [--out FILE]`` (``make bench``).
 
-Every module ``experiments/bench_<name>.py`` exposes ``run(quick: bool) -> list[dict]``; each row has
+Every module ``benchmarks/<name>.py`` (this package, except the runner and ``support``) exposes ``run(quick: bool) -> list[dict]``; each row has
 ``name``, ``value``, ``unit``, ``target`` and ``note``. The rows are printed and written, with a
 description of the machine they were measured on, into one section per module of
 ``docs/benchmarks.md`` (sections of modules not run are kept).
@@ -23,23 +23,23 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import experiments
+import benchmarks
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 _SECTION = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->\n", re.S)
 _HEADER = (
     "# Benchmarks\n\n"
-    "Written by `python -m experiments.bench` (one section per `experiments/bench_*.py`; "
+    "Written by `python -m benchmarks` (one section per module of `benchmarks/`; "
     "`--only NAME` re-runs one and keeps the others). Each section names the machine it ran on.\n\n"
 )
 
 
 def discover() -> list[str]:
-    """Names of the benchmark modules (``bench_<name>.py`` next to this file)."""
+    """Names of the benchmark modules (every module of this package but the runner and ``support``)."""
     return sorted(
-        info.name[len("bench_") :]
-        for info in pkgutil.iter_modules(experiments.__path__)
-        if info.name.startswith("bench_")
+        info.name
+        for info in pkgutil.iter_modules(benchmarks.__path__)
+        if not info.ispkg and info.name not in {"run", "__main__"}
     )
 
 
@@ -84,14 +84,14 @@ def machine() -> str:
 
 
 def run_module(name: str, quick: bool) -> list[dict[str, Any]]:
-    module = importlib.import_module(f"experiments.bench_{name}")
+    module = importlib.import_module(f"benchmarks.{name}")
     return list(module.run(quick=quick))
 
 
 def describe(name: str) -> str:
     """What a benchmark measures: its module docstring."""
     try:
-        return (importlib.import_module(f"experiments.bench_{name}").__doc__ or "").strip()
+        return (importlib.import_module(f"benchmarks.{name}").__doc__ or "").strip()
     except ImportError:
         return ""
 
@@ -131,7 +131,7 @@ def write_report(out: Path, sections: dict[str, str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="run only this benchmark (repeatable); default: all")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown file to update")

@@ -1,5 +1,5 @@
-"""Test sites for the env tests: static pages on 127.0.0.1 behind a real ``SiteBackend``, plus a
-/proc scan for browser processes. Also the pure-Python checks of backends/task helpers."""
+"""Test sites for the env tests: static pages on 127.0.0.1 behind a real ``SiteHost``, plus a
+/proc scan for browser processes. Loaded as a plugin by conftest.py, so its fixtures need no import."""
 
 from __future__ import annotations
 
@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from envs.backends import (
-    FixedBackend,
-    RealBackend,
-    SiteBackend,
-    SitesUnavailableError,
-    replace_placeholders,
-    sites_in_config,
+from benchmarks.support.procs import children_map, process_table
+from envs.sites import (
+    FixedSiteHost,
 )
-from envs.task import answer_from_chat
-from experiments.procs import children_map, process_table
 
 INDEX_HTML = """<!doctype html><html><head><title>Test shop</title></head><body>
 <h1>Test shop</h1>
@@ -73,8 +67,8 @@ class StaticSites:
         self.outside.close()
 
 
-class StaticBackend(FixedBackend):
-    """The static shop as a ``SiteBackend`` that records the calls the env makes."""
+class StaticSiteHost(FixedSiteHost):
+    """The static shop as a ``SiteHost`` that records the calls the env makes."""
 
     def __init__(self, sites: StaticSites, *, snapshots: bool = False) -> None:
         super().__init__({"shopping": sites.site.url})
@@ -116,10 +110,10 @@ def make_env(static_sites):
 
     made = []
 
-    def factory(config=None, backend=None, **kwargs):
-        backend = backend or StaticBackend(static_sites)
+    def factory(config=None, host=None, **kwargs):
+        host = host or StaticSiteHost(static_sites)
         kwargs.setdefault("obs_mode", "axtree")
-        env = WebArenaEnv(task_kwargs={"config": config or task_config(), "backend": lambda: backend}, **kwargs)
+        env = WebArenaEnv(task_kwargs={"config": config or task_config(), "host": lambda: host}, **kwargs)
         made.append(env)
         return env
 
@@ -182,53 +176,3 @@ def alive(pids: set[int]) -> set[int]:
     """Which of ``pids`` still run (zombies waiting for their reaper count as gone)."""
     table = process_table()
     return {pid for pid in pids if pid in table and table[pid][1] != "Z"}
-
-
-# ---------------------------------------------------------------- pure-Python checks
-
-
-def test_static_backend_satisfies_the_protocol(tmp_path):
-    sites = StaticSites(tmp_path)
-    try:
-        assert isinstance(StaticBackend(sites), SiteBackend)
-        assert isinstance(RealBackend(), SiteBackend)
-    finally:
-        sites.close()
-
-
-def test_placeholders_replaced_everywhere_longest_first():
-    config = {
-        "start_url": "__SHOPPING_ADMIN__/admin |AND| __SHOPPING__",
-        "eval": {"program_html": [{"url": "__SHOPPING__/cart", "locator": ""}], "note": ["__MAP__"]},
-    }
-    urls = {"shopping": "http://s:1", "shopping_admin": "http://a:2", "map": "http://m:3"}
-    out = replace_placeholders(config, urls)
-    assert out["start_url"] == "http://a:2/admin |AND| http://s:1"
-    assert out["eval"]["program_html"][0]["url"] == "http://s:1/cart"
-    assert out["eval"]["note"] == ["http://m:3"]
-    assert config["start_url"].startswith("__SHOPPING_ADMIN__")  # the input is not modified
-
-
-def test_sites_in_config_includes_placeholders_outside_sites():
-    config = task_config(start_url="__SHOPPING__ |AND| __WIKIPEDIA__")
-    assert sites_in_config(config) == ("shopping", "wikipedia")
-
-
-def test_answer_from_chat_roles():
-    greeting = {"role": "assistant", "message": "Hi!"}
-    goal = {"role": "user", "message": "do it"}
-    assert answer_from_chat([greeting]) is None
-    assert answer_from_chat([greeting, goal]) is None
-    assert answer_from_chat([greeting, goal, {"role": "assistant", "message": "42"}]) == "42"
-    assert answer_from_chat([greeting, goal, {"role": "infeasible", "message": "no such page"}]) == "N/A: no such page"
-    assert answer_from_chat([greeting, goal, {"role": "infeasible", "message": ""}]) == "N/A"
-
-
-def test_real_backend_names_missing_variables():
-    backend = RealBackend(("shopping", "gitlab"), environ={"WA_SHOPPING": "http://shop:7770/"})
-    assert backend.missing_variables() == ["WA_GITLAB"]
-    assert backend.urls() == {"shopping": "http://shop:7770"}
-    with pytest.raises(SitesUnavailableError, match="WA_GITLAB is not set") as err:
-        backend.prepare()
-    assert "export WA_GITLAB=" in str(err.value) and "WA_SHOPPING" not in str(err.value)
-    RealBackend(("shopping",), environ={"WA_SHOPPING": "http://shop:7770"}).prepare()

@@ -8,7 +8,7 @@ use each model's tokenizer through litellm (cl100k for GPT-4-Turbo); the AgentOc
 counts observation tokens with GPT-2's tokenizer on the real sites, so compare orders of magnitude.
 AgentOccam is measured the same way when it is registered (its answers in the card's output fields).
 Target (issue 5): at most 10 ms of policy overhead per step.
-Run: ``python -m experiments.bench_policies [--quick]``.
+Run: ``python -m benchmarks.policies [--quick]``.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ RENDER = {"react": _react_answer, "agentoccam": _agentoccam_answer}
 def _with_reference(name: str, task_id: int, cpu: list[float]) -> Any:
     """Policy ``name`` whose scripted actor answers with the task's reference steps in its format;
     the CPU time of each ``act`` is appended to ``cpu`` (wall time is inflated on a loaded machine)."""
+    from benchmarks.support.oracle import ReferenceOracle
+    from llm import Script
     from policies import make_policy
-    from policies.baselines import ReferenceOracle
-    from policies.llm import Script
 
     policy = make_policy(name, script=Script({}))
     oracle = ReferenceOracle(task_id, policy.preset, RENDER[name])
@@ -71,13 +71,13 @@ def _with_reference(name: str, task_id: int, cpu: list[float]) -> Any:
 
 def _warm_up() -> None:
     """Import litellm and run its call path once, so the first measured step is not the import."""
-    from policies.llm import LLM, Script
+    from llm import LLM, Script
 
     LLM("gpt-4-turbo", script=Script({"actor": ["ok"]})).complete("actor", [{"role": "user", "content": "hi"}])
 
 
 def _obs_tokens(text: str) -> int:
-    from policies.llm import _litellm
+    from llm.tokens import litellm_module as _litellm
 
     return len(_litellm().encode(model="gpt-4-turbo", text=text))
 

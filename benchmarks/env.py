@@ -103,9 +103,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     from browsergym.core.env import BrowserEnv
     from browsergym.core.task import OpenEndedTask
 
-    from envs.backends import FixedBackend
-    from envs.browser import install_launch_patch, install_playwright_speedups, remove_playwright_speedups
     from envs.env import WebArenaEnv
+    from envs.playwright_patches import install_launch_patch, install_speedups, remove_speedups
+    from envs.sites import FixedSiteHost
 
     rounds = 6 if quick else 25
     install_launch_patch()  # plain BrowserGym cannot find this machine's Chromium otherwise
@@ -119,17 +119,17 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             )
             ours = {
                 mode: WebArenaEnv(
-                    task_kwargs={"config": _task_config(base), "backend": lambda: FixedBackend({"shopping": base})},
+                    task_kwargs={"config": _task_config(base), "host": lambda: FixedSiteHost({"shopping": base})},
                     obs_mode=mode,
                     max_episode_steps=10_000,
                 )
                 for mode in ("full", "axtree")
             }
             envs = [plain, tuned, *ours.values()]
-            remove_playwright_speedups()
+            remove_speedups()
             plain_obs, _ = plain.reset(seed=0)
             tuned.reset(seed=0)
-            install_playwright_speedups()
+            install_speedups()
             ours_obs = {mode: env.reset(seed=0)[0] for mode, env in ours.items()}
             n_nodes = len(ours_obs["axtree"]["axtree_object"]["nodes"])
             action = {name: f"click('{_counter_bid(obs)}')" for name, obs in [("plain", plain_obs), *ours_obs.items()]}
@@ -157,7 +157,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 for contender in contenders:
                     contender.samples.append(_timed(contender))
         finally:
-            install_playwright_speedups()
+            install_speedups()
             for env in envs:
                 env.close()
     return _rows(contenders, n_nodes, rounds)
@@ -170,16 +170,16 @@ def _checked(transition: tuple) -> None:
 
 
 def _timed(contender: _Contender) -> float:
-    from envs.browser import install_playwright_speedups, remove_playwright_speedups
+    from envs.playwright_patches import install_speedups, remove_speedups
 
     if contender.plain:
-        remove_playwright_speedups()
+        remove_speedups()
     try:
         start = time.perf_counter()
         contender.step()
         return (time.perf_counter() - start) * 1000
     finally:
-        install_playwright_speedups()
+        install_speedups()
 
 
 def _rows(contenders: list[_Contender], n_nodes: int, rounds: int) -> list[dict[str, Any]]:

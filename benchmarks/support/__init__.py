@@ -1,0 +1,1 @@
+"""Helpers that exist for tests and benchmarks only: the reference oracle, AX-tree capture, the process table."""

@@ -1,0 +1,57 @@
+"""The env's BrowserGym action set and action space (BrowserGym's task / env / action-set split).
+
+Actions are BrowserGym high-level action strings (function-call syntax, e.g. ``click('12')``), parsed by
+BrowserGym's parser; the agent's text is never ``exec``'d: the parser re-serialises literal arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from browsergym.core.action.highlevel import HighLevelActionSet
+from browsergym.core.spaces import Unicode
+
+# Element actions wait this long for actionability and for the navigation they start. BrowserGym's
+# 500 ms is shorter than one page load of a local site under CPU load; a missing element still fails
+# within a few seconds (twice that with the forced retry).
+DEFAULT_ACTION_TIMEOUT_MS = 3_000
+_BGYM_ACTION_TIMEOUT = re.compile(r"\btimeout=500\b")
+# Safe, non-terminating actions for ``action_space.sample()`` (random exploration, env checkers).
+_SAMPLE_ACTIONS = ("noop(0)", "scroll(0, 200)", "scroll(0, -200)", "go_back()", "go_forward()")
+
+
+class BrowserActionSpace(Unicode):
+    """Any BrowserGym action string; ``sample()`` draws a harmless navigation-free action."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        return _SAMPLE_ACTIONS[int(self.np_random.integers(len(_SAMPLE_ACTIONS)))]
+
+    def __repr__(self) -> str:
+        return "BrowserActionSpace()"
+
+
+@functools.cache
+def default_action_set(
+    action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS, multiaction: bool = False
+) -> HighLevelActionSet:
+    """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule)
+    unless ``multiaction``.
+
+    Building an action set parses BrowserGym's examples (tens of ms), so sets are cached and shared:
+    treat the result as read-only.
+
+    BrowserGym's action functions give every element call (click, fill, press, hover, ...) a fixed
+    500 ms timeout, and a click's timeout also covers the navigation it starts: on a busy machine a
+    click that did navigate was reported as a timeout (and retried with force). The generated
+    ``python_includes`` are BrowserGym's own function sources, so their literal timeout is rewritten
+    here; the agent's action text never passes through this.
+    """
+    if action_timeout_ms < 1:
+        raise ValueError("action_timeout_ms must be at least 1")
+    actions = HighLevelActionSet(
+        subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=multiaction, strict=False, retry_with_force=True
+    )
+    actions.python_includes = _BGYM_ACTION_TIMEOUT.sub(f"timeout={int(action_timeout_ms)}", actions.python_includes)
+    return actions

@@ -1,0 +1,169 @@
+"""Every process-wide change this project makes to Playwright, applied in one place.
+
+:func:`install` is called by :func:`envs.browser.acquire_playwright`, the one route by which the
+project starts or leases the shared Playwright driver, so no environment, test or tool patches
+Playwright itself. Two kinds of change:
+
+- the launch patch: BrowserGym launches Chromium in two places (the task browser and its chat window)
+  and only the first accepts launch keywords, so ``BrowserType.launch`` is wrapped once and every
+  Chromium launch in the process gets this project's executable and flags (:mod:`envs.browser`);
+- speed-ups of Playwright 1.44's Python side, measured to be about half of an ``env.step`` on a
+  1,100-node page (:func:`install_speedups`); benchmarks can remove them to time plain BrowserGym.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import sys
+import traceback
+import types
+from typing import Any
+
+
+def install() -> None:
+    """Apply every patch (idempotent)."""
+    install_launch_patch()
+    install_speedups()
+
+
+def install_launch_patch() -> None:
+    """Route every Playwright Chromium launch in this process through :func:`launch_options`.
+
+    Idempotent; safe to call in every worker process (spawned workers start unpatched).
+    """
+    from playwright.sync_api import BrowserType
+
+    if getattr(BrowserType.launch, "_webarena_gym", False):
+        return
+    original = BrowserType.launch
+
+    @functools.wraps(original)
+    def launch(self, *args, **kwargs):
+        if self.name == "chromium":
+            from envs.browser import launch_options
+
+            defaults = launch_options(kwargs.get("args"), headless=kwargs.get("headless", True) is not False)
+            kwargs["args"] = defaults["args"]
+            if "executable_path" in defaults:
+                kwargs.setdefault("executable_path", defaults["executable_path"])
+        return original(self, *args, **kwargs)
+
+    launch._webarena_gym = True  # type: ignore[attr-defined]
+    BrowserType.launch = launch  # type: ignore[method-assign]
+
+
+def _light_stack(context: int = 1) -> list[inspect.FrameInfo]:
+    """``inspect.stack()`` without reading source files (no ``code_context``)."""
+    frames = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        frames.append(inspect.FrameInfo(frame, code.co_filename, frame.f_lineno, code.co_name, None, None))
+        frame = frame.f_back
+    return frames
+
+
+def _light_extract_stack(f: types.FrameType | None = None, limit: int | None = None) -> traceback.StackSummary:
+    """``traceback.extract_stack()`` without the source lines: Playwright records a stack per call
+    for its error messages, and reading (and stat-ing) the source of every frame cost more than the
+    call. The lines are still read, lazily, if an error message is ever formatted."""
+    frame = f if f is not None else sys._getframe(1)
+    frames = []
+    while frame is not None and (limit is None or len(frames) < limit):
+        frames.append(traceback.FrameSummary(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                                             lookup_line=False))  # fmt: skip
+        frame = frame.f_back
+    frames.reverse()
+    return traceback.StackSummary.from_list(frames)
+
+
+# The result of the message being dispatched, when its raw text holds no object reference at all
+# (every CDP result, every AX tree): Playwright's walk looking for references can then be skipped.
+_reference_free_result: Any = None
+
+
+def _deserialize_message(self, data: str | bytes) -> dict:
+    """Playwright's message parsing, noting whether the message can contain object references."""
+    global _reference_free_result
+    message = json.loads(data)
+    marker = b'"guid"' if isinstance(data, bytes) else '"guid"'
+    _reference_free_result = message.get("result") if marker not in data else None
+    return message
+
+
+def _replace_guids_with_channels(self, payload: Any) -> Any:
+    """Playwright's walk over every received message, without a call per scalar (same result)."""
+    if payload is not None and payload is _reference_free_result:
+        return payload
+    if isinstance(payload, list):
+        return [_replace_guids_with_channels(self, item) if isinstance(item, (dict, list)) else item
+                for item in payload]  # fmt: skip
+    if isinstance(payload, dict):
+        guid = payload.get("guid")
+        if guid is not None and guid in self._objects:
+            return self._objects[guid]._channel
+        return {key: _replace_guids_with_channels(self, value) if isinstance(value, (dict, list)) else value
+                for key, value in payload.items()}  # fmt: skip
+    return payload
+
+
+def _cdp_send(self, method: str, params: dict | None = None) -> dict:
+    """``CDPSession.send`` returning the protocol's JSON as received.
+
+    The generated wrapper deep-copies every result looking for Playwright objects, which a CDP
+    result never contains; on an AX tree or DOM snapshot that copy cost more than the fetch.
+    """
+    from playwright._impl._sync_base import mapping
+
+    return self._sync(self._impl_obj.send(method=method, params=mapping.to_impl(params)))
+
+
+def _speedup_targets() -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, fast replacement) for every Playwright speed-up."""
+    import playwright._impl._connection as connection
+    import playwright._impl._network as network
+    import playwright._impl._sync_base as sync_base
+    import playwright._impl._transport as transport
+    from playwright.sync_api._generated import CDPSession
+
+    light_inspect = types.SimpleNamespace(**{**vars(inspect), "stack": _light_stack})
+    light_traceback = types.SimpleNamespace(**{**vars(traceback), "extract_stack": _light_extract_stack})
+    return [
+        (connection, "inspect", light_inspect),
+        (network, "inspect", light_inspect),
+        (sync_base, "inspect", light_inspect),
+        (connection, "traceback", light_traceback),
+        (sync_base, "traceback", light_traceback),
+        (transport.Transport, "deserialize_message", _deserialize_message),
+        (connection.Connection, "_replace_guids_with_channels", _replace_guids_with_channels),
+        (CDPSession, "send", _cdp_send),
+    ]
+
+
+_originals: dict[tuple[int, str], Any] = {}
+
+
+def install_speedups() -> None:
+    """Make Playwright 1.44's Python side cheap per call (idempotent, reversible).
+
+    - it calls ``inspect.stack()`` two or three times per API call to label its protocol messages,
+      which reads and tokenises the source of every frame; the labels need only file names, lines
+      and function names, which a light stack provides;
+    - it records ``traceback.extract_stack()`` per call, reading the source of every frame again;
+    - it walks every received message with one Python call per value looking for object references,
+      and the CDP wrapper then deep-copies the result again; a message whose text holds no reference
+      is not walked, and the walk and the copy are cheap for plain JSON.
+    On a 1,100-node page these were about half of an ``env.step``.
+    """
+    for owner, name, fast in _speedup_targets():
+        _originals.setdefault((id(owner), name), getattr(owner, name))
+        setattr(owner, name, fast)
+
+
+def remove_speedups() -> None:
+    """Undo :func:`install_speedups` (benchmarks time plain BrowserGym without them)."""
+    for owner, name, _ in _speedup_targets():
+        if (id(owner), name) in _originals:
+            setattr(owner, name, _originals[(id(owner), name)])

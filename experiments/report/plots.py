@@ -1,0 +1,56 @@
+"""The report's plots: success by site (with standard errors) and success against cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from experiments.report.summary import SITE_TITLES
+from experiments.report.tables import columns
+
+
+def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = columns(summary)
+    rows = summary["rows"]
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(cols)), 4))
+    width = 0.8 / max(1, len(rows))
+    for i, row in enumerate(rows):
+        xs = [j + i * width for j in range(len(cols))]
+        ys = [100 * row["success"][c]["mean"] for c in cols]
+        errs = [100 * row["success"][c]["stderr"] for c in cols]
+        ax.bar(xs, ys, width, yerr=errs, capsize=2, label=row["policy"])
+    ax.set_xticks([j + width * (len(rows) - 1) / 2 for j in range(len(cols))])
+    ax.set_xticklabels([SITE_TITLES[c] for c in cols], rotation=20)
+    ax.set_ylabel("success rate (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8)
+    ax.set_title("Success by site")
+    fig.tight_layout()
+    fig.savefig(out / "success_by_site.png", dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    points = sorted((r["cost_per_task"], 100 * r["success"]["all"]["mean"], r["policy"]) for r in rows)
+    for cost, sr, label in points:
+        ax.scatter([cost], [sr])
+        ax.annotate(label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    frontier, best = [], -1.0
+    for cost, sr, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
+        if sr > best:
+            frontier.append((cost, sr))
+            best = sr
+    if len(frontier) > 1:
+        ax.plot(*zip(*frontier, strict=True), linestyle="--", linewidth=1, color="grey", label="Pareto frontier")
+        ax.legend(fontsize=8)
+    ax.set_xlabel("cost per task ($)")
+    ax.set_ylabel("success rate (%)")
+    ax.set_title("Success against cost")
+    fig.tight_layout()
+    fig.savefig(out / "success_vs_cost.png", dpi=110)
+    plt.close(fig)
+    return ["success_by_site.png", "success_vs_cost.png"]

@@ -1,0 +1,82 @@
+"""A study's results as plain data: success rates with standard errors per policy and site, and
+per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows)."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from experiments.store import EpisodeResult, StudyStore
+
+SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite")
+SITE_TITLES = {
+    "shopping": "Shopping",
+    "shopping_admin": "Shopping Admin",
+    "gitlab": "GitLab",
+    "map": "Map",
+    "reddit": "Reddit",
+    "wikipedia": "Wikipedia",
+    "multisite": "Multisite",
+    "all": "All",
+}
+
+
+@dataclass
+class Rate:
+    """A success rate over tasks (seeds averaged per task first) with its standard error."""
+
+    mean: float
+    stderr: float
+    n_tasks: int
+
+    def cell(self) -> str:
+        if not self.n_tasks:
+            return "-"
+        return f"{100 * self.mean:.1f} ± {100 * self.stderr:.1f}"
+
+
+def rate(results: list[EpisodeResult]) -> Rate:
+    per_task: dict[str, list[float]] = {}
+    for r in results:
+        per_task.setdefault(r.env_id, []).append(1.0 if r.success else 0.0)
+    scores = [sum(v) / len(v) for v in per_task.values()]
+    n = len(scores)
+    if n == 0:
+        return Rate(0.0, 0.0, 0)
+    mean = sum(scores) / n
+    var = sum((s - mean) ** 2 for s in scores) / (n - 1) if n > 1 else 0.0
+    return Rate(mean, math.sqrt(var / n), n)
+
+
+def summarize(study: str | os.PathLike) -> dict[str, Any]:
+    """Everything the tables and plots show, as plain data (also written as summary.json)."""
+    store = StudyStore(study)
+    manifest = store.read_manifest()
+    latest = list(store.latest().values())
+    labels = [p["label"] for p in manifest["policies"]]
+    sites = [s for s in SITE_ORDER if any(r.site_group == s for r in latest)]
+    rows = []
+    for label in labels:
+        mine = [r for r in latest if r.policy == label]
+        steps = sum(r.n_steps for r in mine)
+        n = len(mine)
+        rows.append(
+            {
+                "policy": label,
+                "episodes": n,
+                "errors": sum(1 for r in mine if r.status == "error"),
+                "success": {"all": rate(mine).__dict__}
+                | {s: rate([r for r in mine if r.site_group == s]).__dict__ for s in sites},
+                "avg_steps": steps / n if n else 0.0,
+                "llm_calls_per_step": sum(r.llm_calls for r in mine) / steps if steps else 0.0,
+                "prompt_tokens_per_step": sum(r.prompt_tokens for r in mine) / steps if steps else 0.0,
+                "cost_per_task": sum(r.cost for r in mine) / n if n else 0.0,
+                "cost_known": all(r.cost_known for r in mine),
+                "wall_time_per_task_s": sum(r.wall_time_s for r in mine) / n if n else 0.0,
+            }
+        )
+    counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
+    counts["all"] = len({r.env_id for r in latest})
+    return {"study": str(store.root), "manifest": manifest, "sites": sites, "task_counts": counts, "rows": rows}

@@ -1,0 +1,45 @@
+"""The one LLM layer of the project: every policy role and the evaluator's judge call models through it.
+
+Why one layer: runs must be comparable across methods, so every call is retried, timed, costed, cached
+and recorded the same way, whoever makes it (see :mod:`llm.client`). Messages may carry images
+(:mod:`llm.messages`); tests and offline runs use the scripted LLM (:mod:`llm.script`), which goes
+through litellm's own call path.
+"""
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download at import
+
+from llm.cache import ResponseCache, cache_key  # noqa: E402
+from llm.client import (  # noqa: E402
+    API_BASE_ENV_VAR,
+    DEFAULT_MODEL,
+    DEFAULT_MODEL_ENV,
+    LLM,
+    CallSettings,
+    Completion,
+    LLMCall,
+    default_model,
+)
+from llm.errors import LLMError, ScriptExhaustedError  # noqa: E402
+from llm.messages import Message, image_part, text_of  # noqa: E402
+from llm.script import Script  # noqa: E402
+
+__all__ = [
+    "API_BASE_ENV_VAR",
+    "DEFAULT_MODEL",
+    "DEFAULT_MODEL_ENV",
+    "LLM",
+    "CallSettings",
+    "Completion",
+    "LLMCall",
+    "LLMError",
+    "Message",
+    "ResponseCache",
+    "Script",
+    "ScriptExhaustedError",
+    "cache_key",
+    "default_model",
+    "image_part",
+    "text_of",
+]

@@ -1,0 +1,32 @@
+"""The error every LLM call failure becomes (shared by the client and the scripted LLM)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from llm.client import LLMCall
+
+ErrorKind = Literal["provider", "configuration", "script"]
+
+
+class LLMError(RuntimeError):
+    """A call failed for good. ``call`` is the recorded attempt.
+
+    ``kind``: ``"provider"`` (the provider kept failing: outage, rate limits, timeouts after retries),
+    ``"configuration"`` (a missing key, an unknown model, a request the server rejects, such as a
+    prompt over its context length: retrying cannot help) or ``"script"`` (the scripted LLM ran out).
+    """
+
+    def __init__(self, message: str, call: LLMCall | None = None, kind: ErrorKind = "provider"):
+        super().__init__(message)
+        self.call = call
+        self.kind = kind
+        self.attempts = 0
+
+
+class ScriptExhaustedError(LLMError):
+    """The scripted LLM was asked for more answers than its script holds for that role."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="script")

@@ -1,0 +1,74 @@
+"""Chat messages, with images as litellm's standard content parts.
+
+A message's ``content`` is a string, or a list of parts: ``{"type": "text", "text": ...}`` and
+``{"type": "image_url", "image_url": {"url": "data:image/png;base64,...", "detail": ...}}`` (what
+litellm passes to every vision-capable provider). Images are identified by the SHA-256 of their bytes:
+the cache keys a request by that hash (not by the base64 text), and the trajectory records the hash in
+place of the data, with the bytes kept aside to be written as files.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+from typing import Any
+
+Message = dict[str, Any]
+_DATA_URL_PREFIX = "data:"
+IMAGE_REF_PREFIX = "sha256:"
+
+
+def image_part(image: bytes | Any, detail: str = "auto", mime: str = "image/png") -> dict[str, Any]:
+    """A content part for ``image``: PNG/JPEG bytes, or an RGB array (encoded as PNG)."""
+    if not isinstance(image, bytes | bytearray):
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="PNG")
+        image, mime = buffer.getvalue(), "image/png"
+    url = f"data:{mime};base64,{base64.b64encode(bytes(image)).decode('ascii')}"
+    return {"type": "image_url", "image_url": {"url": url, "detail": detail}}
+
+
+def text_of(message: Message) -> str:
+    """The text of a message (its text parts joined), whatever its content form."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(part.get("text", "")) for part in content or () if part.get("type") == "text")
+
+
+def _image_bytes(url: str) -> bytes | None:
+    if not url.startswith(_DATA_URL_PREFIX) or ";base64," not in url:
+        return None
+    try:
+        return base64.b64decode(url.split(";base64,", 1)[1], validate=False)
+    except ValueError:
+        return None
+
+
+def with_image_refs(messages: list[Message]) -> tuple[list[Message], dict[str, bytes]]:
+    """``messages`` with every inline image replaced by ``sha256:<hex>``, and the bytes by hash.
+
+    The first is what cache keys hash and trajectories record; text-only messages come back unchanged.
+    """
+    images: dict[str, bytes] = {}
+    out: list[Message] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str) or content is None:
+            out.append(message)
+            continue
+        parts = []
+        for part in content:
+            url = (part.get("image_url") or {}).get("url") if part.get("type") == "image_url" else None
+            data = _image_bytes(url) if isinstance(url, str) else None
+            if data is None:
+                parts.append(part)
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            images[digest] = data
+            parts.append({**part, "image_url": {**part["image_url"], "url": IMAGE_REF_PREFIX + digest}})
+        out.append({**message, "content": parts})
+    return out, images
