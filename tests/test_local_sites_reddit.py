@@ -148,12 +148,8 @@ def test_submit_validates_then_creates_post(member, db_path):
 
 def test_votes_toggle_and_keep_scores_consistent(member, db_path):
     sid = _post_id(db_path, "A custom gaming PC built inside a vintage typewriter")
-    score = lambda: (
-        _db(db_path)
-        .execute(  # noqa: E731
-            "SELECT upvotes - downvotes FROM reddit_submission WHERE id = ?", (sid,)
-        )
-        .fetchone()[0]
+    score = lambda: (  # noqa: E731
+        _db(db_path).execute("SELECT upvotes - downvotes FROM reddit_submission WHERE id = ?", (sid,)).fetchone()[0]
     )
     before = score()
     url = f"/f/gadgets/{sid}/x"

@@ -827,8 +827,8 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         created = _when(rng)
         pid = int(
             conn.execute(
-                "INSERT INTO gitlab_project (namespace, path, name, description, visibility, created_at, last_activity_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO gitlab_project (namespace, path, name, description, visibility, created_at,"
+                " last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     namespace,
                     path,

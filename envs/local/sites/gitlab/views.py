@@ -172,8 +172,9 @@ def _issuable(project: sqlite3.Row, kind: str, iid: int) -> dict[str, Any]:
     row = (
         get_db()
         .execute(
-            "SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone FROM gitlab_issuable i"
-            " JOIN gitlab_user a ON a.id = i.author_id LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id"
+            "SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone"
+            " FROM gitlab_issuable i JOIN gitlab_user a ON a.id = i.author_id"
+            " LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id"
             " WHERE i.project_id = ? AND i.kind = ? AND i.iid = ?",
             (project["id"], kind, iid),
         )
@@ -651,7 +652,8 @@ def create_app(ctx: SiteContext) -> Flask:
                 stamp = now()
                 new_id = db.execute(
                     "INSERT INTO gitlab_issuable (kind, project_id, iid, title, description, author_id, state,"
-                    " source_branch, target_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'opened', ?, ?, ?, ?)",
+                    " source_branch, target_branch, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'opened', ?, ?, ?, ?)",
                     (
                         kind,
                         row["id"],
