@@ -183,7 +183,8 @@ def test_invite_member_with_role(client):
     client.post("/byteblaze/dotfiles/-/project_members", data={"username": "vinta", "access_level": "20"})
     page = client.get("/byteblaze/dotfiles/-/project_members").data.decode()
     row = page.split('data-username="vinta"')[1].split("</tr>")[0]
-    assert '<td class="member-role">Reporter</td>' in row
+    assert '<span class="gl-avatar-labeled-sublabel">@vinta</span>' in row
+    assert '<td class="col-max-role member-role" data-label="Max role"><span>Reporter</span></td>' in row
     again = client.post("/byteblaze/dotfiles/-/project_members", data={"username": "vinta", "access_level": "30"})
     assert again.status_code == 400 and b"already a member" in again.data
 
@@ -207,3 +208,64 @@ def test_star_and_new_project(client):
     created = client.post("/projects/new", data={"name": "planner", "visibility": "private", "readme": "1"})
     assert created.headers["Location"] == f"/{ME}/planner"
     assert 'title="Private"' in client.get(f"/{ME}/planner").data.decode()
+
+
+def test_website_shows_without_its_scheme_and_links_with_one(client):
+    client.post("/-/profile", data={"name": "Byte Blaze", "website": "a11yproject.contributor.me"})
+    profile = client.get(f"/{ME}").data.decode()
+    assert 'href="https://a11yproject.contributor.me">a11yproject.contributor.me</a>' in profile
+    assert client.post("/-/profile", data={"name": "Byte Blaze", "website": "not a url"}).status_code == 400
+
+
+def test_follow_and_following_page(client):
+    assert "is not following anyone" in client.get(f"/users/{ME}/following").data.decode()
+    client.post("/users/yjlou/follow")
+    following = client.get(f"/users/{ME}/following").data.decode()
+    assert "@yjlou" in following and "1 following" in following
+    assert "Unfollow</button>" in client.get("/yjlou").data.decode()
+    client.post("/users/yjlou/unfollow")
+    assert "@yjlou" not in client.get(f"/users/{ME}/following").data.decode()
+    assert client.post(f"/users/{ME}/follow").status_code == 400  # nobody follows themself
+
+
+def test_milestone_dates_validate_and_show_in_gitlab_format(client):
+    bad = client.post("/primer/design/-/milestones", data={"title": "Launch", "start_date": "1/16/2030"})
+    assert bad.status_code == 400 and b"valid dates" in bad.data
+    backwards = client.post(
+        "/primer/design/-/milestones", data={"title": "Launch", "start_date": "2030-02-01", "due_date": "2030-01-01"}
+    )
+    assert backwards.status_code == 400
+    made = client.post(
+        "/primer/design/-/milestones", data={"title": "Launch", "start_date": "2030-01-16", "due_date": "2030-02-05"}
+    )
+    page = client.get(made.headers["Location"]).data.decode()
+    assert "Jan 16, 2030" in page.split('class="block start_date"')[1] and "Feb 5, 2030" in page
+
+
+def test_merge_request_page_names_source_then_target_branch(client):
+    created = client.post(
+        "/primer/design/-/merge_requests/new",
+        data={
+            "source_branch": "dialog-component",
+            "target_branch": "dialog",
+            "title": "Dialogs",
+            "reviewer": "carol_dev",
+        },
+    )
+    page = client.get(created.headers["Location"]).data.decode()
+    description = page.split('class="detail-page-description')[1].split('<div class="md">')[0]
+    assert description.index(">dialog-component</a>") < description.index(">dialog</a>")
+    assert "Carol Nguyen" in page.split('class="block reviewer"')[1].split("</div>")[0]
+
+
+def test_todos_list_review_requests_and_empty_feature_pages_render(client):
+    todos = client.get("/dashboard/todos").data.decode()
+    assert "requested a review of" in todos and "Add WCAG 2.2 success criteria" in todos
+    assert client.get("/primer/design/-/pipelines").status_code == 200
+    assert client.get("/primer/design/-/no-such-feature").status_code == 404
+
+
+def test_issues_without_labels_filter(client, db_path):
+    page = client.get("/a11yproject/a11yproject.com/-/issues?label_name[]=None&state=all").data.decode()
+    listed = page.split('class="content-list issuable-list"')[1].split("</ul>")[0]
+    assert 'class="gl-label"' not in listed and "issuable-row" in listed

@@ -48,7 +48,9 @@ def test_seed_is_deterministic_and_realistic(pristine, tmp_path):
         for t in ("forum", "user", "submission", "comment")
     }
     assert counts["forum"] == 40 and counts["user"] >= 150
-    assert counts["submission"] >= 600 and counts["comment"] >= 3000
+    assert counts["submission"] >= 1200 and counts["comment"] >= 6000
+    smallest = conn.execute("SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM reddit_submission GROUP BY forum_id)")
+    assert smallest.fetchone()[0] >= 25  # every forum's first listing page is full, as on WebArena
     assert conn.execute("SELECT COUNT(*) FROM reddit_comment WHERE parent_id IS NOT NULL").fetchone()[0] > 500
 
 
@@ -146,12 +148,8 @@ def test_submit_validates_then_creates_post(member, db_path):
 
 def test_votes_toggle_and_keep_scores_consistent(member, db_path):
     sid = _post_id(db_path, "A custom gaming PC built inside a vintage typewriter")
-    score = lambda: (
-        _db(db_path)
-        .execute(  # noqa: E731
-            "SELECT upvotes - downvotes FROM reddit_submission WHERE id = ?", (sid,)
-        )
-        .fetchone()[0]
+    score = lambda: (  # noqa: E731
+        _db(db_path).execute("SELECT upvotes - downvotes FROM reddit_submission WHERE id = ?", (sid,)).fetchone()[0]
     )
     before = score()
     url = f"/f/gadgets/{sid}/x"
@@ -201,8 +199,34 @@ def test_only_the_author_edits_a_post_and_biography(member, db_path):
     assert '<div class="user-bio__biography">I am a robot</div>' in member.get(f"/user/{USER}").data.decode()
 
 
-def test_subscribing_shows_in_sidebar(member):
+def test_subscribing_shows_in_the_front_page_sidebar(member):
     assert "Subscribe</button>" in member.get("/f/space").data.decode()
+    front = member.get("/").data.decode()
+    assert front.index('class="sidebar__subscriptions"') < front.index('class="sidebar__welcome"')
+    assert '<a href="/f/space">space</a>' not in front
     member.post("/f/space/subscribe", data={"next": "/f/space"})
-    page = member.get("/f/space").data.decode()
-    assert "Unsubscribe</button>" in page and '<a href="/f/space">space</a></li>' in page
+    assert "Unsubscribe</button>" in member.get("/f/space").data.decode()
+    subscriptions = member.get("/").data.decode().split('class="sidebar__welcome"')[0]
+    assert '<a href="/f/space">space</a>' in subscriptions
+
+
+def test_forum_creation_validates_and_makes_the_creator_moderator(member):
+    bad = member.post("/create_forum", data={"name": "no spaces allowed", "title": "x"})
+    assert bad.status_code == 400 and "3 to 25 letters" in bad.data.decode()
+    taken = member.post("/create_forum", data={"name": "books", "title": "Books"})
+    assert taken.status_code == 400 and "already exists" in taken.data.decode()
+    made = member.post(
+        "/create_forum", data={"name": "sci_fi", "title": "Sci-fi", "description": "A wild place", "sidebar": "New"}
+    )
+    assert made.status_code == 302 and made.headers["Location"].endswith("/f/sci_fi")
+    edit = member.get("/f/sci_fi/edit").data.decode()
+    assert 'id="forum_description" name="description" rows="3">A wild place<' in edit
+    member.post("/f/sci_fi/edit", data={"title": "Sci-fi", "description": "Changed", "sidebar": "New\nClassic"})
+    assert "Changed" in member.get("/f/sci_fi").data.decode()
+    assert member.get("/f/books/edit").status_code == 403  # only moderators edit a forum
+
+
+def test_post_urls_accept_the_canonical_trailing_slash(client, db_path):
+    sid = _post_id(db_path, "Adults reading to each other out loud?")
+    assert client.get(f"/f/books/{sid}/").status_code == 200
+    assert client.get(f"/f/space/{sid}/").status_code == 404  # the post is not in that forum

@@ -1,11 +1,17 @@
 """The reddit and gitlab tasks against the real sites in a real browser: the forms log in, the task files
-are well formed, and neither a missing state change, nor a plausible wrong one, nor a wrong answer scores.
-(Reference solutions scoring 1 is replayed through the environment in tests/test_local_tasks.py.)"""
+are well formed and line up with WebArena's intent templates (their text, their eval types, this suite's
+share of WebArena's mix), and neither a missing state change, nor a plausible wrong one, nor a wrong answer
+scores. (Reference solutions scoring 1 is replayed through the environment in tests/test_local_tasks.py.)"""
 
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 
@@ -17,38 +23,167 @@ from envs.local.sites import gitlab, reddit
 
 pytestmark = pytest.mark.browser
 
-LOCAL = Path(__file__).resolve().parents[1] / "envs" / "local"
+ROOT = Path(__file__).resolve().parents[1]
+LOCAL = ROOT / "envs" / "local"
 SITES = {"reddit": (reddit, range(200, 300)), "gitlab": (gitlab, range(300, 400))}
 TASKS = {site: json.loads((LOCAL / "tasks" / f"{site}.json").read_text()) for site in SITES}
 SOLUTIONS = {site: json.loads((LOCAL / "solutions" / f"{site}.json").read_text()) for site in SITES}
 ALL = [task for site in SITES for task in TASKS[site]]
+BY_ID = {task["task_id"]: task for task in ALL}
+LOCAL_TEMPLATE_BASE = 10000  # local-only tasks: today's template id + 10000
+
+WEBARENA: dict[int, list[dict]] = {}
+for _task in json.loads((ROOT / "envs" / "data" / "test.raw.json").read_text()):
+    WEBARENA.setdefault(_task["intent_template_id"], []).append(_task)
+
+# This suite's share of WebArena's mix (reddit: 21 templates / 106 tasks; gitlab: 41 / 180).
+TARGETS = {"reddit": (13, 52), "gitlab": (26, 89)}
 
 # Plausible wrong answers for the string_match tasks (fuzzy ones need the LLM judge and are left out).
 WRONG_ANSWERS = {
     200: "BookishOwl",
-    201: "BoldReader206",
+    201: "OrbitWatcher",
     202: "CircuitSam",
     203: "books",
     204: "science, space, sports",
     223: "26",
-    300: "Dmitri Ivanova",
-    301: "Olga Silva",
+    271: "2",
+    272: "1",
+    300: "Hiro Ivanova",
+    301: "Carol Ibrahim",
     302: "3",
-    303: "2",
+    303: "3",
     322: "15",
+    324: "Dave Greene",
+    326: "Carol Nguyen, Hiro Ivanova, Tara Ibrahim",
+    328: "Yes",
+    329: "2",
+    335: "Yes",
+    336: "No",
+    379: "vinta",
+    392: "git clone git@gitlab.localhost:kilian/super-awesome-robot.git",
 }
-# Plausible wrong state changes: (site, path, form) posted as the logged-in account.
-WRONG_ACTIONS = {
-    211: ("reddit", "/sv/158", {"choice": "1"}),  # upvote instead of downvote
-    212: ("reddit", "/submit", {"title": "What is the recommended console to buy these days?", "forum": "gaming"}),
-    214: ("reddit", "/f/books/366/-/comment", {"comment": "Same here, we just started The Hobbit!"}),  # not a reply
-    216: ("reddit", "/user/MarvelsGrandpa/edit_biography", {"biography": "I am not a robot"}),
-    309: ("gitlab", "/a11yproject/a11yproject.com/-/issues/19/update", {"assignee": "ericwu"}),
-    310: ("gitlab", "/a11yproject/a11yproject.com/-/issues/20/update", {"labels": "bug"}),
-    312: ("gitlab", "/byteblaze/dotfiles/-/project_members", {"username": "vinta", "access_level": "20"}),
-    314: ("gitlab", "/-/profile", {"name": "Byte Blaze", "status_message": "Away"}),
-    317: ("gitlab", "/primer/design/-/merge_requests/5/update", {"reviewer": "ericwu"}),
-    323: ("gitlab", "/projects/new", {"name": "planner", "visibility": "public"}),
+
+
+def _post_id(url: str) -> str:
+    """The submission id in a Postmill post URL (``/f/<forum>/<id>/...``)."""
+    return urlparse(url).path.split("/")[3]
+
+
+def _targets(task: dict) -> list[str]:
+    return [target["url"] for target in task["eval"]["program_html"]]
+
+
+def _must(task: dict) -> str:
+    """The first text the task's first state check requires (here: the title of the issue to assign)."""
+    return task["eval"]["program_html"][0]["required_contents"]["must_include"][0]
+
+
+def _iid(db: sqlite3.Connection, project: str, kind: str, title: str) -> int:
+    namespace, path = project.split("/")
+    return db.execute(
+        "SELECT i.iid FROM gitlab_issuable i JOIN gitlab_project p ON p.id = i.project_id"
+        " WHERE p.namespace = ? AND p.path = ? AND i.kind = ? AND i.title = ?",
+        (namespace, path, kind, title),
+    ).fetchone()[0]
+
+
+A11Y = "/a11yproject/a11yproject.com"
+WrongAction = Callable[[dict, sqlite3.Connection], list[tuple[str, str, dict[str, str]]]]
+# Plausible wrong state changes, one or more (site, path, form) posts as the logged-in account, per eval
+# pattern: the wrong vote, a partial set of votes, a post in the wrong forum or without the asked-for text,
+# a reply that is not a reply, the wrong due date, swapped branches, the wrong role ...
+WRONG_ACTIONS: dict[int, WrongAction] = {
+    209: lambda t, db: [("reddit", f"/sv/{_post_id(_targets(t)[0])}", {"choice": "-1"})],  # downvote, not upvote
+    211: lambda t, db: [("reddit", f"/sv/{_post_id(_targets(t)[0])}", {"choice": "1"})],
+    229: lambda t, db: [("reddit", f"/sv/{_post_id(_targets(t)[0])}", {"choice": "-1"})],  # top 1 of top 3
+    263: lambda t, db: [("reddit", f"/sv/{_post_id(_targets(t)[0])}", {"choice": "1"})],  # one of two posts
+    267: lambda t, db: [("reddit", f"/sv/{_post_id(u)}", {"choice": "1"}) for u in _targets(t)],  # liked, not disliked
+    212: lambda t, db: [("reddit", "/submit", {"title": t["instantiation_dict"]["question"], "forum": "gaming"})],
+    236: lambda t, db: [("reddit", "/submit", {"title": "To Kill a Mockingbird by Harper Lee", "forum": "books"})],
+    214: lambda t, db: [
+        (
+            "reddit",
+            f"/f/books/{_post_id(_targets(t)[0])}/-/comment",
+            {"comment": t["instantiation_dict"]["content_description"]},
+        )
+    ],  # a top-level comment, not a reply
+    216: lambda t, db: [("reddit", "/user/MarvelsGrandpa/edit_biography", {"biography": "I am not a robot"})],
+    218: lambda t, db: [
+        (
+            "reddit",
+            f"/f/television/{_post_id(_targets(t)[0])}/-/edit",
+            {"title": "The Night Agent renewed for season 2 at Netflix", "body": "Done watching, pretty cool!"},
+        )
+    ],  # the new line replaced the body instead of being added to it
+    219: lambda t, db: [("reddit", "/f/science/subscribe", {"next": "/f/science"})],
+    275: lambda t, db: [
+        (
+            "reddit",
+            "/create_forum",
+            {
+                "name": "sci_fi",
+                "title": "sci_fi",
+                "description": "A wild place for sci-fi enthusiasts",
+                "sidebar": "New\nClassic\nMovies",
+            },
+        )
+    ],
+    307: lambda t, db: [
+        (
+            "gitlab",
+            "/a11yproject/a11yproject.com/-/issues/new",
+            {"title": "401 bad gateway", "assignee": "roshanjossey", "due_date": "2030-12-30"},
+        )
+    ],
+    309: lambda t, db: [
+        ("gitlab", f"{A11Y}/-/issues/{_iid(db, A11Y[1:], 'issue', _must(t))}/update", {"assignee": "ericwu"})
+    ],  # assigned to someone else
+    312: lambda t, db: [
+        ("gitlab", "/byteblaze/dotfiles/-/project_members", {"username": "vinta", "access_level": "20"})
+    ],
+    372: lambda t, db: [
+        (
+            "gitlab",
+            "/byteblaze/a11y-webring.club/-/project_members",
+            {"username": "abisubramanya27", "access_level": "30"},
+        )
+    ],  # one of the two users
+    375: lambda t, db: [
+        ("gitlab", "/byteblaze/solarized-prism-theme/-/project_members", {"username": "vinta", "access_level": "10"})
+    ],  # the wrong person
+    314: lambda t, db: [("gitlab", "/-/profile", {"name": "Byte Blaze", "status_message": "Away"})],
+    316: lambda t, db: [("gitlab", "/-/profile", {"name": "Byte Blaze", "website": "https://egg.tart.org"})],
+    356: lambda t, db: [
+        ("gitlab", _targets(t)[0].removeprefix("__GITLAB__") + "/notes", {"note": "Thanks, working on it"})
+    ],
+    360: lambda t, db: [
+        (
+            "gitlab",
+            "/primer/design/-/merge_requests/new",
+            {
+                "source_branch": "dialog",
+                "target_branch": "dialog-component",
+                "title": "Dialogs",
+                "reviewer": "carol_dev",
+            },
+        )
+    ],  # branches swapped
+    395: lambda t, db: [
+        (
+            "gitlab",
+            "/primer/design/-/milestones",
+            {"title": "Product launch", "start_date": "2030-01-16", "due_date": "2030-01-31"},
+        )
+    ],
+    383: lambda t, db: [
+        ("gitlab", "/projects/new", {"name": "planner", "visibility": "public"}),
+        ("gitlab", "/byteblaze/planner/-/project_members", {"username": "abisubramanya27", "access_level": "10"}),
+        ("gitlab", "/byteblaze/planner/-/project_members", {"username": "vinta", "access_level": "10"}),
+    ],  # public, not private
+    323: lambda t, db: [("gitlab", "/projects/new", {"name": "planer", "visibility": "private"})],
+    387: lambda t, db: [("gitlab", "/primer/octicons/-/star", {}), ("gitlab", "/primer/design/-/star", {})],
+    389: lambda t, db: [("gitlab", "/users/convexegg/follow", {})],
 }
 
 
@@ -82,10 +217,11 @@ def page(browser, sites):
 def test_task_files_follow_webarena_format(site):
     tasks, solutions = TASKS[site], SOLUTIONS[site]
     _, ids = SITES[site]
-    assert len(tasks) >= 14 and len({t["intent_template_id"] for t in tasks}) >= 5
     for task in tasks:
         assert set(task) == TASK_KEYS and set(task["eval"]) <= EVAL_KEYS and task["sites"] == [site]
-        assert task["task_id"] in ids and task["intent_template_id"] in ids
+        template = task["intent_template_id"]
+        assert task["task_id"] in ids
+        assert template - LOCAL_TEMPLATE_BASE in ids or [site] in [t["sites"] for t in WEBARENA.get(template, [])]
         intent = task["intent_template"]
         for key, value in task["instantiation_dict"].items():
             intent = intent.replace("{{" + key + "}}", str(value))
@@ -104,12 +240,29 @@ def test_task_files_follow_webarena_format(site):
 
 
 @pytest.mark.parametrize("site", SITES)
+def test_linked_tasks_instantiate_webarenas_templates_with_its_eval_types(site):
+    linked = [t for t in TASKS[site] if t["intent_template_id"] < LOCAL_TEMPLATE_BASE]
+    for task in linked:
+        real = WEBARENA[task["intent_template_id"]]
+        assert task["intent_template"] in {t["intent_template"] for t in real}, task["task_id"]
+        assert set(re.findall(r"\{\{(\w+)\}\}", task["intent_template"])) == set(task["instantiation_dict"])
+        used = {tuple(t["eval"]["eval_types"]) for t in real}
+        assert tuple(task["eval"]["eval_types"]) in used or set(task["eval"]["eval_types"]) <= {
+            kind for kinds in used for kind in kinds
+        }, task["task_id"]
+    templates, count = TARGETS[site]
+    assert len({t["intent_template_id"] for t in linked}) >= templates and len(linked) >= count
+    state_checks = [t for t in linked if "program_html" in t["eval"]["eval_types"]]
+    assert len(state_checks) >= count // 2
+
+
+@pytest.mark.parametrize("site", SITES)
 def test_login_form_rejects_a_wrong_password(browser, sites, site):
     module, _ = SITES[site]
     context = browser.new_context()
     try:
         page = context.new_page()
-        with pytest.raises(Exception):
+        with pytest.raises(RuntimeError, match="rejected the login"):
             module.login(page, sites.urls[site], {**module.ACCOUNT, "password": "wrong"})
         assert page.get_by_role("alert").count() == 1
     finally:
@@ -130,13 +283,29 @@ def test_untouched_sites_and_wrong_answers_score_zero(page, sites, task):
     assert _score(task, page, sites, WRONG_ANSWERS.get(task["task_id"], "Done.")) == 0.0
 
 
+def test_every_eval_type_has_wrong_samples():
+    """The wrong-answer and wrong-state samples cover every eval type and both sites."""
+    sampled = [BY_ID[i] for i in (*WRONG_ANSWERS, *WRONG_ACTIONS)]
+    for site in SITES:
+        types = {kind for t in sampled if t["sites"] == [site] for kind in t["eval"]["eval_types"]}
+        assert types == {"string_match", "url_match", "program_html"}, site
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", WRONG_ACTIONS)
 def test_plausible_wrong_state_changes_score_zero(page, sites, task_id):
+    """The wrong change happens through the site's own forms; the page ends where that form leads."""
     sites.reset_state()
-    site, path, form = WRONG_ACTIONS[task_id]
-    response = page.request.post(sites.urls[site] + path, form=form)
-    assert response.ok  # the wrong change really happened (redirects are followed)
-    task = next(t for t in ALL if t["task_id"] == task_id)
-    page.goto(fill_placeholders(task["start_url"], sites.urls))
+    task = BY_ID[task_id]
+    db = sqlite3.connect(sites.db_path)
+    try:
+        posts: list[tuple[str, str, dict[str, Any]]] = WRONG_ACTIONS[task_id](task, db)
+    finally:
+        db.close()
+    last = ""
+    for site, path, form in posts:
+        response = page.request.post(sites.urls[site] + path, form=form)
+        assert response.ok  # the wrong change really happened (redirects are followed)
+        last = response.url
+    page.goto(last if last else fill_placeholders(task["start_url"], sites.urls))
     assert _score(task, page, sites, "Done.") == 0.0

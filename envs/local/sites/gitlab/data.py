@@ -13,6 +13,18 @@ import random
 import sqlite3
 from datetime import datetime, timedelta
 
+from .anchors import (
+    ANCHOR_BRANCHES,
+    ANCHOR_COMMITS,
+    ANCHOR_FILES,
+    ANCHOR_MEMBERS,
+    EXACT_MEMBERS,
+    ISSUABLES,
+    NAMED_USERS,
+    STAR_TOTALS,
+    TOP_CONTRIBUTORS,
+)
+
 SCHEMA = """
 CREATE TABLE gitlab_user (
     id INTEGER PRIMARY KEY,
@@ -127,6 +139,20 @@ CREATE TABLE gitlab_issuable_label (
     issuable_id INTEGER NOT NULL REFERENCES gitlab_issuable(id),
     label_id INTEGER NOT NULL REFERENCES gitlab_label(id),
     PRIMARY KEY (issuable_id, label_id)
+);
+CREATE TABLE gitlab_follow (
+    follower_id INTEGER NOT NULL REFERENCES gitlab_user(id),
+    followee_id INTEGER NOT NULL REFERENCES gitlab_user(id),
+    PRIMARY KEY (follower_id, followee_id)
+);
+CREATE TABLE gitlab_todo (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES gitlab_user(id),
+    issuable_id INTEGER NOT NULL REFERENCES gitlab_issuable(id),
+    author_id INTEGER NOT NULL REFERENCES gitlab_user(id),
+    action TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending',
+    created_at TEXT NOT NULL
 );
 CREATE TABLE gitlab_note (
     id INTEGER PRIMARY KEY,
@@ -364,21 +390,6 @@ GROUPS = {
     "data-lab": ("Data Lab", "Data pipelines and dashboards."),
     "open-maps": ("Open Maps", "Self-hosted map services."),
 }
-# Named users the tasks and anchors mention: username -> full name.
-NAMED_USERS = {
-    "byteblaze": "Byte Blaze",
-    "convexegg": "Convex Egg",
-    "yjlou": "Yi-Jie Lou",
-    "kilian": "Kilian Brandt",
-    "sarah_chen": "Sarah Chen",
-    "mkowalski": "Marek Kowalski",
-    "lin_wei": "Lin Wei",
-    "roshanjossey": "Roshan Jossey",
-    "abisubramanya": "Abishek Subramanya",
-    "carol_dev": "Carol Nguyen",
-    "vinta": "Vinta Chen",
-    "ericwu": "Eric Wu",
-}
 LABELS = (
     ("bug", "#d9534f", "Something is not working"),
     ("enhancement", "#5cb85c", "New feature or request"),
@@ -465,84 +476,6 @@ _NOTES = (
     "I pushed a new version, please take another look.",
     "Let's discuss this in the next sync.",
 )
-
-# Anchors the tasks rely on: (project, kind, title, description, state, labels, assignee, reviewer, created_at)
-ANCHOR_ISSUABLES: tuple[tuple[str, str, str, str, str, tuple[str, ...], str | None, str | None, str], ...] = (
-    (
-        "a11yproject/a11yproject.com",
-        "issue",
-        "404 error on the resources page after the redesign",
-        "Several links in the resources section now return a 404.",
-        "opened",
-        ("bug",),
-        None,
-        None,
-        "2023-03-20 10:00:00",
-    ),
-    (
-        "a11yproject/a11yproject.com",
-        "issue",
-        "Outdated screen reader survey statistics",
-        "The survey numbers on the home page are from 2019.",
-        "opened",
-        ("documentation",),
-        None,
-        None,
-        "2023-03-21 09:30:00",
-    ),
-    (
-        "byteblaze/solarized-prism-theme",
-        "issue",
-        "Line numbers are hard to read in light mode",
-        "The gutter colour has too little contrast.",
-        "opened",
-        ("accessibility",),
-        "byteblaze",
-        None,
-        "2023-03-18 14:00:00",
-    ),
-    (
-        "primer/design",
-        "merge_request",
-        "Add octovisuals page",
-        "Adds documentation for the new octovisuals illustration set.",
-        "opened",
-        ("documentation",),
-        "ericwu",
-        None,
-        "2023-03-22 16:45:00",
-    ),
-    (
-        "byteblaze/a11y-webring.club",
-        "merge_request",
-        "Add verification functions for member sites",
-        "Checks that every member site links back to the ring.",
-        "opened",
-        ("enhancement",),
-        "convexegg",
-        "byteblaze",
-        "2023-03-25 11:20:00",
-    ),
-)
-ANCHOR_FILES = {
-    "byteblaze/empathy-prompts": (
-        "README.md",
-        "# empathy-prompts\n\nEmpathy prompts is a deck of writing prompts "
-        "that helps engineering teams practise kind, specific feedback in code review."
-        "\n\n## How to use\n\nPick one prompt before each review session.\n",
-    ),
-}
-# Members the tasks rely on, on top of the random ones: project -> usernames.
-ANCHOR_MEMBERS = {
-    "primer/design": ("carol_dev", "ericwu", "byteblaze"),
-    "primer/octicons": ("byteblaze",),
-    "primer/css": ("byteblaze",),
-    "a11yproject/a11yproject.com": ("ericwu", "roshanjossey", "byteblaze"),
-    "a11yproject/a11y-checklist": ("byteblaze",),
-    "byteblaze/a11y-webring.club": ("convexegg",),
-}
-# Extra commits that make the tasks' "top contributor" unambiguous: project -> (username, count).
-TOP_CONTRIBUTORS = {"primer/design": ("carol_dev", 40), "a11yproject/a11yproject.com": ("ericwu", 35)}
 
 
 def hash_password(username: str, password: str) -> str:
@@ -672,6 +605,7 @@ def _add_issuable(
     created: datetime,
     branches: tuple[str | None, str | None],
     milestone: int | None = None,
+    updated: datetime | None = None,
 ) -> int:
     cur = conn.execute(
         "INSERT INTO gitlab_issuable (kind, project_id, iid, title, description, author_id, state, milestone_id,"
@@ -688,10 +622,14 @@ def _add_issuable(
             branches[0],
             branches[1],
             _ts(created),
-            _ts(created + timedelta(days=3)),
+            _ts(updated or created + timedelta(days=3)),
         ),
     )
     return int(cur.lastrowid)
+
+
+# Projects whose issue and merge request lists run over several pages, as WebArena's busiest ones do.
+_BUSY = {"a11yproject/a11yproject.com": 3, "primer/design": 3, "byteblaze/a11y-webring.club": 2}
 
 
 def _seed_project(
@@ -707,21 +645,23 @@ def _seed_project(
     """Commits, branches, milestones, issues and merge requests of one project."""
     people = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, name, email FROM gitlab_user")}
     weights = [1 / (i + 1) for i in range(len(members))]
-    commits = [(_when(rng), rng.choices(members, weights)[0]) for _ in range(rng.randrange(15, 70))]
+    commits = [(_when(rng), rng.choices(members, weights)[0], None) for _ in range(rng.randrange(15, 70))]
     if full in TOP_CONTRIBUTORS:
         who, extra = TOP_CONTRIBUTORS[full]
-        commits += [(_when(rng), users[who]) for _ in range(extra)]
+        commits += [(_when(rng), users[who], None) for _ in range(extra)]
+    commits += [(datetime.fromisoformat(at), users[who], msg) for p, who, at, msg in ANCHOR_COMMITS if p == full]
     branches = [
         "main",
         *(
             f"{rng.choice(_PAGES)}-{rng.choice(('fix', 'update', 'component', 'docs'))}"
             for _ in range(rng.randrange(1, 6))
         ),
+        *ANCHOR_BRANCHES.get(full, ()),
     ]
     for branch in dict.fromkeys(branches):
         conn.execute("INSERT INTO gitlab_branch VALUES (?, ?)", (pid, branch))
-    for when, uid in sorted(commits):
-        msg = rng.choice(_COMMIT_MSGS).format(
+    for when, uid, message in sorted(commits, key=lambda c: (c[0], c[1])):
+        msg = message or rng.choice(_COMMIT_MSGS).format(
             page=rng.choice(_PAGES), dep=rng.choice(_DEPS), branch=rng.choice(branches)
         )
         conn.execute(
@@ -743,7 +683,8 @@ def _seed_project(
             ),
         )
         milestones.append(int(cur.lastrowid))
-    for kind, low, high in (("issue", 3, 30), ("merge_request", 1, 12)):
+    busy = _BUSY.get(full, 1)
+    for kind, low, high in (("issue", 3 * busy, 30 * busy), ("merge_request", 1 * busy, 12 * busy)):
         for _ in range(rng.randrange(low, high)):
             counters[f"{pid}-{kind}"] += 1
             fmt = {
@@ -771,6 +712,7 @@ def _seed_project(
                 created,
                 (source or "patch-1", "main") if kind == "merge_request" else (None, None),
                 rng.choice(milestones) if milestones and rng.random() < 0.4 else None,
+                created + timedelta(hours=rng.randrange(1, 24 * 40)),
             )
             for label in rng.sample(sorted(labels), rng.randrange(0, 3)):
                 conn.execute("INSERT INTO gitlab_issuable_label VALUES (?, ?)", (iid, labels[label]))
@@ -783,6 +725,83 @@ def _seed_project(
                     "INSERT INTO gitlab_note (issuable_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
                     (iid, rng.choice(members), rng.choice(_NOTES), _ts(created + timedelta(hours=5 * k + 1))),
                 )
+
+
+def _seed_anchor_issuables(
+    conn: sqlite3.Connection,
+    pid: int,
+    full: str,
+    users: dict[str, int],
+    labels: dict[str, int],
+    counters: dict[str, int],
+) -> None:
+    """The planted issues and merge requests of one project, after its random ones (so they get the top iids)."""
+    for anchor in ISSUABLES:
+        if anchor.project != full:
+            continue
+        counters[f"{pid}-{anchor.kind}"] += 1
+        created = datetime.fromisoformat(anchor.created)
+        iid = _add_issuable(
+            conn,
+            pid,
+            anchor.kind,
+            counters[f"{pid}-{anchor.kind}"],
+            anchor.title,
+            anchor.description,
+            users[anchor.author],
+            anchor.state,
+            created,
+            anchor.branches or (None, None),
+            updated=datetime.fromisoformat(anchor.updated) if anchor.updated else None,
+        )
+        for label in anchor.labels:
+            conn.execute("INSERT INTO gitlab_issuable_label VALUES (?, ?)", (iid, labels[label]))
+        for role, who in (("assignee", anchor.assignee), ("reviewer", anchor.reviewer)):
+            if who:
+                conn.execute("INSERT INTO gitlab_issuable_user VALUES (?, ?, ?)", (iid, users[who], role))
+        for k, (author, body) in enumerate(anchor.notes):
+            conn.execute(
+                "INSERT INTO gitlab_note (issuable_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
+                (iid, users[author], body, _ts(created + timedelta(hours=6 * k + 2))),
+            )
+        if anchor.reviewer == ACCOUNT["username"] and anchor.state == "opened":
+            conn.execute(
+                "INSERT INTO gitlab_todo (user_id, issuable_id, author_id, action, created_at) VALUES (?, ?, ?, ?, ?)",
+                (users[anchor.reviewer], iid, users[anchor.author], "requested a review of", anchor.created),
+            )
+
+
+def _readme(name: str, desc: str, license_key: str, rng: random.Random) -> str:
+    """A README in the shape real projects have: intro, badges, install, usage, contributing, licence."""
+    steps = rng.sample(
+        (
+            "Install the dependencies with your package manager.",
+            "Copy the example configuration and adjust it to your setup.",
+            "Run the test suite once to check that everything works.",
+            "Start the development server and open it in a browser.",
+            "Build the production bundle.",
+            "Read the contributing guide before opening a merge request.",
+        ),
+        4,
+    )
+    faq = rng.sample(
+        (
+            ("Which platforms are supported?", "Linux, macOS and Windows are tested on every release."),
+            ("How do I report a bug?", "Open an issue with the steps to reproduce and the version you use."),
+            ("Can I use this commercially?", f"Yes, under the terms of the {license_key} license."),
+            ("Where is the changelog?", "Every release lists its changes on the releases page."),
+            ("How do I get help?", "Ask in the issue tracker; maintainers answer within a few days."),
+        ),
+        3,
+    )
+    lines = [f"# {name}", "", desc, "", "## Table of contents", ""]
+    lines += [f"- [{t}](#{t.lower()})" for t in ("Installation", "Usage", "FAQ", "Contributing", "License")]
+    lines += ["", "## Installation", ""] + [f"{i}. {step}" for i, step in enumerate(steps, 1)]
+    lines += ["", "## Usage", "", f"See the documentation in the `docs` folder of {name} for every option.", ""]
+    lines += ["## FAQ", ""] + [f"**{q}** {a}\n" for q, a in faq]
+    lines += ["## Contributing", "", "Issues and merge requests are welcome. Please follow the code of conduct.", ""]
+    lines += ["## License", "", f"Released under the {license_key} license, see LICENSE.", ""]
+    return "\n".join(lines)
 
 
 def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
@@ -808,8 +827,8 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         created = _when(rng)
         pid = int(
             conn.execute(
-                "INSERT INTO gitlab_project (namespace, path, name, description, visibility, created_at, last_activity_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO gitlab_project (namespace, path, name, description, visibility, created_at,"
+                " last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     namespace,
                     path,
@@ -825,17 +844,18 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         counters[f"{pid}-issue"] = counters[f"{pid}-merge_request"] = 0
         owner = users.get(namespace)
         members = [owner] if owner else []
-        members += [u for u in rng.sample(others, rng.randrange(3, 9)) if u not in members]
-        members += [users[u] for u in ANCHOR_MEMBERS.get(full, ()) if users[u] not in members]
+        if full in EXACT_MEMBERS:
+            members += [users[u] for u in EXACT_MEMBERS[full]]
+        else:
+            members += [u for u in rng.sample(others, rng.randrange(3, 9)) if u not in members]
+            members += [users[u] for u in ANCHOR_MEMBERS.get(full, ()) if users[u] not in members]
         for i, uid in enumerate(members):
             level = 50 if uid == owner else (40 if i == 1 else rng.choice((10, 20, 30, 30, 40)))
             if uid == users["byteblaze"] and owner != uid:
-                level = 40 if namespace == "primer" else 30
+                level = 40 if namespace in ("primer", "a11yproject") else 30
             conn.execute("INSERT INTO gitlab_member VALUES (?, ?, ?, ?)", (pid, uid, level, _ts(created)))
         files = {
-            "README.md": f"# {name}\n\n{desc}\n\n## Installation\n\nClone the repository and follow the "
-            f"steps for your platform.\n\n## Usage\n\nSee the documentation in this repository.\n\n"
-            f"## License\n\nReleased under the {license_key} license, see LICENSE.\n",
+            "README.md": _readme(name, desc, license_key, rng),
             "LICENSE": _license_text(license_key),
             **_source_files(name, language, rng),
         }
@@ -852,30 +872,11 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
                 ).lastrowid
             )
         _seed_project(conn, rng, pid, full, users, members, labels, counters)
-        for anchor in ANCHOR_ISSUABLES:
-            if anchor[0] != full:
-                continue
-            _, kind, title, desc_a, state, alabels, assignee, reviewer, created_at = anchor
-            counters[f"{pid}-{kind}"] += 1
-            branches = ("octovisuals-page" if "octovisuals" in title else "verify-sites", "main")
-            iid = _add_issuable(
-                conn,
-                pid,
-                kind,
-                counters[f"{pid}-{kind}"],
-                title,
-                desc_a,
-                users[assignee or "kilian"] if kind == "merge_request" else users["sarah_chen"],
-                state,
-                datetime.fromisoformat(created_at),
-                branches if kind == "merge_request" else (None, None),
-            )
-            for label in alabels:
-                conn.execute("INSERT INTO gitlab_issuable_label VALUES (?, ?)", (iid, labels[label]))
-            if assignee:
-                conn.execute("INSERT INTO gitlab_issuable_user VALUES (?, ?, 'assignee')", (iid, users[assignee]))
-            if reviewer:
-                conn.execute("INSERT INTO gitlab_issuable_user VALUES (?, ?, 'reviewer')", (iid, users[reviewer]))
+        _seed_anchor_issuables(conn, pid, full, users, labels, counters)
+    top = {projects[p] for p in STAR_TOTALS}
     for uid in users.values():
-        for pid in rng.sample(sorted(projects.values()), rng.randrange(0, 6)):
+        for pid in rng.sample(sorted(set(projects.values()) - top), rng.randrange(0, 6)):
             conn.execute("INSERT INTO gitlab_star VALUES (?, ?)", (uid, pid))
+    for full, total in STAR_TOTALS.items():
+        for uid in others[:total]:  # the account itself has starred none of the most-starred projects
+            conn.execute("INSERT INTO gitlab_star VALUES (?, ?)", (uid, projects[full]))

@@ -10,16 +10,39 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import zlib
 from datetime import datetime
 from typing import Any
 
 from flask import Flask, abort, flash, g, redirect, render_template, request, session, url_for
+from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from envs.local.framework import SiteContext, get_db, int_arg, make_app
 
+from . import workflow
+from .common import (
+    PROJECT_SELECT,
+    access_level,
+    current_user,
+    get_project,
+    header_counts,
+    list_members,
+    long_date,
+    now,
+    require_level,
+    set_nav,
+    site_host,
+    time_ago,
+    visible_clause,
+)
 from .data import LABELS, ROLES, hash_password
+from .workflow import follow_counts
 
 PER_PAGE = 20
+# The SSH clone address GitLab shows: a fixed host name (not the HTTP port, which changes per instance), so
+# "the command to clone ... with SSH" has one right answer.
+SSH_HOST = "gitlab.localhost:2222"
 KINDS = {"issues": "issue", "merge_requests": "merge_request"}
 _ISSUABLE_SORTS = {
     "created_date": "i.created_at DESC, i.id DESC",
@@ -35,81 +58,11 @@ _PROJECT_SORTS = {
     "created_desc": "p.created_at DESC",
     "stars_desc": "stars DESC, p.name",
 }
-_PROJECT_SELECT = """
-SELECT p.*, p.namespace || '/' || p.path AS full_path,
-       (SELECT COUNT(*) FROM gitlab_star s WHERE s.project_id = p.id) AS stars,
-       (SELECT COUNT(*) FROM gitlab_issuable i WHERE i.project_id = p.id AND i.kind = 'issue'
-         AND i.state = 'opened') AS open_issues,
-       (SELECT COUNT(*) FROM gitlab_issuable i WHERE i.project_id = p.id AND i.kind = 'merge_request'
-         AND i.state = 'opened') AS open_mrs
-FROM gitlab_project p
-"""
-_URL_RE = re.compile(r"^https?://[^\s/$.?#].[^\s]*$", re.IGNORECASE)
-
-
-def _now() -> str:
-    return datetime.now().strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _me() -> sqlite3.Row:
-    if "user" not in g:
-        uid = session.get("user_id")
-        g.user = get_db().execute("SELECT * FROM gitlab_user WHERE id = ?", (uid,)).fetchone() if uid else None
-    return g.user
-
-
-def _visible_clause() -> tuple[str, tuple[Any, ...]]:
-    """Private projects are visible to their members only."""
-    return (
-        "(p.visibility != 'private' OR EXISTS (SELECT 1 FROM gitlab_member m WHERE m.project_id = p.id"
-        " AND m.user_id = ?))",
-        (_me()["id"],),
-    )
-
-
-def _project(namespace: str, path: str) -> sqlite3.Row:
-    vis, params = _visible_clause()
-    row = (
-        get_db()
-        .execute(f"{_PROJECT_SELECT} WHERE p.namespace = ? AND p.path = ? AND {vis}", (namespace, path, *params))
-        .fetchone()
-    )
-    if row is None:
-        abort(404)
-    g.project = row
-    return row
-
-
-def _access_level(project_id: int) -> int:
-    row = (
-        get_db()
-        .execute(
-            "SELECT access_level FROM gitlab_member WHERE project_id = ? AND user_id = ?", (project_id, _me()["id"])
-        )
-        .fetchone()
-    )
-    return row["access_level"] if row else 0
-
-
-def _require_level(project_id: int, level: int) -> None:
-    if _access_level(project_id) < level:
-        abort(403)
-
-
-def _members(project_id: int) -> list[sqlite3.Row]:
-    return (
-        get_db()
-        .execute(
-            "SELECT u.*, m.access_level, m.created_at AS member_since FROM gitlab_member m JOIN gitlab_user u"
-            " ON u.id = m.user_id WHERE m.project_id = ? ORDER BY m.access_level DESC, u.name",
-            (project_id,),
-        )
-        .fetchall()
-    )
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})  # README rendering; raw HTML in a README stays text
 
 
 def _project_list(where: str, params: tuple[Any, ...]) -> dict[str, Any]:
-    vis, vparams = _visible_clause()
+    vis, vparams = visible_clause()
     sort = request.args.get("sort", "latest_activity_desc")
     order = _PROJECT_SORTS.get(sort, _PROJECT_SORTS["latest_activity_desc"])
     name = request.args.get("name", "").strip()
@@ -117,7 +70,7 @@ def _project_list(where: str, params: tuple[Any, ...]) -> dict[str, Any]:
     if name:
         clauses.append("(p.name LIKE ? OR p.namespace || '/' || p.path LIKE ?)")
         args += [f"%{name}%", f"%{name}%"]
-    rows = get_db().execute(f"{_PROJECT_SELECT} WHERE {' AND '.join(clauses)} ORDER BY {order}", args).fetchall()
+    rows = get_db().execute(f"{PROJECT_SELECT} WHERE {' AND '.join(clauses)} ORDER BY {order}", args).fetchall()
     return {"projects": rows, "sort": sort, "name": name, "sorts": _PROJECT_SORTS}
 
 
@@ -154,6 +107,9 @@ def _issuable_query(kind: str, base: list[str], params: list[Any]) -> dict[str, 
         clauses.append("(i.title LIKE ? OR i.description LIKE ?)")
         values += [f"%{search}%", f"%{search}%"]
     for label in [v for v in args.getlist("label_name[]") if v]:
+        if label == "None":  # GitLab's filter for issues without any label
+            clauses.append("NOT EXISTS (SELECT 1 FROM gitlab_issuable_label il WHERE il.issuable_id = i.id)")
+            continue
         clauses.append(
             "EXISTS (SELECT 1 FROM gitlab_issuable_label il JOIN gitlab_label l ON l.id = il.label_id"
             " WHERE il.issuable_id = i.id AND l.name = ?)"
@@ -192,6 +148,7 @@ def _issuable_query(kind: str, base: list[str], params: list[Any]) -> dict[str, 
     page = int_arg("page", 1)
     rows = db.execute(
         f"SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone,"
+        f" (SELECT COUNT(*) FROM gitlab_note n WHERE n.issuable_id = i.id) AS n_notes,"
         f" p.namespace || '/' || p.path AS full_path {frm} WHERE {where}"
         f" ORDER BY {_ISSUABLE_SORTS.get(sort, _ISSUABLE_SORTS['created_date'])} LIMIT ? OFFSET ?",
         (*values, PER_PAGE, (page - 1) * PER_PAGE),
@@ -204,6 +161,7 @@ def _issuable_query(kind: str, base: list[str], params: list[Any]) -> dict[str, 
         "sort": sort,
         "search": search,
         "page": page,
+        "pages": max(1, -(-total // PER_PAGE)),
         "has_next": page * PER_PAGE < total,
         "kind": kind,
         "sorts": _ISSUABLE_SORTS,
@@ -214,8 +172,9 @@ def _issuable(project: sqlite3.Row, kind: str, iid: int) -> dict[str, Any]:
     row = (
         get_db()
         .execute(
-            "SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone FROM gitlab_issuable i"
-            " JOIN gitlab_user a ON a.id = i.author_id LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id"
+            "SELECT i.*, a.username AS author_username, a.name AS author_name, ms.title AS milestone"
+            " FROM gitlab_issuable i JOIN gitlab_user a ON a.id = i.author_id"
+            " LEFT JOIN gitlab_milestone ms ON ms.id = i.milestone_id"
             " WHERE i.project_id = ? AND i.kind = ? AND i.iid = ?",
             (project["id"], kind, iid),
         )
@@ -262,7 +221,7 @@ def _save_issuable_fields(project: sqlite3.Row, issuable_id: int, kind: str, for
     due = form.get("due_date", "").strip() or None
     db.execute(
         "UPDATE gitlab_issuable SET milestone_id = ?, due_date = ?, updated_at = ? WHERE id = ?",
-        (milestone["id"] if milestone else None, due, _now(), issuable_id),
+        (milestone["id"] if milestone else None, due, now(), issuable_id),
     )
 
 
@@ -274,11 +233,22 @@ def _validate_due_date(value: str) -> bool:
     return True
 
 
-def _tree_entries(project_id: int, folder: str) -> tuple[list[str], list[str]]:
+def _tree_entries(project_id: int, folder: str) -> list[dict[str, Any]]:
+    """Folders then files directly under ``folder``, each with the commit that last touched it.
+
+    Files carry no history of their own, so the "last commit" of an entry is one of the project's commits
+    picked by a checksum of its path: stable across loads, and different from entry to entry as on GitLab.
+    """
+    db = get_db()
     prefix = f"{folder}/" if folder else ""
+    commits = db.execute(
+        "SELECT sha, message, created_at FROM gitlab_commit WHERE project_id = ? ORDER BY created_at DESC, id DESC"
+        " LIMIT 50",
+        (project_id,),
+    ).fetchall()
     dirs: dict[str, None] = {}
     files = []
-    for (path,) in get_db().execute(
+    for (path,) in db.execute(
         "SELECT path FROM gitlab_file WHERE project_id = ? AND path LIKE ? ORDER BY path", (project_id, f"{prefix}%")
     ):
         rest = path[len(prefix) :]
@@ -286,7 +256,11 @@ def _tree_entries(project_id: int, folder: str) -> tuple[list[str], list[str]]:
             dirs[prefix + rest.split("/", 1)[0]] = None
         else:
             files.append(path)
-    return list(dirs), files
+    entries = [{"path": d, "is_dir": True} for d in dirs] + [{"path": f, "is_dir": False} for f in files]
+    for entry in entries:
+        entry["name"] = entry["path"].rsplit("/", 1)[-1]
+        entry["commit"] = commits[zlib.crc32(entry["path"].encode()) % len(commits)] if commits else None
+    return entries
 
 
 def _project_context(project: sqlite3.Row) -> dict[str, Any]:
@@ -294,6 +268,9 @@ def _project_context(project: sqlite3.Row) -> dict[str, Any]:
     pid = project["id"]
     return {
         "commit_count": db.execute("SELECT COUNT(*) FROM gitlab_commit WHERE project_id = ?", (pid,)).fetchone()[0],
+        "last_commit": db.execute(
+            "SELECT * FROM gitlab_commit WHERE project_id = ? ORDER BY created_at DESC, id DESC LIMIT 1", (pid,)
+        ).fetchone(),
         "branches": [
             r[0]
             for r in db.execute(
@@ -301,23 +278,33 @@ def _project_context(project: sqlite3.Row) -> dict[str, Any]:
             )
         ],
         "starred": db.execute(
-            "SELECT 1 FROM gitlab_star WHERE user_id = ? AND project_id = ?", (_me()["id"], pid)
+            "SELECT 1 FROM gitlab_star WHERE user_id = ? AND project_id = ?", (current_user()["id"], pid)
         ).fetchone()
         is not None,
-        "level": _access_level(pid),
+        "level": access_level(pid),
+        "ssh_url": f"ssh://git@{SSH_HOST}/{project['full_path']}.git",
     }
 
 
 def create_app(ctx: SiteContext) -> Flask:
     app = make_app(ctx, __name__)
 
+    app.jinja_env.filters.update(long_date=long_date, time_ago=time_ago, site_host=site_host)
+    workflow.register(app)
+
     @app.context_processor
     def _globals() -> dict[str, Any]:
-        return {"me": _me(), "roles": ROLES, "project": g.get("project")}
+        return {
+            "me": current_user(),
+            "roles": ROLES,
+            "project": g.get("project"),
+            "nav_section": g.get("nav_section"),
+            "header_counts": header_counts(),
+        }
 
     @app.before_request
     def _login_wall() -> Any:
-        if request.endpoint not in ("sign_in", "static") and _me() is None:
+        if request.endpoint not in ("sign_in", "static") and current_user() is None:
             return redirect(url_for("sign_in", redirect_to=request.full_path))
         return None
 
@@ -351,7 +338,7 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/explore", defaults={"scope": "explore"})
     @app.get("/explore/projects", defaults={"scope": "explore"})
     def projects(scope: str) -> str:
-        uid = _me()["id"]
+        uid = current_user()["id"]
         where = {
             "yours": ("EXISTS (SELECT 1 FROM gitlab_member m WHERE m.project_id = p.id AND m.user_id = ?)", (uid,)),
             "starred": ("EXISTS (SELECT 1 FROM gitlab_star s WHERE s.project_id = p.id AND s.user_id = ?)", (uid,)),
@@ -363,8 +350,8 @@ def create_app(ctx: SiteContext) -> Flask:
     def dashboard_issuables(kinds: str) -> Any:
         filters = ("assignee_username", "reviewer_username", "author_username", "label_name[]", "search")
         if not any(request.args.get(f) for f in filters):
-            return redirect(url_for("dashboard_issuables", kinds=kinds, assignee_username=_me()["username"]))
-        vis, params = _visible_clause()
+            return redirect(url_for("dashboard_issuables", kinds=kinds, assignee_username=current_user()["username"]))
+        vis, params = visible_clause()
         data = _issuable_query(KINDS[kinds], [vis], list(params))
         return render_template("issuables.html", dashboard=True, kinds=kinds, **data)
 
@@ -377,7 +364,9 @@ def create_app(ctx: SiteContext) -> Flask:
         )
         if scope == "yours":
             sql += " WHERE EXISTS (SELECT 1 FROM gitlab_group_member gm WHERE gm.group_id = gr.id AND gm.user_id = ?)"
-        rows = get_db().execute(sql + " ORDER BY gr.name", (_me()["id"],) if scope == "yours" else ()).fetchall()
+        rows = (
+            get_db().execute(sql + " ORDER BY gr.name", (current_user()["id"],) if scope == "yours" else ()).fetchall()
+        )
         return render_template("groups.html", groups=rows, scope=scope)
 
     @app.get("/groups/<group>", defaults={"tab": "projects"})
@@ -404,18 +393,18 @@ def create_app(ctx: SiteContext) -> Flask:
         data = _project_list(
             "EXISTS (SELECT 1 FROM gitlab_star s WHERE s.project_id = p.id AND s.user_id = ?)", (user["id"],)
         )
-        return render_template("user.html", user=user, tab="starred", **data)
+        return render_template("user.html", user=user, tab="starred", **data, **follow_counts(user["id"]))
 
     @app.route("/-/profile", methods=["GET", "POST"])
     def profile() -> Any:
-        me = _me()
+        me = current_user()
         errors: dict[str, str] = {}
         values: Any = me
         if request.method == "POST":
             values = request.form
             if not values.get("name", "").strip():
                 errors["name"] = "Full name can't be blank."
-            if values.get("website", "").strip() and not _URL_RE.match(values["website"].strip()):
+            if any(c.isspace() for c in values.get("website", "").strip()):
                 errors["website"] = "Website url is not a valid URL."
             if len(values.get("bio", "")) > 255:
                 errors["bio"] = "Bio is too long (maximum is 255 characters)."
@@ -449,26 +438,34 @@ def create_app(ctx: SiteContext) -> Flask:
             elif not re.fullmatch(r"[a-zA-Z0-9_.-]+", path):
                 errors["path"] = "Project slug can contain only letters, digits, '_', '-' and '.'."
             elif db.execute(
-                "SELECT 1 FROM gitlab_project WHERE namespace = ? AND path = ?", (_me()["username"], path)
+                "SELECT 1 FROM gitlab_project WHERE namespace = ? AND path = ?", (current_user()["username"], path)
             ).fetchone():
                 errors["path"] = "Project slug has already been taken."
             if visibility not in ("private", "internal", "public"):
                 errors["visibility"] = "Choose a visibility level."
             if not errors:
-                now = _now()
+                stamp = now()
                 pid = db.execute(
                     "INSERT INTO gitlab_project (namespace, path, name, description, visibility,"
                     " created_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (_me()["username"], path, name, request.form.get("description", "").strip(), visibility, now, now),
+                    (
+                        current_user()["username"],
+                        path,
+                        name,
+                        request.form.get("description", "").strip(),
+                        visibility,
+                        stamp,
+                        stamp,
+                    ),
                 ).lastrowid
-                db.execute("INSERT INTO gitlab_member VALUES (?, ?, 50, ?)", (pid, _me()["id"], now))
+                db.execute("INSERT INTO gitlab_member VALUES (?, ?, 50, ?)", (pid, current_user()["id"], stamp))
                 db.execute("INSERT INTO gitlab_branch VALUES (?, 'main')", (pid,))
                 if request.form.get("readme"):
                     db.execute("INSERT INTO gitlab_file VALUES (?, 'README.md', ?)", (pid, f"# {name}\n"))
                     db.execute(
                         "INSERT INTO gitlab_commit (project_id, sha, author_name, author_email, message,"
                         " created_at) VALUES (?, ?, ?, ?, 'Initial commit', ?)",
-                        (pid, f"{pid:040x}", _me()["name"], _me()["email"], now),
+                        (pid, f"{pid:040x}", current_user()["name"], current_user()["email"], stamp),
                     )
                 for lname, color, ldesc in LABELS:
                     db.execute(
@@ -477,7 +474,7 @@ def create_app(ctx: SiteContext) -> Flask:
                     )
                 db.commit()
                 flash(f"Project '{name}' was successfully created.")
-                return redirect(f"/{_me()['username']}/{path}")
+                return redirect(f"/{current_user()['username']}/{path}")
         return render_template("project_new.html", errors=errors, values=request.form), (400 if errors else 200)
 
     @app.get("/<namespace>")
@@ -492,12 +489,14 @@ def create_app(ctx: SiteContext) -> Flask:
         contributed = db.execute(
             "SELECT COUNT(*) FROM gitlab_commit WHERE author_email = ?", (user["email"],)
         ).fetchone()[0]
-        return render_template("user.html", user=user, tab="overview", contributions=contributed, **data)
+        return render_template(
+            "user.html", user=user, tab="overview", contributions=contributed, **data, **follow_counts(user["id"])
+        )
 
     @app.get("/<namespace>/<project>")
     def project_home(namespace: str, project: str) -> str:
-        row = _project(namespace, project)
-        dirs, files = _tree_entries(row["id"], "")
+        row = get_project(namespace, project)
+        set_nav("information")
         readme = (
             get_db()
             .execute("SELECT content FROM gitlab_file WHERE project_id = ? AND path = 'README.md'", (row["id"],))
@@ -505,39 +504,38 @@ def create_app(ctx: SiteContext) -> Flask:
         )
         return render_template(
             "project.html",
-            dirs=dirs,
-            files=files,
+            entries=_tree_entries(row["id"], ""),
             folder="",
             host=request.host,
-            readme=readme["content"] if readme else None,
+            readme=Markup(_MARKDOWN.render(readme["content"])) if readme else None,
             **_project_context(row),
         )
 
     @app.post("/<namespace>/<project>/-/star")
     def star(namespace: str, project: str) -> Any:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
         db = get_db()
         if (
             db.execute(
-                "DELETE FROM gitlab_star WHERE user_id = ? AND project_id = ?", (_me()["id"], row["id"])
+                "DELETE FROM gitlab_star WHERE user_id = ? AND project_id = ?", (current_user()["id"], row["id"])
             ).rowcount
             == 0
         ):
-            db.execute("INSERT INTO gitlab_star VALUES (?, ?)", (_me()["id"], row["id"]))
+            db.execute("INSERT INTO gitlab_star VALUES (?, ?)", (current_user()["id"], row["id"]))
         db.commit()
         return redirect(f"/{namespace}/{project}")
 
     @app.get("/<namespace>/<project>/-/tree/<ref>/", defaults={"folder": ""})
     @app.get("/<namespace>/<project>/-/tree/<ref>/<path:folder>")
     def tree(namespace: str, project: str, ref: str, folder: str) -> str:
-        row = _project(namespace, project)
-        dirs, files = _tree_entries(row["id"], folder.strip("/"))
-        if not dirs and not files and folder:
+        row = get_project(namespace, project)
+        set_nav("repository")
+        entries = _tree_entries(row["id"], folder.strip("/"))
+        if not entries and folder:
             abort(404)
         return render_template(
             "project.html",
-            dirs=dirs,
-            files=files,
+            entries=entries,
             folder=folder.strip("/"),
             readme=None,
             host=request.host,
@@ -546,7 +544,8 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.get("/<namespace>/<project>/-/<any(blob, raw):mode>/<ref>/<path:path>")
     def blob(namespace: str, project: str, mode: str, ref: str, path: str) -> Any:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav("repository")
         f = (
             get_db()
             .execute("SELECT * FROM gitlab_file WHERE project_id = ? AND path = ?", (row["id"], path))
@@ -558,9 +557,11 @@ def create_app(ctx: SiteContext) -> Flask:
             return f["content"], 200, {"Content-Type": "text/plain; charset=utf-8"}
         return render_template("blob.html", file=f, lines=f["content"].splitlines(), ref=ref)
 
+    @app.get("/<namespace>/<project>/-/commits", endpoint="commits_default", defaults={"ref": "main"})
     @app.get("/<namespace>/<project>/-/commits/<ref>")
     def commits(namespace: str, project: str, ref: str) -> str:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav("repository")
         author = request.args.get("author", "")
         where, params = "project_id = ?", [row["id"]]
         if author:
@@ -591,7 +592,8 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.get("/<namespace>/<project>/-/graphs/<ref>")
     def contributors(namespace: str, project: str, ref: str) -> str:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav("repository")
         rows = (
             get_db()
             .execute(
@@ -605,14 +607,14 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.get("/<namespace>/<project>/-/<any(issues, merge_requests):kinds>", strict_slashes=False)
     def issuables(namespace: str, project: str, kinds: str) -> str:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav(kinds)
         data = _issuable_query(KINDS[kinds], ["i.project_id = ?"], [row["id"]])
         db = get_db()
         return render_template(
             "issuables.html",
             dashboard=False,
             kinds=kinds,
-            members=_members(row["id"]),
             labels=db.execute("SELECT * FROM gitlab_label WHERE project_id = ? ORDER BY name", (row["id"],)).fetchall(),
             milestones=db.execute(
                 "SELECT * FROM gitlab_milestone WHERE project_id = ? ORDER BY title", (row["id"],)
@@ -622,7 +624,8 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.route("/<namespace>/<project>/-/<any(issues, merge_requests):kinds>/new", methods=["GET", "POST"])
     def new_issuable(namespace: str, project: str, kinds: str) -> Any:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav(kinds)
         kind = KINDS[kinds]
         db = get_db()
         errors: dict[str, str] = {}
@@ -646,21 +649,22 @@ def create_app(ctx: SiteContext) -> Flask:
                     "SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_issuable WHERE project_id = ? AND kind = ?",
                     (row["id"], kind),
                 ).fetchone()[0]
-                now = _now()
+                stamp = now()
                 new_id = db.execute(
                     "INSERT INTO gitlab_issuable (kind, project_id, iid, title, description, author_id, state,"
-                    " source_branch, target_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'opened', ?, ?, ?, ?)",
+                    " source_branch, target_branch, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'opened', ?, ?, ?, ?)",
                     (
                         kind,
                         row["id"],
                         iid,
                         title,
                         form.get("description", "").strip(),
-                        _me()["id"],
+                        current_user()["id"],
                         form.get("source_branch") if kind == "merge_request" else None,
                         form.get("target_branch") if kind == "merge_request" else None,
-                        now,
-                        now,
+                        stamp,
+                        stamp,
                     ),
                 ).lastrowid
                 _save_issuable_fields(row, new_id, kind, form)
@@ -671,9 +675,9 @@ def create_app(ctx: SiteContext) -> Flask:
             kinds=kinds,
             kind=kind,
             errors=errors,
-            values=request.form,
+            values=request.form if request.method == "POST" else request.args,
             branches=branches,
-            members=_members(row["id"]),
+            members=list_members(row["id"]),
             labels=db.execute("SELECT * FROM gitlab_label WHERE project_id = ? ORDER BY name", (row["id"],)).fetchall(),
             milestones=db.execute(
                 "SELECT * FROM gitlab_milestone WHERE project_id = ? AND state = 'active' ORDER BY title", (row["id"],)
@@ -682,7 +686,8 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.get("/<namespace>/<project>/-/<any(issues, merge_requests):kinds>/<int:iid>")
     def issuable(namespace: str, project: str, kinds: str, iid: int) -> str:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav(kinds)
         item = _issuable(row, KINDS[kinds], iid)
         db = get_db()
         notes = db.execute(
@@ -695,7 +700,7 @@ def create_app(ctx: SiteContext) -> Flask:
             item=item,
             kinds=kinds,
             notes=notes,
-            members=_members(row["id"]),
+            members=list_members(row["id"]),
             labels=db.execute("SELECT * FROM gitlab_label WHERE project_id = ? ORDER BY name", (row["id"],)).fetchall(),
             milestones=db.execute(
                 "SELECT * FROM gitlab_milestone WHERE project_id = ? ORDER BY title", (row["id"],)
@@ -707,7 +712,7 @@ def create_app(ctx: SiteContext) -> Flask:
         "/<namespace>/<project>/-/<any(issues, merge_requests):kinds>/<int:iid>/<any(update, state, notes):action>"
     )
     def issuable_action(namespace: str, project: str, kinds: str, iid: int, action: str) -> Any:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
         item = _issuable(row, KINDS[kinds], iid)
         db = get_db()
         if action == "update":
@@ -721,9 +726,7 @@ def create_app(ctx: SiteContext) -> Flask:
             allowed = {"closed", "opened"} | ({"merged"} if item["kind"] == "merge_request" else set())
             if target not in allowed:
                 abort(400)
-            db.execute(
-                "UPDATE gitlab_issuable SET state = ?, updated_at = ? WHERE id = ?", (target, _now(), item["id"])
-            )
+            db.execute("UPDATE gitlab_issuable SET state = ?, updated_at = ? WHERE id = ?", (target, now(), item["id"]))
         else:
             body = request.form.get("note", "").strip()
             if not body:
@@ -731,45 +734,47 @@ def create_app(ctx: SiteContext) -> Flask:
             else:
                 db.execute(
                     "INSERT INTO gitlab_note (issuable_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
-                    (item["id"], _me()["id"], body, _now()),
+                    (item["id"], current_user()["id"], body, now()),
                 )
         db.commit()
         return redirect(f"/{namespace}/{project}/-/{kinds}/{iid}")
 
     @app.route("/<namespace>/<project>/-/project_members", methods=["GET", "POST"])
     def project_members(namespace: str, project: str) -> Any:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav("information")
         db = get_db()
         error = None
         if request.method == "POST":
-            _require_level(row["id"], 40)
+            require_level(row["id"], 40)
             user = db.execute(
                 "SELECT * FROM gitlab_user WHERE username = ?", (request.form.get("username", ""),)
             ).fetchone()
             level = request.form.get("access_level", type=int)
             if user is None:
                 error = "Select a user to invite."
-            elif level not in ROLES or (level == 50 and _access_level(row["id"]) < 50):
+            elif level not in ROLES or (level == 50 and access_level(row["id"]) < 50):
                 error = "Select a valid role."
             elif db.execute(
                 "SELECT 1 FROM gitlab_member WHERE project_id = ? AND user_id = ?", (row["id"], user["id"])
             ).fetchone():
                 error = f"{user['name']} is already a member of this project."
             else:
-                db.execute("INSERT INTO gitlab_member VALUES (?, ?, ?, ?)", (row["id"], user["id"], level, _now()))
+                db.execute("INSERT INTO gitlab_member VALUES (?, ?, ?, ?)", (row["id"], user["id"], level, now()))
                 db.commit()
                 flash(f"{user['name']} was invited as {ROLES[level]}.")
                 return redirect(request.path)
-        members = _members(row["id"])
+        members = list_members(row["id"])
         member_ids = {m["id"] for m in members}
         candidates = [u for u in db.execute("SELECT * FROM gitlab_user ORDER BY name") if u["id"] not in member_ids]
         return render_template(
-            "members.html", members=members, candidates=candidates, error=error, level=_access_level(row["id"])
+            "members.html", members=members, candidates=candidates, error=error, level=access_level(row["id"])
         ), (400 if error else 200)
 
     @app.get("/<namespace>/<project>/-/<any(milestones, labels):what>")
     def project_meta(namespace: str, project: str, what: str) -> str:
-        row = _project(namespace, project)
+        row = get_project(namespace, project)
+        set_nav("issues" if what == "milestones" else "information")
         table = "gitlab_milestone" if what == "milestones" else "gitlab_label"
         rows = (
             get_db()
@@ -783,8 +788,9 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.route("/<namespace>/<project>/-/edit", methods=["GET", "POST"])
     def project_edit(namespace: str, project: str) -> Any:
-        row = _project(namespace, project)
-        _require_level(row["id"], 40)
+        row = get_project(namespace, project)
+        set_nav("settings")
+        require_level(row["id"], 40)
         errors: dict[str, str] = {}
         if request.method == "POST":
             name = request.form.get("name", "").strip()
@@ -797,13 +803,13 @@ def create_app(ctx: SiteContext) -> Flask:
                 get_db().execute(
                     "UPDATE gitlab_project SET name = ?, description = ?, visibility = ?,"
                     " last_activity_at = ? WHERE id = ?",
-                    (name, request.form.get("description", "").strip(), visibility, _now(), row["id"]),
+                    (name, request.form.get("description", "").strip(), visibility, now(), row["id"]),
                 )
                 get_db().commit()
                 flash(f"Project '{name}' was successfully updated.")
                 return redirect(request.path)
         return render_template(
-            "project_edit.html", errors=errors, values=request.form if errors else _project(namespace, project)
+            "project_edit.html", errors=errors, values=request.form if errors else get_project(namespace, project)
         ), (400 if errors else 200)
 
     return app

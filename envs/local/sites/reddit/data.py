@@ -13,6 +13,8 @@ import random
 import sqlite3
 from datetime import datetime, timedelta
 
+from .anchors import ACCOUNT_SUBSCRIPTIONS, ANCHOR_COMMENTS, ANCHOR_POSTS, ANCHOR_USERS
+
 SCHEMA = """
 CREATE TABLE reddit_user (
     id INTEGER PRIMARY KEY,
@@ -276,134 +278,6 @@ def _score(rng: random.Random, cap: int) -> tuple[int, int]:
     return up, int(up * rng.uniform(0.0, 0.35)) + rng.randrange(3)
 
 
-# Anchor records the tasks refer to: (forum, author, title, body, url, upvotes, downvotes, created_at).
-ANCHOR_POSTS: tuple[tuple[str, str, str, str, str | None, int, int, str], ...] = (
-    (
-        "books",
-        "PageTurner_88",
-        "Adults reading to each other out loud?",
-        "My partner and I started reading novels aloud to each other before bed. Does anyone else do this?",
-        None,
-        2950,
-        121,
-        "2022-11-02 21:14:09",
-    ),
-    (
-        "books",
-        "QuietLibrarian",
-        "What are you reading this week? (March 31)",
-        "Share what you're reading and whether you'd recommend it.",
-        None,
-        14,
-        1,
-        "2023-03-31 18:00:00",
-    ),
-    (
-        "space",
-        "StarGazer_Kim",
-        "Webb telescope captures a new image of the Pillars of Creation",
-        "",
-        "https://webbtelescope.org/pillars",
-        3410,
-        87,
-        "2022-10-19 15:30:00",
-    ),
-    (
-        "space",
-        "OrbitWatcher",
-        "Starship launch window confirmed for April",
-        "The FAA is expected to grant the license within days.",
-        None,
-        22,
-        3,
-        "2023-03-30 09:12:44",
-    ),
-    (
-        "gadgets",
-        "RetroBuilder",
-        "A custom gaming PC built inside a vintage typewriter",
-        "Took me six months, the keys still work as a keyboard.",
-        None,
-        4120,
-        150,
-        "2022-08-07 11:05:00",
-    ),
-    (
-        "gadgets",
-        "CircuitSam",
-        "Which e-reader has the best screen in 2023?",
-        "Torn between two models, mostly read at night.",
-        None,
-        31,
-        2,
-        "2023-03-31 07:45:10",
-    ),
-    (
-        "movies",
-        "MarvelsGrandpa",
-        "Which Marvel movie should I rewatch first?",
-        "Planning a rewatch this weekend with my grandkids.",
-        None,
-        57,
-        4,
-        "2023-02-11 16:20:00",
-    ),
-    (
-        "television",
-        "MarvelsGrandpa",
-        "The Night Agent renewed for season 2 at Netflix",
-        "Great news, the first season was a fun ride.",
-        None,
-        88,
-        6,
-        "2023-03-24 12:00:00",
-    ),
-    (
-        "consoles",
-        "PixelPusher",
-        "PS5 or Xbox Series X for a first console?",
-        "Mostly want to play single-player story games.",
-        None,
-        1210,
-        44,
-        "2022-12-01 19:00:00",
-    ),
-)
-# (post title, author, body, upvotes): top-level comments on anchor posts.
-ANCHOR_COMMENTS: tuple[tuple[str, str, str, int], ...] = (
-    (
-        "Adults reading to each other out loud?",
-        "BookishOwl",
-        "My partner and I read Tolkien to each other every night, highly recommend it.",
-        412,
-    ),
-    (
-        "Adults reading to each other out loud?",
-        "InkAndQuill",
-        "We did this with the whole Discworld series, it took two years.",
-        230,
-    ),
-    (
-        "Webb telescope captures a new image of the Pillars of Creation",
-        "NebulaNerd",
-        "The level of detail in the infrared image is unbelievable.",
-        655,
-    ),
-)
-ANCHOR_USERS = (
-    "PageTurner_88",
-    "QuietLibrarian",
-    "StarGazer_Kim",
-    "OrbitWatcher",
-    "RetroBuilder",
-    "CircuitSam",
-    "PixelPusher",
-    "BookishOwl",
-    "InkAndQuill",
-    "NebulaNerd",
-)
-
-
 def _make_users(conn: sqlite3.Connection, rng: random.Random, count: int) -> dict[str, int]:
     names = [ACCOUNT["username"], *ANCHOR_USERS]
     while len(names) < count:
@@ -467,13 +341,17 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         forum_ids[name] = int(cur.lastrowid)
         for mod in rng.sample(user_ids[1:], 2):
             conn.execute("INSERT INTO reddit_moderator VALUES (?, ?)", (forum_ids[name], mod))
-    for uid in user_ids:
+    for uid in user_ids[1:]:
         for fid in rng.sample(list(forum_ids.values()), rng.randrange(2, 12)):
             conn.execute("INSERT INTO reddit_subscription VALUES (?, ?)", (uid, fid))
+    for name in ACCOUNT_SUBSCRIPTIONS:
+        conn.execute("INSERT INTO reddit_subscription VALUES (?, ?)", (users[ACCOUNT["username"]], forum_ids[name]))
+    # Planted authors post only their planted submissions, so "all submissions by X in Y" stays exact.
+    authors = [uid for name, uid in users.items() if name not in ANCHOR_USERS]
     nouns_of = {name: nouns for name, _, nouns in FORUMS}
     posts: list[tuple[datetime, str, int, str, str, str | None, int, int]] = []
     for name, _, nouns in FORUMS:
-        for _ in range(rng.randrange(12, 24)):
+        for _ in range(rng.randrange(30, 46)):
             noun = rng.choice(nouns)
             body = " ".join(s.format(n=noun) for s in rng.sample(_SENTENCES, rng.randrange(0, 4)))
             link = f"https://example.org/{name.lower()}/{rng.randrange(10**6)}" if rng.random() < 0.2 else None
@@ -482,7 +360,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
                 (
                     _random_time(rng),
                     name,
-                    rng.choice(user_ids),
+                    rng.choice(authors),
                     rng.choice(_TITLES).format(n=noun),
                     body,
                     link,
@@ -502,10 +380,11 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         post_id = int(cur.lastrowid)
         for text_title, author, text, votes in ANCHOR_COMMENTS:
             if text_title == title:
+                up, down = (votes + 2, 2) if votes >= 0 else (1, 1 - votes)
                 conn.execute(
                     "INSERT INTO reddit_comment (submission_id, parent_id, user_id, body, upvotes, downvotes,"
-                    " created_at) VALUES (?, NULL, ?, ?, ?, 2, ?)",
-                    (post_id, users[author], text, votes, _ts(created + timedelta(hours=1))),
+                    " created_at) VALUES (?, NULL, ?, ?, ?, ?, ?)",
+                    (post_id, users[author], text, up, down, _ts(created + timedelta(hours=1))),
                 )
         _add_comments(
             conn,

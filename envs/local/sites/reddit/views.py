@@ -104,6 +104,46 @@ def _forum(name: str) -> sqlite3.Row:
     return forum
 
 
+def _forum_info(forum: sqlite3.Row) -> dict[str, Any]:
+    """What the forum sidebar shows: subscription state, subscriber count, moderators."""
+    db = get_db()
+    me = _current_user()
+    subscribed = bool(me) and (
+        db.execute(
+            "SELECT 1 FROM reddit_subscription WHERE user_id = ? AND forum_id = ?", (me["id"], forum["id"])
+        ).fetchone()
+        is not None
+    )
+    return {
+        "forum": forum,
+        "subscribed": subscribed,
+        "subscribers": db.execute(
+            "SELECT COUNT(*) FROM reddit_subscription WHERE forum_id = ?", (forum["id"],)
+        ).fetchone()[0],
+        "moderators": db.execute(
+            "SELECT u.id, u.username FROM reddit_moderator m JOIN reddit_user u"
+            " ON u.id = m.user_id WHERE m.forum_id = ? ORDER BY u.username",
+            (forum["id"],),
+        ).fetchall(),
+    }
+
+
+def time_ago(value: str) -> str:
+    """Postmill's relative time ("2 years ago") of a stored timestamp, from the real clock."""
+    seconds = max(0, int((datetime.now() - datetime.fromisoformat(value)).total_seconds()))
+    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'' if n == 1 else 's'} ago"
+    return "just now"
+
+
+def long_time(value: str) -> str:
+    """A timestamp as Postmill's tooltip prints it: ``March 31, 2023 at 6:00:00 PM``."""
+    moment = datetime.fromisoformat(value)
+    return f"{moment:%B} {moment.day}, {moment.year} at {moment.hour % 12 or 12}:{moment:%M:%S %p}"
+
+
 def _submission(forum: str, sid: int) -> sqlite3.Row:
     row = get_db().execute(f"{_LISTING} WHERE s.id = ? AND f.name = ?", (sid, forum)).fetchone()
     if row is None:
@@ -193,6 +233,24 @@ def _validate_submission(form: Any, need_forum: bool) -> tuple[dict[str, str], s
     return errors, forum
 
 
+_FORUM_NAME_RE = re.compile(r"^[A-Za-z0-9_]{3,25}$")
+
+
+def _validate_forum(form: Any, creating: bool) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    if creating:
+        name = form.get("name", "").strip()
+        if not _FORUM_NAME_RE.match(name):
+            errors["name"] = "The name must be 3 to 25 letters, digits or underscores."
+        elif get_db().execute("SELECT 1 FROM reddit_forum WHERE name = ?", (name,)).fetchone():
+            errors["name"] = "A forum by that name already exists."
+    if not form.get("title", "").strip():
+        errors["title"] = "This value should not be blank."
+    if len(form.get("description", "")) > 1500:
+        errors["description"] = "This value is too long."
+    return errors
+
+
 def _user_page(name: str, tab: str) -> str:
     db = get_db()
     profile = db.execute("SELECT * FROM reddit_user WHERE username = ?", (name,)).fetchone()
@@ -223,6 +281,8 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.context_processor
     def _globals() -> dict[str, Any]:
         return {"me": _current_user(), "slugify": slugify, "subscriptions": _subscribed_forums()}
+
+    app.jinja_env.filters.update(time_ago=time_ago, long_time=long_time)
 
     @app.route("/login", methods=["GET", "POST"])
     def login() -> Any:
@@ -271,27 +331,89 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/f/<forum>/<any(hot, new, top):sort>")
     def forum(forum: str, sort: str) -> str:
         row = _forum(forum)
-        db = get_db()
-        me = _current_user()
-        subscribed = (
-            bool(me)
-            and db.execute(
-                "SELECT 1 FROM reddit_subscription WHERE user_id = ? AND forum_id = ?", (me["id"], row["id"])
-            ).fetchone()
+        return render_template("forum.html", **_forum_info(row), **_listing("s.forum_id = ?", (row["id"],), sort))
+
+    @app.get("/comments", defaults={"forum": None})
+    @app.get("/f/<forum>/comments")
+    def comments(forum: str | None) -> str:
+        row = _forum(forum) if forum else None
+        where, params = ("WHERE s.forum_id = ?", (row["id"],)) if row else ("", ())
+        rows = (
+            get_db()
+            .execute(
+                "SELECT c.*, u.username, s.title AS post_title, f.name AS forum, c.upvotes - c.downvotes AS score"
+                " FROM reddit_comment c JOIN reddit_submission s ON s.id = c.submission_id"
+                f" JOIN reddit_forum f ON f.id = s.forum_id JOIN reddit_user u ON u.id = c.user_id {where}"
+                " ORDER BY c.created_at DESC, c.id DESC LIMIT ?",
+                (*params, PER_PAGE),
+            )
+            .fetchall()
         )
-        info = {
-            "subscribers": db.execute(
-                "SELECT COUNT(*) FROM reddit_subscription WHERE forum_id = ?", (row["id"],)
-            ).fetchone()[0],
-            "moderators": db.execute(
-                "SELECT u.username FROM reddit_moderator m JOIN reddit_user u"
-                " ON u.id = m.user_id WHERE m.forum_id = ? ORDER BY u.username",
-                (row["id"],),
-            ).fetchall(),
-        }
-        return render_template(
-            "forum.html", forum=row, subscribed=subscribed, **info, **_listing("s.forum_id = ?", (row["id"],), sort)
+        return render_template("comments.html", forum=row, comments=rows)
+
+    @app.route("/create_forum", methods=["GET", "POST"])
+    def create_forum() -> Any:
+        user = _require_login()
+        errors: dict[str, str] = {}
+        if request.method == "POST":
+            errors = _validate_forum(request.form, creating=True)
+            if not errors:
+                db = get_db()
+                fid = db.execute(
+                    "INSERT INTO reddit_forum (name, title, description, sidebar, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (
+                        request.form["name"].strip(),
+                        request.form["title"].strip(),
+                        request.form.get("description", "").strip(),
+                        request.form.get("sidebar", "").strip(),
+                        _now(),
+                    ),
+                ).lastrowid
+                db.execute("INSERT INTO reddit_moderator VALUES (?, ?)", (fid, user["id"]))
+                db.execute("INSERT INTO reddit_subscription VALUES (?, ?)", (user["id"], fid))
+                db.commit()
+                return redirect(url_for("forum", forum=request.form["name"].strip()))
+        return render_template("forum_form.html", forum=None, errors=errors, values=request.form), (
+            400 if errors else 200
         )
+
+    @app.route("/f/<forum>/edit", methods=["GET", "POST"])
+    def edit_forum(forum: str) -> Any:
+        user = _require_login()
+        row = _forum(forum)
+        is_mod = (
+            get_db()
+            .execute("SELECT 1 FROM reddit_moderator WHERE forum_id = ? AND user_id = ?", (row["id"], user["id"]))
+            .fetchone()
+        )
+        if is_mod is None:
+            abort(403)
+        errors: dict[str, str] = {}
+        if request.method == "POST":
+            errors = _validate_forum(request.form, creating=False)
+            if not errors:
+                get_db().execute(
+                    "UPDATE reddit_forum SET title = ?, description = ?, sidebar = ? WHERE id = ?",
+                    (
+                        request.form["title"].strip(),
+                        request.form.get("description", "").strip(),
+                        request.form.get("sidebar", "").strip(),
+                        row["id"],
+                    ),
+                )
+                get_db().commit()
+                flash("The forum was updated.")
+                return redirect(url_for("edit_forum", forum=row["name"]))
+        values = request.form if request.method == "POST" else dict(row)
+        return render_template("forum_form.html", forum=row, errors=errors, values=values), (400 if errors else 200)
+
+    @app.get("/<any(wiki, notifications):page>")
+    def simple_page(page: str) -> str:
+        text = {
+            "wiki": "The wiki has no pages yet.",
+            "notifications": "You have no new notifications.",
+        }[page]
+        return render_template("page.html", title=page.capitalize(), text=text)
 
     @app.post("/f/<forum>/<any(subscribe, unsubscribe):action>")
     def subscribe(forum: str, action: str) -> Any:
@@ -307,12 +429,14 @@ def create_app(ctx: SiteContext) -> Flask:
         return _back(url_for("forum", forum=row["name"]))
 
     @app.get("/f/<forum>/<int:sid>", defaults={"slug": ""})
+    @app.get("/f/<forum>/<int:sid>/", endpoint="submission_slash", defaults={"slug": ""})
     @app.get("/f/<forum>/<int:sid>/<slug>")
     def submission(forum: str, sid: int, slug: str) -> str:
         post = _submission(forum, sid)
         children, comment_votes = _comment_tree(sid)
         return render_template(
             "submission.html",
+            **_forum_info(_forum(forum)),
             post=post,
             children=children,
             comment_votes=comment_votes,
@@ -329,6 +453,7 @@ def create_app(ctx: SiteContext) -> Flask:
             abort(404)
         return render_template(
             "submission.html",
+            **_forum_info(_forum(forum)),
             post=post,
             children=children,
             comment_votes=comment_votes,
