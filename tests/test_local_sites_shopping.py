@@ -151,12 +151,19 @@ def test_storefront_pages_are_large(customer, path: str) -> None:
 
 def test_category_listing_sorts_filters_and_paginates(shop) -> None:
     html = _text(shop.get("/electronics.html?product_list_order=price&product_list_dir=desc&p=2"))
-    prices = [float(p.replace(",", "")) for p in re.findall(r'<span class="price">\$([\d,.]+)</span>', html)]
-    assert len(prices) == 12 and prices == sorted(prices, reverse=True)
-    assert "Items 13-24 of" in html
+    main = html.split('class="column main"')[1].split('class="sidebar sidebar-main"')[0]
+    prices = [float(p.replace(",", "")) for p in re.findall(r'<span class="price">\$([\d,.]+)</span>', main)]
+    assert len(prices) == 24 and prices == sorted(prices, reverse=True)
+    assert "Items 25-48 of" in html
     cheap = _text(shop.get("/electronics/headphones.html?price=0-25"))
-    assert all(float(p) < 25 for p in re.findall(r'<span class="price">\$([\d.]+)</span>', cheap))
-    assert "Now Shopping by: Price 0-25" in cheap
+    main = cheap.split('class="column main"')[1].split('class="sidebar sidebar-main"')[0]
+    assert all(float(p) < 25 for p in re.findall(r'<span class="price">\$([\d.]+)</span>', main))
+    current = cheap.split('class="filter-current"')[1].split("</ol>")[0]
+    assert "Price" in current and "$0.00 - $24.99" in current
+    # Layered navigation counts what the filters leave: the category facets add up to the listed total.
+    listed = int(re.search(r"Items 1-\d+ of (\d+)", _text(shop.get("/electronics.html"))).group(1))
+    facets = _text(shop.get("/electronics.html")).split('class="filter-options-item"')[1]
+    assert sum(int(n) for n in re.findall(r'<span class="count">(\d+)<', facets)) == listed
 
 
 def test_search_is_plural_insensitive_and_records_terms(shop, db: Path) -> None:
