@@ -561,8 +561,9 @@ def _review_routes(app: Flask) -> None:
     @login_required
     def review_edit(review_id: int) -> Any:
         review = query_one(
-            "SELECT r.*, p.name AS product, p.sku FROM shop_review r JOIN shop_product p"
-            " ON p.id = r.product_id WHERE r.id = ?",
+            "SELECT r.*, p.name AS product, p.sku, cu.firstname || ' ' || cu.lastname AS customer_name"
+            " FROM shop_review r JOIN shop_product p ON p.id = r.product_id"
+            " LEFT JOIN shop_customer cu ON cu.id = r.customer_id WHERE r.id = ?",
             (review_id,),
         )
         if review is None:

@@ -216,6 +216,7 @@ def register(app: Flask) -> None:
             comments=_history(order_id),
             statuses=STATUS_OPTIONS,
             invoices=query("SELECT * FROM shop_invoice WHERE order_id = ? ORDER BY id", (order_id,)),
+            shipments=query("SELECT * FROM shop_shipment WHERE order_id = ? ORDER BY id", (order_id,)),
             tracks=query(
                 "SELECT t.* FROM shop_shipment_track t JOIN shop_shipment s ON s.id = t.shipment_id"
                 " WHERE s.order_id = ? ORDER BY t.id",

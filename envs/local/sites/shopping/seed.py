@@ -28,7 +28,7 @@ from .catalog import (
     Branch,
     Leaf,
 )
-from .curated import add_content
+from .curated import add_content, add_featured
 from .expansion import EXTENSIONS, TITLE_TAILS
 from .expansion import PRODUCTS_PER_LEAF as GROWN_PER_LEAF
 
@@ -63,6 +63,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
     # The second wave draws from the same stream after everything above, so the original rows never change.
     grown = _grow(conn, rng, leaves + new_leaves, products)
     _reviews(conn, rng, grown, customers)
+    add_featured(conn)
     add_content(conn)
     _documents(conn)
     conn.commit()
