@@ -148,7 +148,8 @@ def _report_rows(kind: str, f: dict[str, Any]) -> list[Any]:
             f"SELECT {bucket.format(date='o.created_at')} AS interval, i.name AS product, p.price, SUM(i.qty) AS qty"
             " FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id"
             " JOIN shop_product p ON p.id = i.product_id WHERE o.status != 'canceled'"
-            " AND date(o.created_at) BETWEEN ? AND ? GROUP BY interval, i.product_id ORDER BY interval, qty DESC, i.name",
+            " AND date(o.created_at) BETWEEN ? AND ?"
+            " GROUP BY interval, i.product_id ORDER BY interval, qty DESC, i.name",
             params,
         )
     if kind == "invoiced":

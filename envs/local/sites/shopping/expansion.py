@@ -64,7 +64,8 @@ EXTENSIONS: tuple[tuple[str, Branch | Leaf], ...] = (
                     "Toothpaste",
                     "toothpaste",
                     "Colgate|Crest|Sensodyne|Tom's of Maine|Arm & Hammer|hello",
-                    "Whitening Toothpaste|Fluoride Toothpaste|Sensitive Toothpaste|Charcoal Toothpaste|Enamel Toothpaste",
+                    "Whitening Toothpaste|Fluoride Toothpaste|"
+                    "Sensitive Toothpaste|Charcoal Toothpaste|Enamel Toothpaste",
                     "Fresh Mint|Enamel Repair|Cool Mint|Fluoride-Free|Extra Whitening|Baking Soda",
                     "3.4 oz|Pack of 3|4.1 oz Twin Pack|6 Count",
                     (2.5, 28.0),
@@ -73,7 +74,8 @@ EXTENSIONS: tuple[tuple[str, Branch | Leaf], ...] = (
                     "Children's Dental Care",
                     "children-s-dental-care",
                     "Oral-B|Colgate|Crest|Dr. Brown's|Brush Buddies|Firefly",
-                    "Kids Toothbrush|Electric Toothbrush for Kids|Toddler Toothbrush|Kids Flossers|Replacement Brush Heads",
+                    "Kids Toothbrush|Electric Toothbrush for Kids|"
+                    "Toddler Toothbrush|Kids Flossers|Replacement Brush Heads",
                     "Extra Soft|Star Wars|Frozen|Battery Powered|Training|Glow",
                     "2 Count|4 Pack|90 Count|",
                     (2.0, 40.0),
@@ -167,7 +169,8 @@ EXTENSIONS: tuple[tuple[str, Branch | Leaf], ...] = (
                     "Artificial Plants & Flowers",
                     "artificial-plants-flowers",
                     "Nearly Natural|Bornbridge|Fopamtri|Velener|Briful|CEWOR",
-                    "Fiddle Leaf Fig Tree|Spiral Topiary Tree|Hanging Ivy Vines|Potted Succulents|Olive Tree|Eucalyptus Stems",
+                    "Fiddle Leaf Fig Tree|Spiral Topiary Tree|Hanging Ivy Vines|"
+                    "Potted Succulents|Olive Tree|Eucalyptus Stems",
                     "Artificial|Faux|Indoor Outdoor|UV Resistant|Lifelike|Mini",
                     "|2 Pack|4 ft|6 ft|Green-vines",
                     (9.0, 280.0),
@@ -259,7 +262,8 @@ EXTENSIONS: tuple[tuple[str, Branch | Leaf], ...] = (
             "Candy & Chocolate",
             "candy-chocolate",
             "Lindt|Hershey's|Ghirardelli|M&M's|Haribo|Ferrero Rocher",
-            "Chocolate Truffles|Milk Chocolate Bar|Gummy Bears|Assorted Chocolates|Peanut Butter Cups|Candy Variety Pack",
+            "Chocolate Truffles|Milk Chocolate Bar|Gummy Bears|"
+            "Assorted Chocolates|Peanut Butter Cups|Candy Variety Pack",
             "Dark|Sea Salt Caramel|Holiday|Fruit|Mini|Share Size",
             "Pack of 12|30 Count|5 lb Bag|Gift Box",
             (3.0, 55.0),

@@ -1,8 +1,11 @@
-"""Deterministic seed data: catalogue, customers, two years of orders, reviews, search terms.
+"""Deterministic seed data: catalogue, customers, two years of orders, reviews, search terms, documents.
 
 Everything is drawn from the RNG the framework passes in, in a fixed order, with fixed dates, so
-two builds give byte-identical tables. Volumes follow WebArena's store closely enough that grids
-paginate and account pages are long (hundreds of products, ~200 orders, ~1000 reviews).
+two builds give byte-identical tables. The original wave (17 products per leaf of ``catalog.TREE``,
+~200 orders, their reviews and search terms) comes first and never changes, because task answers
+name its rows; the second wave (:mod:`.expansion`: more categories, 30 products per leaf, their
+reviews) and the hand-written content (:mod:`.curated`) are appended after it. Invoices and shipments
+are derived from the orders' status history.
 """
 
 from __future__ import annotations
@@ -243,7 +246,8 @@ def _customers(conn: sqlite3.Connection, rng: random.Random) -> list[dict]:
         used.add((first, last))
         city, region, zip3 = rng.choice(CITIES)
         street = f"{rng.randrange(10, 9999)} {rng.choice(STREETS)}"
-        email = f"{first.lower()}.{last.lower()}{rng.choice(['', '', '88', '.xyz', '2020'])}@{rng.choice(['gmail.com', 'yahoo.com', 'outlook.com'])}"
+        suffix = rng.choice(["", "", "88", ".xyz", "2020"])
+        email = f"{first.lower()}.{last.lower()}{suffix}@{rng.choice(['gmail.com', 'yahoo.com', 'outlook.com'])}"
         people.append((first, last, email, city, region, f"{zip3}{rng.randrange(10, 99)}", street))
     customers = []
     for i, (first, last, email, city, region, postcode, street) in enumerate(people):
@@ -403,7 +407,7 @@ def _reviews(conn: sqlite3.Connection, rng: random.Random, products: list[dict],
 
 def _extras(conn: sqlite3.Connection, rng: random.Random, products: list[dict]) -> None:
     uses = sorted(rng.sample(range(3, 400), len(SEARCH_TERMS)), reverse=True)
-    for term, n in zip(SEARCH_TERMS, uses):
+    for term, n in zip(SEARCH_TERMS, uses, strict=True):
         hits = conn.execute("SELECT COUNT(*) FROM shop_product WHERE name LIKE ?", (f"%{term}%",)).fetchone()[0]
         conn.execute(
             "INSERT INTO shop_search_term (query, num_results, uses, updated_at) VALUES (?, ?, ?, ?)",

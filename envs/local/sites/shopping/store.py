@@ -210,7 +210,8 @@ def create_app(ctx: SiteContext) -> Flask:
         counts = {
             r["id"]: r["n"]
             for r in query(
-                f"SELECT p.category_id AS id, COUNT(*) AS n FROM shop_product p WHERE {filtered} GROUP BY p.category_id",
+                f"SELECT p.category_id AS id, COUNT(*) AS n FROM shop_product p WHERE {filtered}"
+                " GROUP BY p.category_id",
                 params,
             )
         }
@@ -533,8 +534,8 @@ def create_app(ctx: SiteContext) -> Flask:
                 guest["id"]
                 if guest
                 else execute(
-                    "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender, date_of_birth,"
-                    " created_at) VALUES (?, ?, ?, '', ?, 'Not Specified', '', ?)",
+                    "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender,"
+                    " date_of_birth, created_at) VALUES (?, ?, ?, '', ?, 'Not Specified', '', ?)",
                     (form["firstname"], form["lastname"], form["email"], form["phone"], now_str()),
                 )
             )
