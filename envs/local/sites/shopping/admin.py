@@ -26,6 +26,7 @@ from envs.local.framework import (
 )
 
 from . import admin_content, admin_sales
+from .catalog import APPAREL_SIZES, COLORS, SHOE_SIZES
 from .common import ORDER_STATUSES, REVIEW_STATUSES, STATUS_LABELS, now_str, setup_jinja
 from .grid import Column, Grid
 from .seed import hash_password
@@ -468,8 +469,6 @@ def _catalog_routes(app: Flask) -> None:
         return render_template("product_edit.html", product=None, form=form, errors=errors, **_product_choices())
 
     def _product_choices() -> dict[str, Any]:
-        from .catalog import APPAREL_SIZES, COLORS, SHOE_SIZES
-
         return {
             "categories": query("SELECT id, url_path FROM shop_category ORDER BY url_path"),
             "size_options": ("", *APPAREL_SIZES, *SHOE_SIZES),
