@@ -8,7 +8,9 @@ the environment is tests/test_local_tasks.py.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -151,6 +153,145 @@ def test_report_task_needs_the_right_dates_on_the_report_page(sites, page) -> No
     assert score(sites, page, 116) == 0.0
 
 
+def post_pairs(page, url: str, pairs: list[tuple[str, str]]) -> None:
+    """A form post with repeated keys (ticked grid rows), which ``form=`` cannot express."""
+    body = urlencode(pairs)
+    response = page.request.post(url, data=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.ok, (url, response.status)
+
+
+def _db(sites, sql: str, *args: object) -> list[tuple]:
+    with sqlite3.connect(sites.db_path) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def test_tracking_task_needs_the_named_carrier(sites, page) -> None:
+    admin = sites.urls["shopping_admin"]  # task 188: order 205 with DHL tracking number 24353446464
+    post(
+        page,
+        f"{admin}/admin/order_shipment/new/order_id/205/",
+        {"tracking[0][carrier_code]": "ups", "tracking[0][number]": "24353446464"},
+    )
+    assert score(sites, page, 188) == 0.0
+    post(
+        page,
+        f"{admin}/admin/order_shipment/new/order_id/205/",
+        {"tracking[0][carrier_code]": "dhl", "tracking[0][number]": "24353446464"},
+    )
+    assert score(sites, page, 188) == 1.0
+
+
+def test_order_address_and_page_title_tasks_reject_near_misses(sites, page) -> None:
+    admin = sites.urls["shopping_admin"]
+    address = {
+        "firstname": "Emma",
+        "lastname": "Lopez",
+        "street[0]": "456 Oak Avenue",
+        "street[1]": "Apartment 5B",
+        "city": "New York",
+        "region": "New York",
+        "postcode": "10002",
+        "country": "United States",
+        "phone": "6505551212",
+    }  # task 191 wants zip 10001
+    post(page, f"{admin}/sales/order/address/order_id/205/", address)
+    assert score(sites, page, 191) == 0.0
+    post(page, f"{admin}/sales/order/address/order_id/205/", {**address, "postcode": "10001"})
+    assert score(sites, page, 191) == 1.0
+    page_id = _db(sites, "SELECT id FROM shop_cms_page WHERE title = 'About us'")[0][0]  # task 185: "Our Story"
+    post(
+        page,
+        f"{admin}/cms/page/edit/page_id/{page_id}/",
+        {"title": "Our History", "identifier": "about-us", "is_active": "1"},
+    )
+    assert score(sites, page, 185) == 0.0
+    post(
+        page,
+        f"{admin}/cms/page/edit/page_id/{page_id}/",
+        {"title": "Our Story", "identifier": "about-us", "is_active": "1"},
+    )
+    assert score(sites, page, 185) == 1.0
+
+
+def test_review_moderation_tasks_reject_acting_on_too_many_reviews(sites, page) -> None:
+    admin = sites.urls["shopping_admin"]
+    pending = _db(sites, "SELECT id, rating FROM shop_review WHERE status = 2")
+    # Task 182 approves the positive pending reviews only; approving all of them is wrong.
+    post_pairs(
+        page,
+        f"{admin}/review/product/pending/massAction/",
+        [("massaction", "approve")] + [("selected", str(i)) for i, _ in pending],
+    )
+    assert score(sites, page, 182) == 0.0
+    sites.reset_state()
+    positive = [("selected", str(i)) for i, r in pending if r >= 4]
+    post_pairs(page, f"{admin}/review/product/pending/massAction/", [("massaction", "approve"), *positive])
+    assert score(sites, page, 182) == 1.0
+    # Task 183 deletes the 1-star pending reviews only.
+    sites.reset_state()
+    low = [("selected", str(i)) for i, r in pending if r <= 2]
+    post_pairs(page, f"{admin}/review/product/pending/massAction/", [("massaction", "delete"), *low])
+    assert score(sites, page, 183) == 0.0
+    sites.reset_state()
+    post_pairs(
+        page,
+        f"{admin}/review/product/pending/massAction/",
+        [("massaction", "delete")] + [("selected", str(i)) for i, r in pending if r == 1],
+    )
+    assert score(sites, page, 183) == 1.0
+
+
+def test_out_of_stock_task_needs_every_matching_product(sites, page) -> None:
+    admin = sites.urls["shopping_admin"]  # task 173: all Yankee Candle jar candles
+    ids = [
+        r[0] for r in _db(sites, "SELECT id FROM shop_product WHERE name LIKE 'Yankee Candle%Jar Candle%' ORDER BY id")
+    ]
+    assert len(ids) > 1
+    for product_id in ids[:-1]:
+        post(
+            page,
+            f"{admin}/catalog/product/edit/id/{product_id}/",
+            {"product[quantity_and_stock_status][is_in_stock]": "0"},
+        )
+    assert score(sites, page, 173) == 0.0
+    post(page, f"{admin}/catalog/product/edit/id/{ids[-1]}/", {"product[quantity_and_stock_status][is_in_stock]": "0"})
+    assert score(sites, page, 173) == 1.0
+
+
+def test_price_rule_draft_is_read_from_the_open_form(sites, page) -> None:
+    page.goto(sites.urls["shopping_admin"] + "/sales_rule/promo_quote/new/")  # task 193: spring sale, 20%, all groups
+    page.get_by_label("Rule Name").fill("spring sale")
+    page.get_by_label("Websites").select_option("Main Website")
+    page.get_by_label("Discount Amount").fill("20")
+    page.get_by_label("General", exact=True).check()
+    assert score(sites, page, 193, last_url=page.url) == 0.0  # "for all customers" means every customer group
+    for group in ("NOT LOGGED IN", "Wholesale", "Retailer"):
+        page.get_by_label(group, exact=True).check()
+    assert score(sites, page, 193, last_url=page.url) == 1.0
+    assert _db(sites, "SELECT COUNT(*) FROM shop_sales_rule") == [(0,)]  # a draft: nothing was saved
+
+
+def test_reorder_task_needs_the_cancelled_order_items(sites, page) -> None:
+    shop = sites.urls["shopping"]  # task 98: reorder the sticky notes of the cancelled order 195
+    address = {
+        "firstname": "Emma",
+        "lastname": "Lopez",
+        "street1": "101 S San Mateo Dr",
+        "city": "San Mateo",
+        "region": "California",
+        "postcode": "94010",
+        "country": "United States",
+        "phone": "6505551212",
+        "shipping_method": "flatrate",
+    }
+    post(page, f"{shop}/sales/order/reorder/order_id/187/", {})
+    post(page, f"{shop}/checkout/", address)
+    assert score(sites, page, 98) == 0.0
+    post(page, f"{shop}/sales/order/reorder/order_id/195/", {})
+    post(page, f"{shop}/checkout/", address)
+    assert score(sites, page, 98) == 1.0
+
+
 @pytest.mark.parametrize(
     "task_id, wrong_url, right_url",
     [
@@ -171,6 +312,19 @@ def test_report_task_needs_the_right_dates_on_the_report_page(sites, page) -> No
             "/clothing-shoes-jewelry/women/shoes.html?price=0-25",
         ),
         (103, "/review/product/", "/review/product/pending/?search=x"),
+        (45, "/catalogsearch/result/?q=usb", "/catalogsearch/result/index/?q=usb+wifi"),
+        (
+            51,
+            "/video-games/playstation-4/accessories.html?product_list_order=name",
+            "/video-games/playstation-4/accessories.html?product_list_order=price&product_list_dir=asc",
+        ),
+        (54, "/sales/order/view/order_id/173/", "/sales/order/view/order_id/181/"),
+        (
+            33,
+            "/beauty-personal-care/oral-care/toothpaste.html",
+            "/beauty-personal-care/oral-care/children-s-dental-care.html",
+        ),
+        (195, "/admin/system_design_theme/edit/id/3/", "/admin/system_design_theme/edit/id/1/"),
     ],
 )
 def test_url_tasks_reject_near_misses(sites, task_id: int, wrong_url: str, right_url: str) -> None:

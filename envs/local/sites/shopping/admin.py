@@ -1,13 +1,14 @@
-"""The store's back office (Magento-admin-like): dashboard, grids, edit forms, order handling, reports.
+"""The store's back office (Magento-admin-like): sign-in, dashboard, menu, grids, catalogue and customers.
 
 It runs as its own site (``shopping_admin``) on the storefront's database, like Magento's ``/admin``,
-so a price changed here is the price shoppers see.
+so a price changed here is the price shoppers see. Sales (orders, invoices, shipments, reports) live in
+:mod:`.admin_sales`, content and marketing (CMS pages, themes, cart price rules) in :mod:`.admin_content`.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import re
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, abort, flash, redirect, render_template, request, session, url_for
@@ -24,54 +25,45 @@ from envs.local.framework import (
     safe_next,
 )
 
+from . import admin_content, admin_sales
+from .catalog import APPAREL_SIZES, COLORS, SHOE_SIZES
 from .common import ORDER_STATUSES, REVIEW_STATUSES, STATUS_LABELS, now_str, setup_jinja
 from .grid import Column, Grid
 from .seed import hash_password
 
-_ENABLED = (("1", "Enabled"), ("2", "Disabled"))
-_STATUS_OPTS = tuple((s, STATUS_LABELS[s]) for s in ORDER_STATUSES)
-_REVIEW_OPTS = tuple((str(k), v) for k, v in REVIEW_STATUSES.items())
+ENABLED = (("1", "Enabled"), ("2", "Disabled"))
+STATUS_OPTIONS = tuple((s, STATUS_LABELS[s]) for s in ORDER_STATUSES)
+REVIEW_OPTIONS = tuple((str(k), v) for k, v in REVIEW_STATUSES.items())
+PRODUCT_TYPE = "CASE WHEN p.sizes != '' THEN 'Configurable Product' ELSE 'Simple Product' END"
 
 PRODUCTS = Grid(
     "Products",
     "FROM shop_product p JOIN shop_category c ON c.id = p.category_id",
     (
         Column("id", "ID", "p.id", "range"),
+        Column("thumbnail", "Thumbnail", "''", "", render="thumbnail", sortable=False),
         Column("name", "Name", "p.name", keyword=True),
         Column(
             "type",
             "Type",
-            "CASE WHEN p.sizes != '' THEN 'Configurable Product' ELSE 'Simple Product' END",
+            PRODUCT_TYPE,
             "select",
             (("Simple Product", "Simple Product"), ("Configurable Product", "Configurable Product")),
         ),
+        Column("attribute_set", "Attribute Set", "'Default'", ""),
         Column("sku", "SKU", "p.sku", keyword=True),
-        Column("price", "Price", "p.price", "range", money=True),
+        Column("price", "Price", "p.price", "range", render="money"),
         Column("qty", "Quantity", "p.qty", "range"),
+        Column("salable", "Salable Quantity", "'Default Stock: ' || p.qty", "", sortable=False),
         Column("category", "Category", "c.name", keyword=True),
         Column("visibility", "Visibility", "'Catalog, Search'", ""),
-        Column("status", "Status", "p.status", "select", _ENABLED),
+        Column("status", "Status", "p.status", "select", ENABLED, render="label"),
+        Column("websites", "Websites", "'Main Website'", ""),
     ),
     default_sort="id",
     row_link="/catalog/product/edit/id/{id}/",
-)
-
-ORDERS = Grid(
-    "Orders",
-    "FROM shop_order o JOIN shop_customer cu ON cu.id = o.customer_id",
-    (
-        Column("id", "ID", "o.increment_id", keyword=True),
-        Column("created_at", "Purchase Date", "o.created_at", "text"),
-        Column("bill_to", "Bill-to Name", "cu.firstname || ' ' || cu.lastname", keyword=True),
-        Column("ship_to", "Ship-to Name", "o.ship_firstname || ' ' || o.ship_lastname", keyword=True),
-        Column("grand_total", "Grand Total (Purchased)", "o.grand_total", "range", money=True),
-        Column("status", "Status", "o.status", "select", _STATUS_OPTS),
-        Column("entity", "Order ID", "o.id", ""),
-    ),
-    default_sort="created_at",
-    default_dir="desc",
-    row_link="/sales/order/view/order_id/{entity}/",
-    link_label="View",
+    mass_actions=(("delete", "Delete"), ("enable", "Enable"), ("disable", "Disable")),
+    add_button=("Add Product", "product_new"),
 )
 
 CUSTOMERS = Grid(
@@ -81,23 +73,31 @@ CUSTOMERS = Grid(
         Column("id", "ID", "cu.id", "range"),
         Column("name", "Name", "cu.firstname || ' ' || cu.lastname", keyword=True),
         Column("email", "Email", "cu.email", keyword=True),
+        Column("group_name", "Group", "'General'", ""),
         Column("phone", "Phone", "COALESCE(a.phone, cu.phone)", keyword=True),
         Column("postcode", "ZIP", "COALESCE(a.postcode, '')"),
         Column("country", "Country", "COALESCE(a.country, '')", ""),
         Column("region", "State/Province", "COALESCE(a.region, '')"),
-        Column("created_at", "Customer Since", "cu.created_at", ""),
+        Column("created_at", "Customer Since", "cu.created_at", "", render="datetime"),
+        Column("website", "Web Site", "'Main Website'", ""),
+        Column("billing", "Billing Address", "COALESCE(a.street1 || ' ' || a.city || ' ' || a.region, '')", ""),
+        Column("dob", "Date of Birth", "cu.date_of_birth", ""),
+        Column("gender", "Gender", "cu.gender", "select", (("Female", "Female"), ("Male", "Male"))),
     ),
     default_sort="id",
     row_link="/customer/index/edit/id/{id}/",
+    mass_actions=(("subscribe", "Subscribe to Newsletter"), ("unsubscribe", "Unsubscribe from Newsletter")),
 )
 
 REVIEW_COLUMNS = (
     Column("id", "ID", "r.id", "range"),
-    Column("created_at", "Created", "r.created_at", "text"),
-    Column("status", "Status", "r.status", "select", _REVIEW_OPTS),
+    Column("created_at", "Created", "r.created_at", "text", render="datetime"),
+    Column("status", "Status", "r.status", "select", REVIEW_OPTIONS, render="label"),
     Column("title", "Title", "r.title", keyword=True),
     Column("nickname", "Nickname", "r.nickname", keyword=True),
     Column("detail", "Review", "r.detail", keyword=True),
+    Column("visibility", "Visibility", "'Main Website'", ""),
+    Column("type", "Type", "CASE WHEN r.customer_id IS NULL THEN 'Guest' ELSE 'Customer' END", ""),
     Column("product", "Product", "p.name", keyword=True),
     Column("sku", "SKU", "p.sku"),
     Column(
@@ -108,6 +108,11 @@ REVIEW_COLUMNS = (
         tuple((str(n), f"{n} star{'s' if n > 1 else ''}") for n in range(1, 6)),
     ),
 )
+REVIEW_MASS_ACTIONS = (
+    ("delete", "Delete"),
+    ("approve", "Update Status: Approved"),
+    ("pending", "Update Status: Pending"),
+)
 REVIEWS = Grid(
     "Reviews",
     "FROM shop_review r JOIN shop_product p ON p.id = r.product_id",
@@ -115,6 +120,7 @@ REVIEWS = Grid(
     default_sort="created_at",
     default_dir="desc",
     row_link="/review/product/edit/id/{id}/",
+    mass_actions=REVIEW_MASS_ACTIONS,
 )
 PENDING_REVIEWS = Grid(
     "Pending Reviews",
@@ -124,6 +130,7 @@ PENDING_REVIEWS = Grid(
     default_dir="desc",
     row_link=REVIEWS.row_link,
     fixed_where=("r.status = 2",),
+    mass_actions=REVIEW_MASS_ACTIONS,
 )
 
 SEARCH_TERMS = Grid(
@@ -132,68 +139,73 @@ SEARCH_TERMS = Grid(
     (
         Column("id", "ID", "t.id", "range"),
         Column("query", "Search Query", "t.query", keyword=True),
+        Column("store", "Store", "'Default Store View'", ""),
         Column("num_results", "Results", "t.num_results", "range"),
         Column("uses", "Uses", "t.uses", "range"),
+        Column("updated_at", "Last Used", "t.updated_at", "", render="datetime"),
     ),
     default_sort="uses",
     default_dir="desc",
+    mass_actions=(("delete", "Delete"),),
 )
 
-MENU = (
-    ("Dashboard", (("Dashboard", "dashboard"),)),
-    ("Sales", (("Orders", "orders"),)),
-    ("Catalog", (("Products", "products"),)),
-    ("Customers", (("All Customers", "customers"),)),
+LOW_STOCK = Grid(
+    "Low Stock Report",
+    "FROM shop_product p",
+    (
+        Column("name", "Product", "p.name", keyword=True),
+        Column("sku", "SKU", "p.sku", keyword=True),
+        Column("qty", "Quantity", "p.qty", "range"),
+        Column("id", "ID", "p.id", "", visible=False),
+    ),
+    default_sort="qty",
+    fixed_where=("p.qty < 10",),
+    row_link="/catalog/product/edit/id/{id}/",
+)
+
+# Magento's admin menu: (section, ((group title or "", ((label, endpoint), ...)), ...)).
+MENU: tuple[tuple[str, tuple[tuple[str, tuple[tuple[str, str], ...]], ...]], ...] = (
+    ("Dashboard", (("", (("Dashboard", "dashboard"),)),)),
+    ("Sales", (("Operations", (("Orders", "orders"), ("Invoices", "invoices"), ("Shipments", "shipments"))),)),
+    ("Catalog", (("Inventory", (("Products", "products"),)),)),
+    ("Customers", (("", (("All Customers", "customers"),)),)),
     (
         "Marketing",
-        (("All Reviews", "reviews"), ("Pending Reviews", "pending_reviews"), ("Search Terms", "search_terms")),
+        (
+            ("Promotions", (("Cart Price Rules", "price_rules"),)),
+            ("SEO & Search", (("Search Terms", "search_terms"),)),
+            ("User Content", (("All Reviews", "reviews"), ("Pending Reviews", "pending_reviews"))),
+        ),
     ),
-    ("Reports", (("Orders", "report_sales"), ("Bestsellers", "report_bestsellers"), ("Search Terms", "search_report"))),
+    ("Content", (("Elements", (("Pages", "cms_pages"),)), ("Design", (("Themes", "themes"),)))),
+    (
+        "Reports",
+        (
+            ("Marketing", (("Search Terms", "search_report"),)),
+            (
+                "Sales",
+                (
+                    ("Orders", "report_sales"),
+                    ("Tax", "report_tax"),
+                    ("Invoiced", "report_invoiced"),
+                    ("Shipping", "report_shipping"),
+                    ("Refunds", "report_refunded"),
+                    ("Coupons", "report_coupons"),
+                ),
+            ),
+            (
+                "Products",
+                (("Views", "report_viewed"), ("Bestsellers", "report_bestsellers"), ("Low Stock", "low_stock")),
+            ),
+        ),
+    ),
 )
-PERIODS = (("day", "Day"), ("month", "Month"), ("year", "Year"))
-_PERIOD_FMT = {"day": "%Y-%m-%d", "month": "%Y-%m", "year": "%Y"}
-
-
-def parse_us_date(text: str) -> dt.date | None:
-    """M/D/YY or M/D/YYYY, as the admin's date pickers write them."""
-    match = re.fullmatch(r"\s*(\d{1,2})/(\d{1,2})/(\d{2}|\d{4})\s*", text or "")
-    if not match:
-        return None
-    month, day, year = (int(g) for g in match.groups())
-    year += 2000 if year < 100 else 0
-    try:
-        return dt.date(year, month, day)
-    except ValueError:
-        return None
-
-
-def _report_filter() -> dict[str, Any]:
-    """The report form's state; ``errors`` lists what is wrong, ``ready`` says whether to run the report."""
-    form = {
-        "period": request.args.get("report_period", "day"),
-        "from": request.args.get("from", ""),
-        "to": request.args.get("to", ""),
-        "status": request.args.get("order_status", ""),
-    }
-    if form["period"] not in _PERIOD_FMT:
-        form["period"] = "day"
-    errors = []
-    start, end = parse_us_date(form["from"]), parse_us_date(form["to"])
-    submitted = "from" in request.args or "to" in request.args
-    if submitted:
-        if start is None:
-            errors.append('"From" date is required and must look like M/D/YY.')
-        if end is None:
-            errors.append('"To" date is required and must look like M/D/YY.')
-        if start and end and start > end:
-            errors.append('"From" date must be before "To" date.')
-    return {**form, "start": start, "end": end, "errors": errors, "ready": submitted and not errors}
 
 
 def create_app(ctx: SiteContext) -> Flask:
     app = make_app(ctx, __name__)
-    setup_jinja(app)
     app.jinja_env.globals.update(admin_menu=MENU)
+    setup_jinja(app)
 
     @app.context_processor
     def _layout() -> dict[str, Any]:
@@ -265,21 +277,137 @@ def create_app(ctx: SiteContext) -> Flask:
             top_terms=top_terms,
         )
 
-    def _grid_view(grid: Grid, endpoint: str) -> str:
-        return render_template("grid.html", endpoint=endpoint, **grid.run())
+    @app.get("/admin/index/globalSearch/")
+    @login_required
+    def global_search() -> str:
+        """The header search: the keyword's matches in products, orders and customers, each a link to its grid."""
+        keyword = request.args.get("query", "").strip()
+        like = f"%{keyword}%"
+        counts = {
+            "products": query_one(
+                "SELECT COUNT(*) AS n FROM shop_product WHERE name LIKE ? OR sku LIKE ?", (like, like)
+            )["n"],
+            "orders": query_one(
+                "SELECT COUNT(*) AS n FROM shop_order o JOIN shop_customer cu ON cu.id = o.customer_id"
+                " WHERE o.increment_id LIKE ? OR cu.firstname || ' ' || cu.lastname LIKE ?",
+                (like, like),
+            )["n"],
+            "customers": query_one(
+                "SELECT COUNT(*) AS n FROM shop_customer WHERE firstname || ' ' || lastname LIKE ? OR email LIKE ?",
+                (like, like),
+            )["n"],
+        }
+        return render_template("global_search.html", keyword=keyword, counts=counts)
 
-    for grid, endpoint, rule in (
-        (PRODUCTS, "products", "/catalog/product/"),
-        (ORDERS, "orders", "/sales/order/"),
-        (CUSTOMERS, "customers", "/customer/index/"),
-        (REVIEWS, "reviews", "/review/product/"),
-        (PENDING_REVIEWS, "pending_reviews", "/review/product/pending/"),
-        (SEARCH_TERMS, "search_terms", "/search/term/index/"),
-    ):
-        app.add_url_rule(rule, endpoint, login_required(lambda g=grid, e=endpoint: _grid_view(g, e)))
+    register_grid(app, PRODUCTS, "products", "/catalog/product/", _product_mass_action)
+    register_grid(app, CUSTOMERS, "customers", "/customer/index/", _customer_mass_action)
+    register_grid(app, REVIEWS, "reviews", "/review/product/", _review_mass_action)
+    register_grid(app, PENDING_REVIEWS, "pending_reviews", "/review/product/pending/", _review_mass_action)
+    register_grid(app, SEARCH_TERMS, "search_terms", "/search/term/index/", _search_term_mass_action)
+    register_grid(app, SEARCH_TERMS, "search_report", "/search/term/report/")
+    register_grid(app, LOW_STOCK, "low_stock", "/reports/report_product/lowstock/")
+    _catalog_routes(app)
+    _customer_routes(app)
+    _review_routes(app)
+    admin_sales.register(app)
+    admin_content.register(app)
+    return app
 
-    # -- products ----------------------------------------------------------------------------
 
+MassAction = Callable[[str, list[int]], str]
+
+
+def register_grid(app: Flask, grid: Grid, endpoint: str, rule: str, mass_action: MassAction | None = None) -> None:
+    """Serve ``grid`` at ``rule``; with ``mass_action``, also its ``massAction`` URL (``<endpoint>_mass``).
+
+    ``mass_action(action, ids)`` applies the action and returns the success message; the selection comes
+    back from the form's checkboxes.
+    """
+
+    def view() -> str:
+        mass_url = url_for(f"{endpoint}_mass") if mass_action else ""
+        return render_template("grid.html", endpoint=endpoint, mass_url=mass_url, **grid.run())
+
+    app.add_url_rule(rule, endpoint, login_required(view))
+    if mass_action is None:
+        return
+
+    def run_mass_action() -> Any:
+        action = request.form.get("massaction", "")
+        ids = [int(v) for v in request.form.getlist("selected") if v.isdigit()]
+        if action not in dict(grid.mass_actions):
+            flash("Please select an action.", "error")
+        elif not ids:
+            flash("Please select item(s).", "error")
+        else:
+            flash(mass_action(action, ids), "success")
+        return redirect(request.referrer or url_for(endpoint))
+
+    app.add_url_rule(f"{rule}massAction/", f"{endpoint}_mass", login_required(run_mass_action), methods=["POST"])
+
+
+def _in(ids: list[int]) -> str:
+    return ",".join("?" * len(ids))
+
+
+def _product_mass_action(action: str, ids: list[int]) -> str:
+    db = get_db()
+    if action == "delete":
+        db.execute(f"DELETE FROM shop_wishlist WHERE product_id IN ({_in(ids)})", ids)
+        db.execute(f"DELETE FROM shop_cart_item WHERE product_id IN ({_in(ids)})", ids)
+        db.execute(f"DELETE FROM shop_review WHERE product_id IN ({_in(ids)})", ids)
+        ordered = {
+            r[0] for r in db.execute(f"SELECT product_id FROM shop_order_item WHERE product_id IN ({_in(ids)})", ids)
+        }
+        # Ordered products must stay in the order history, so they are disabled instead of deleted.
+        gone = [i for i in ids if i not in ordered]
+        if gone:
+            db.execute(f"DELETE FROM shop_product WHERE id IN ({_in(gone)})", gone)
+        if ordered:
+            db.execute(f"UPDATE shop_product SET status = 2 WHERE id IN ({_in(list(ordered))})", list(ordered))
+        db.commit()
+        kept = f" {len(ordered)} ordered product(s) were disabled instead." if ordered else ""
+        return f"A total of {len(gone)} record(s) have been deleted.{kept}"
+    status = 1 if action == "enable" else 2
+    db.execute(f"UPDATE shop_product SET status = ? WHERE id IN ({_in(ids)})", [status, *ids])
+    db.commit()
+    return f"A total of {len(ids)} record(s) have been updated."
+
+
+def _customer_mass_action(action: str, ids: list[int]) -> str:
+    execute(f"UPDATE shop_customer SET newsletter = ? WHERE id IN ({_in(ids)})", [int(action == "subscribe"), *ids])
+    return f"A total of {len(ids)} record(s) were updated."
+
+
+def _review_mass_action(action: str, ids: list[int]) -> str:
+    if action == "delete":
+        execute(f"DELETE FROM shop_review WHERE id IN ({_in(ids)})", ids)
+        return f"A total of {len(ids)} record(s) have been deleted."
+    execute(f"UPDATE shop_review SET status = ? WHERE id IN ({_in(ids)})", [1 if action == "approve" else 2, *ids])
+    return f"A total of {len(ids)} record(s) have been updated."
+
+
+def _search_term_mass_action(_action: str, ids: list[int]) -> str:
+    execute(f"DELETE FROM shop_search_term WHERE id IN ({_in(ids)})", ids)
+    return f"A total of {len(ids)} record(s) have been deleted."
+
+
+# -- catalogue -----------------------------------------------------------------------------------
+
+PRODUCT_FIELDS = {  # form key -> posted name
+    "name": "product[name]",
+    "sku": "product[sku]",
+    "price": "product[price]",
+    "qty": "product[quantity_and_stock_status][qty]",
+    "is_in_stock": "product[quantity_and_stock_status][is_in_stock]",
+    "status": "product[status]",
+    "category_id": "product[category_id]",
+    "weight": "product[weight]",
+    "description": "product[description]",
+}
+
+
+def _catalog_routes(app: Flask) -> None:
     @app.route("/catalog/product/edit/id/<int:product_id>/", methods=["GET", "POST"])
     @login_required
     def product_edit(product_id: int) -> Any:
@@ -297,46 +425,70 @@ def create_app(ctx: SiteContext) -> Flask:
         }
         errors: dict[str, str] = {}
         if request.method == "POST":
-            posted = {
-                "name": "product[name]",
-                "sku": "product[sku]",
-                "price": "product[price]",
-                "qty": "product[quantity_and_stock_status][qty]",
-                "is_in_stock": "product[quantity_and_stock_status][is_in_stock]",
-                "status": "product[status]",
-                "category_id": "product[category_id]",
-                "weight": "product[weight]",
-                "description": "product[description]",
-            }
-            form.update({k: request.form.get(v, form[k]).strip() for k, v in posted.items()})
+            form.update({k: request.form.get(v, form[k]).strip() for k, v in PRODUCT_FIELDS.items()})
             errors = _validate_product(form, product_id)
             if not errors:
                 execute(
                     "UPDATE shop_product SET name = ?, sku = ?, price = ?, qty = ?, is_in_stock = ?, status = ?,"
                     " category_id = ?, weight = ?, description = ? WHERE id = ?",
+                    (*_product_values(form), product_id),
+                )
+                flash("You saved the product.", "success")
+                return redirect(url_for("product_edit", product_id=product_id))
+            flash("The product was not saved: please correct the highlighted fields.", "error")
+        return render_template("product_edit.html", product=product, form=form, errors=errors, **_product_choices())
+
+    @app.route("/catalog/product/new/", methods=["GET", "POST"])
+    @login_required
+    def product_new() -> Any:
+        """A new simple product (the form Magento opens for "Add Product")."""
+        form = dict.fromkeys(PRODUCT_FIELDS, "") | {"status": "1", "is_in_stock": "1", "weight": "1"}
+        form.update(size="", color="")
+        errors: dict[str, str] = {}
+        if request.method == "POST":
+            form.update({k: request.form.get(v, "").strip() for k, v in PRODUCT_FIELDS.items()})
+            form.update(size=request.form.get("product[size]", ""), color=request.form.get("product[color]", ""))
+            errors = _validate_product(form, None)
+            if not errors:
+                name = form["name"]
+                product_id = execute(
+                    "INSERT INTO shop_product (name, sku, price, qty, is_in_stock, status, category_id, weight,"
+                    " description, url_key, brand, sizes, colors, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
                     (
-                        form["name"],
-                        form["sku"],
-                        round(float(form["price"]), 2),
-                        int(form["qty"]),
-                        int(form["is_in_stock"]),
-                        int(form["status"]),
-                        int(form["category_id"]),
-                        float(form["weight"] or 0),
-                        form["description"],
-                        product_id,
+                        *_product_values(form),
+                        re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + f"-{form['sku'].lower()}",
+                        form["size"],
+                        form["color"],
+                        now_str(),
                     ),
                 )
                 flash("You saved the product.", "success")
                 return redirect(url_for("product_edit", product_id=product_id))
             flash("The product was not saved: please correct the highlighted fields.", "error")
-        categories = query(
-            "SELECT id, url_path FROM shop_category c WHERE NOT EXISTS"
-            " (SELECT 1 FROM shop_category k WHERE k.parent_id = c.id) ORDER BY url_path"
-        )
-        return render_template("product_edit.html", product=product, form=form, errors=errors, categories=categories)
+        return render_template("product_edit.html", product=None, form=form, errors=errors, **_product_choices())
 
-    def _validate_product(form: dict[str, str], product_id: int) -> dict[str, str]:
+    def _product_choices() -> dict[str, Any]:
+        return {
+            "categories": query("SELECT id, url_path FROM shop_category ORDER BY url_path"),
+            "size_options": ("", *APPAREL_SIZES, *SHOE_SIZES),
+            "color_options": ("", *COLORS),
+        }
+
+    def _product_values(form: dict[str, str]) -> tuple[Any, ...]:
+        return (
+            form["name"],
+            form["sku"],
+            round(float(form["price"]), 2),
+            int(form["qty"]),
+            int(form["is_in_stock"]),
+            int(form["status"]),
+            int(form["category_id"]),
+            float(form["weight"] or 0),
+            form["description"],
+        )
+
+    def _validate_product(form: dict[str, str], product_id: int | None) -> dict[str, str]:
         errors = {k: "This is a required field." for k in ("name", "sku", "price", "qty") if not form[k]}
         if form["price"] and not re.fullmatch(r"\d+(\.\d{1,2})?", form["price"]):
             errors["price"] = "Please enter a number 0 or greater in this field."
@@ -353,77 +505,16 @@ def create_app(ctx: SiteContext) -> Flask:
         ):
             errors["category_id"] = "Please select a category."
         if form["sku"] and query_one(
-            "SELECT id FROM shop_product WHERE sku = ? AND id != ?", (form["sku"], product_id)
+            "SELECT id FROM shop_product WHERE sku = ? AND id IS NOT ?", (form["sku"], product_id)
         ):
             errors["sku"] = "The value specified in the SKU field is already used by another product."
         return errors
 
-    # -- orders ------------------------------------------------------------------------------
 
-    def _order(order_id: int) -> Any:
-        return query_one(
-            "SELECT o.*, cu.firstname || ' ' || cu.lastname AS customer_name, cu.email AS customer_email"
-            " FROM shop_order o JOIN shop_customer cu ON cu.id = o.customer_id WHERE o.id = ?",
-            (order_id,),
-        ) or abort(404)
+# -- customers -----------------------------------------------------------------------------------
 
-    @app.get("/sales/order/view/order_id/<int:order_id>/")
-    @login_required
-    def order_view(order_id: int) -> str:
-        order = _order(order_id)
-        items = query("SELECT * FROM shop_order_item WHERE order_id = ? ORDER BY id", (order_id,))
-        comments = query("SELECT * FROM shop_order_comment WHERE order_id = ? ORDER BY id DESC", (order_id,))
-        return render_template("order_view.html", order=order, items=items, comments=comments, statuses=_STATUS_OPTS)
 
-    @app.post("/sales/order/addComment/order_id/<int:order_id>/")
-    @login_required
-    def order_comment(order_id: int) -> Any:
-        order = _order(order_id)
-        comment = request.form.get("history[comment]", "").strip()
-        status = request.form.get("history[status]", order["status"])
-        if status not in ORDER_STATUSES:
-            flash("Please select a valid order status.", "error")
-        elif not comment and status == order["status"]:
-            flash("Please enter a comment.", "error")
-        else:
-            notify = int(request.form.get("history[is_customer_notified]") == "1")
-            db = get_db()
-            db.execute(
-                "INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify) VALUES (?, ?, ?, ?, ?)",
-                (order_id, now_str(), status, comment, notify),
-            )
-            db.execute("UPDATE shop_order SET status = ? WHERE id = ?", (status, order_id))
-            db.commit()
-            flash("You added a comment to the order." if comment else "You updated the order status.", "success")
-        return redirect(url_for("order_view", order_id=order_id))
-
-    @app.post("/sales/order/<action>/order_id/<int:order_id>/")
-    @login_required
-    def order_action(action: str, order_id: int) -> Any:
-        order = _order(order_id)
-        moves = {
-            "cancel": (("pending", "processing"), "canceled", "You canceled the order."),
-            "invoice": (("pending",), "processing", "The invoice has been created."),
-            "ship": (("processing",), "complete", "The shipment has been created."),
-        }
-        if action not in moves:
-            abort(404)
-        allowed, new_status, message = moves[action]
-        if order["status"] not in allowed:
-            flash(f"You cannot {action} an order that is {STATUS_LABELS[order['status']].lower()}.", "error")
-        else:
-            db = get_db()
-            db.execute("UPDATE shop_order SET status = ? WHERE id = ?", (new_status, order_id))
-            db.execute(
-                "INSERT INTO shop_order_comment (order_id, created_at, status, comment, notify) VALUES (?, ?, ?, ?, 0)",
-                (order_id, now_str(), new_status, message),
-            )
-            db.commit()
-            flash(message, "success")
-        return redirect(url_for("order_view", order_id=order_id))
-
-    # -- customers ---------------------------------------------------------------------------
-
+def _customer_routes(app: Flask) -> None:
     @app.route("/customer/index/edit/id/<int:customer_id>/", methods=["GET", "POST"])
     @login_required
     def customer_edit(customer_id: int) -> Any:
@@ -459,17 +550,24 @@ def create_app(ctx: SiteContext) -> Flask:
             reviews=reviews,
         )
 
-    # -- reviews -----------------------------------------------------------------------------
 
+# -- reviews -------------------------------------------------------------------------------------
+
+
+def _review_routes(app: Flask) -> None:
     @app.route("/review/product/edit/id/<int:review_id>/", methods=["GET", "POST"])
     @app.route("/review/product/edit/id/<int:review_id>", methods=["GET", "POST"])
     @login_required
     def review_edit(review_id: int) -> Any:
         review = query_one(
-            "SELECT r.*, p.name AS product, p.sku FROM shop_review r JOIN shop_product p"
-            " ON p.id = r.product_id WHERE r.id = ?",
+            "SELECT r.*, p.name AS product, p.sku, cu.firstname || ' ' || cu.lastname AS customer_name"
+            " FROM shop_review r JOIN shop_product p ON p.id = r.product_id"
+            " LEFT JOIN shop_customer cu ON cu.id = r.customer_id WHERE r.id = ?",
             (review_id,),
-        ) or abort(404)
+        )
+        if review is None:
+            # Magento opens an empty form for a review that no longer exists.
+            return render_template("review_edit.html", review=None, errors={}, statuses=REVIEW_OPTIONS)
         errors: dict[str, str] = {}
         if request.method == "POST":
             form = {
@@ -488,7 +586,7 @@ def create_app(ctx: SiteContext) -> Flask:
                 )
                 flash("You saved the review.", "success")
                 return redirect(request.form.get("back") or url_for("reviews"))
-        return render_template("review_edit.html", review=review, errors=errors, statuses=_REVIEW_OPTS)
+        return render_template("review_edit.html", review=review, errors=errors, statuses=REVIEW_OPTIONS)
 
     @app.post("/review/product/delete/id/<int:review_id>/")
     @login_required
@@ -496,49 +594,3 @@ def create_app(ctx: SiteContext) -> Flask:
         execute("DELETE FROM shop_review WHERE id = ?", (review_id,))
         flash("The review has been deleted.", "success")
         return redirect(url_for("reviews"))
-
-    # -- reports -----------------------------------------------------------------------------
-
-    def _report(kind: str) -> str:
-        """Bestsellers (products by quantity) or orders (counts and totals), per day/month/year bucket."""
-        f = _report_filter()
-        rows: list[Any] = []
-        if f["ready"]:
-            bucket = f"strftime('{_PERIOD_FMT[f['period']]}', o.created_at)"
-            where, params = ["date(o.created_at) BETWEEN ? AND ?"], [f["start"].isoformat(), f["end"].isoformat()]
-            if kind == "bestsellers":
-                rows = query(
-                    f"SELECT {bucket} AS interval, i.name AS product, p.price, SUM(i.qty) AS qty"
-                    " FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id"
-                    f" JOIN shop_product p ON p.id = i.product_id WHERE o.status != 'canceled' AND {where[0]}"
-                    " GROUP BY interval, i.product_id ORDER BY interval, qty DESC, i.name",
-                    params,
-                )
-            else:
-                if f["status"] in ORDER_STATUSES:
-                    where.append("o.status = ?")
-                    params.append(f["status"])
-                rows = query(
-                    f"SELECT {bucket} AS interval, COUNT(*) AS orders,"
-                    " SUM((SELECT SUM(qty) FROM shop_order_item i WHERE i.order_id = o.id)) AS items,"
-                    " ROUND(SUM(o.subtotal), 2) AS sales, ROUND(SUM(o.shipping_amount), 2) AS shipping,"
-                    " ROUND(SUM(o.grand_total), 2) AS total"
-                    f" FROM shop_order o WHERE {' AND '.join(where)} GROUP BY interval ORDER BY interval",
-                    params,
-                )
-        title = "Bestsellers Report" if kind == "bestsellers" else "Orders Report"
-        return render_template(
-            "report.html", kind=kind, title=title, f=f, rows=rows, periods=PERIODS, statuses=_STATUS_OPTS
-        )
-
-    app.add_url_rule(
-        "/reports/report_sales/bestsellers/", "report_bestsellers", login_required(lambda: _report("bestsellers"))
-    )
-    app.add_url_rule("/reports/report_sales/sales/", "report_sales", login_required(lambda: _report("sales")))
-
-    @app.get("/search/term/report/")
-    @login_required
-    def search_report() -> str:
-        return render_template("grid.html", endpoint="search_report", **SEARCH_TERMS.run())
-
-    return app

@@ -681,6 +681,7 @@ REGION_CODES = dict(
             "OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY"
         ).split(),
         REGIONS,
+        strict=True,
     )
 )
 

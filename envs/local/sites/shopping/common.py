@@ -9,7 +9,7 @@ import sqlite3
 from typing import Any
 from urllib.parse import quote
 
-from flask import Flask
+from flask import Flask, Response
 
 from envs.local.framework import query
 
@@ -66,11 +66,19 @@ _PRODUCT_SVG = (
 )
 
 
+# Magento serves resized catalogue images under a cache directory named by the resize parameters.
+MEDIA_CACHE = "/media/catalog/product/cache/3f8b5e1bb0a2fd7c5b2a8c1e4d6f9a07"
+
+
+def product_image(product: Any) -> str:
+    """The product's image URL, laid out as Magento's (``.../B/0/B0ABCDEFGH.jpg``)."""
+    sku = product["sku"]
+    return f"{MEDIA_CACHE}/{sku[0]}/{sku[1]}/{sku}.jpg"
+
+
 def setup_jinja(app: Flask) -> None:
-    """Filters and globals both apps use; templates are compiled now rather than on a first visit."""
-    app.jinja_env.globals.update(
-        logo_src="data:image/svg+xml," + quote(_LOGO_SVG), product_src="data:image/svg+xml," + quote(_PRODUCT_SVG)
-    )
+    """Filters, globals and the image route both apps use; templates are compiled now, not on a first visit."""
+    app.jinja_env.globals.update(logo_src="data:image/svg+xml," + quote(_LOGO_SVG), product_image=product_image)
     app.jinja_env.filters.update(
         money=money,
         short_date=short_date,
@@ -79,6 +87,14 @@ def setup_jinja(app: Flask) -> None:
         status_label=lambda s: STATUS_LABELS.get(s, s),
         review_status=lambda s: REVIEW_STATUSES.get(s, str(s)),
     )
+
+    @app.get(f"{MEDIA_CACHE}/<path:_file>")
+    def product_image_file(_file: str) -> Response:
+        """Every catalogue image is the same small placeholder, which browsers cache."""
+        response = Response(_PRODUCT_SVG, mimetype="image/svg+xml")
+        response.headers["Cache-Control"] = "public, max-age=86400, immutable"
+        return response
+
     for name in app.jinja_env.list_templates(filter_func=lambda n: n.endswith(".html")):
         app.jinja_env.get_template(name)
 

@@ -23,7 +23,8 @@ CREATE TABLE shop_product (
     colors TEXT NOT NULL DEFAULT '',
     weight REAL NOT NULL,
     description TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    position INTEGER NOT NULL DEFAULT 0  -- order within its category ("Position" sorting)
 );
 CREATE INDEX shop_product_category ON shop_product(category_id);
 CREATE TABLE shop_customer (
@@ -132,6 +133,59 @@ CREATE TABLE shop_search_term (
     query TEXT NOT NULL UNIQUE,
     num_results INTEGER NOT NULL,
     uses INTEGER NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE shop_invoice (
+    id INTEGER PRIMARY KEY,
+    increment_id TEXT NOT NULL UNIQUE,
+    order_id INTEGER NOT NULL REFERENCES shop_order(id),
+    created_at TEXT NOT NULL,
+    grand_total REAL NOT NULL
+);
+CREATE TABLE shop_shipment (
+    id INTEGER PRIMARY KEY,
+    increment_id TEXT NOT NULL UNIQUE,
+    order_id INTEGER NOT NULL REFERENCES shop_order(id),
+    created_at TEXT NOT NULL,
+    total_qty INTEGER NOT NULL
+);
+CREATE TABLE shop_shipment_track (
+    id INTEGER PRIMARY KEY,
+    shipment_id INTEGER NOT NULL REFERENCES shop_shipment(id),
+    carrier TEXT NOT NULL,              -- carrier code: custom, dhl, fedex, ups, usps
+    title TEXT NOT NULL,
+    number TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE shop_theme (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    parent_id INTEGER REFERENCES shop_theme(id),
+    path TEXT NOT NULL,
+    area TEXT NOT NULL                  -- frontend or adminhtml (the admin grid lists frontend themes)
+);
+CREATE TABLE shop_sales_rule (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    is_active INTEGER NOT NULL,
+    website_ids TEXT NOT NULL,
+    customer_group_ids TEXT NOT NULL,
+    coupon_code TEXT NOT NULL DEFAULT '',
+    from_date TEXT NOT NULL DEFAULT '',
+    to_date TEXT NOT NULL DEFAULT '',
+    priority INTEGER NOT NULL DEFAULT 0,
+    simple_action TEXT NOT NULL,
+    discount_amount REAL NOT NULL
+);
+CREATE TABLE shop_cms_page (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    identifier TEXT NOT NULL UNIQUE,    -- the page's URL key
+    content_heading TEXT NOT NULL DEFAULT '',
+    content TEXT NOT NULL,
+    is_active INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
 CREATE TABLE shop_admin_user (

@@ -1,8 +1,11 @@
-"""Deterministic seed data: catalogue, customers, two years of orders, reviews, search terms.
+"""Deterministic seed data: catalogue, customers, two years of orders, reviews, search terms, documents.
 
 Everything is drawn from the RNG the framework passes in, in a fixed order, with fixed dates, so
-two builds give byte-identical tables. Volumes follow WebArena's store closely enough that grids
-paginate and account pages are long (hundreds of products, ~200 orders, ~1000 reviews).
+two builds give byte-identical tables. The original wave (17 products per leaf of ``catalog.TREE``,
+~200 orders, their reviews and search terms) comes first and never changes, because task answers
+name its rows; the second wave (:mod:`.expansion`: more categories, 30 products per leaf, their
+reviews) and the hand-written content (:mod:`.curated`) are appended after it. Invoices and shipments
+are derived from the orders' status history.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from .catalog import (
     Branch,
     Leaf,
 )
+from .curated import add_content, add_featured
+from .expansion import EXTENSIONS, TITLE_TAILS
+from .expansion import PRODUCTS_PER_LEAF as GROWN_PER_LEAF
 
 CUSTOMER_EMAIL = "emma.lopez@gmail.com"
 CUSTOMER_PASSWORD = "Password.123"
@@ -51,16 +57,23 @@ def slugify(text: str) -> str:
 
 
 def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
-    leaves = _categories(conn)
+    leaves, new_leaves = _categories(conn)
     products = _products(conn, rng, leaves)
     customers = _customers(conn, rng)
     _orders(conn, rng, products, customers)
     _reviews(conn, rng, products, customers)
     _extras(conn, rng, products)
+    # The second wave draws from the same stream after everything above, so the original rows never change.
+    grown = _grow(conn, rng, leaves + new_leaves, products)
+    _reviews(conn, rng, grown, customers)
+    add_featured(conn)
+    add_content(conn)
+    _documents(conn)
     conn.commit()
 
 
-def _categories(conn: sqlite3.Connection) -> list[tuple[int, Leaf]]:
+def _categories(conn: sqlite3.Connection) -> tuple[list[tuple[int, Leaf]], list[tuple[int, Leaf]]]:
+    """The original tree, then :data:`expansion.EXTENSIONS`; returns (original leaves, new leaves)."""
     leaves: list[tuple[int, Leaf]] = []
 
     def add(node: Branch | Leaf, parent: int | None, parent_path: str, position: int) -> None:
@@ -78,7 +91,54 @@ def _categories(conn: sqlite3.Connection) -> list[tuple[int, Leaf]]:
 
     for i, top in enumerate(TREE):
         add(top, None, "", i)
-    return leaves
+    original = list(leaves)
+    leaves.clear()
+    for parent_path, node in EXTENSIONS:
+        parent = conn.execute("SELECT id FROM shop_category WHERE url_path = ?", (parent_path,)).fetchone()
+        parent_id = parent[0] if parent else None
+        position = conn.execute(
+            "SELECT COALESCE(MAX(position), -1) + 1 FROM shop_category WHERE parent_id IS ?", (parent_id,)
+        ).fetchone()[0]
+        add(node, parent_id, parent_path, position)
+    return original, list(leaves)
+
+
+def _grow(
+    conn: sqlite3.Connection, rng: random.Random, leaves: list[tuple[int, Leaf]], existing: list[dict]
+) -> list[dict]:
+    """Top every leaf up to :data:`expansion.PRODUCTS_PER_LEAF` products (names unique store-wide)."""
+    held: dict[int, int] = {}
+    for p in existing:
+        held[p["category_id"]] = held.get(p["category_id"], 0) + 1
+    plan = [(cid, leaf, GROWN_PER_LEAF - held.get(cid, 0)) for cid, leaf in leaves]
+    grown = _make_products(conn, rng, plan, {p["name"] for p in existing}, TITLE_TAILS)
+    # Merchandisers order each category by hand; a shuffle mixes the two waves on every listing page.
+    for cid, _leaf in leaves:
+        ids = [p["id"] for p in existing + grown if p["category_id"] == cid]
+        rng.shuffle(ids)
+        conn.executemany("UPDATE shop_product SET position = ? WHERE id = ?", list(enumerate(ids, start=1)))
+    return grown
+
+
+def _documents(conn: sqlite3.Connection) -> None:
+    """Invoices for paid orders and shipments for delivered ones, dated by the order's status history."""
+    paid = conn.execute(
+        "SELECT o.id, o.grand_total, o.status, c.created_at FROM shop_order o JOIN shop_order_comment c"
+        " ON c.order_id = o.id AND c.status = o.status WHERE o.status IN ('processing', 'complete')"
+        " ORDER BY c.created_at, o.id"
+    ).fetchall()
+    for n, (order_id, total, _status, when) in enumerate(paid, start=1):
+        conn.execute(
+            "INSERT INTO shop_invoice (increment_id, order_id, created_at, grand_total) VALUES (?, ?, ?, ?)",
+            (f"{n:09d}", order_id, when, total),
+        )
+    shipped = [row for row in paid if row[2] == "complete"]
+    for n, (order_id, _total, _status, when) in enumerate(shipped, start=1):
+        qty = conn.execute("SELECT SUM(qty) FROM shop_order_item WHERE order_id = ?", (order_id,)).fetchone()[0]
+        conn.execute(
+            "INSERT INTO shop_shipment (increment_id, order_id, created_at, total_qty) VALUES (?, ?, ?, ?)",
+            (f"{n:09d}", order_id, when, qty),
+        )
 
 
 def _sku(rng: random.Random) -> str:
@@ -104,17 +164,37 @@ def _description(rng: random.Random, name: str, leaf: Leaf, brand: str) -> str:
 
 
 def _products(conn: sqlite3.Connection, rng: random.Random, leaves: list[tuple[int, Leaf]]) -> list[dict]:
+    products = _make_products(conn, rng, [(cid, leaf, PRODUCTS_PER_LEAF) for cid, leaf in leaves], set())
+    # A few disabled products, as in a real store's back office.
+    for p in rng.sample(products, 6):
+        conn.execute("UPDATE shop_product SET status = 2 WHERE id = ?", (p["id"],))
+        p["status"] = 2
+    return products
+
+
+def _make_products(
+    conn: sqlite3.Connection,
+    rng: random.Random,
+    plan: list[tuple[int, Leaf, int]],
+    seen: set[str],
+    tails: tuple[str, ...] = (),
+) -> list[dict]:
+    """``count`` new products in each planned leaf; names stay unique across ``seen`` (which grows).
+
+    With ``tails``, each name gets a marketplace-style selling point ("..., Black - Ships from USA").
+    """
     products: list[dict] = []
-    seen: set[str] = set()
     created = dt.datetime(2021, 6, 1)
-    for cid, leaf in leaves:
+    for cid, leaf, count in plan:
         made = 0
-        while made < PRODUCTS_PER_LEAF:
+        while made < count:
             brand = rng.choice(leaf.brands)
             name = f"{brand} {rng.choice(leaf.modifiers)} {rng.choice(leaf.nouns)}"
             variant = rng.choice(leaf.variants)
             if variant:
                 name = f"{name}, {variant}"
+            if tails:
+                name = f"{name} - {rng.choice(tails)}"
             if name in seen:
                 continue
             seen.add(name)
@@ -149,10 +229,6 @@ def _products(conn: sqlite3.Connection, rng: random.Random, leaves: list[tuple[i
             )
             row["id"] = int(cur.lastrowid)
             products.append(row)
-    # A few disabled products, as in a real store's back office.
-    for p in rng.sample(products, 6):
-        conn.execute("UPDATE shop_product SET status = 2 WHERE id = ?", (p["id"],))
-        p["status"] = 2
     return products
 
 
@@ -170,7 +246,8 @@ def _customers(conn: sqlite3.Connection, rng: random.Random) -> list[dict]:
         used.add((first, last))
         city, region, zip3 = rng.choice(CITIES)
         street = f"{rng.randrange(10, 9999)} {rng.choice(STREETS)}"
-        email = f"{first.lower()}.{last.lower()}{rng.choice(['', '', '88', '.xyz', '2020'])}@{rng.choice(['gmail.com', 'yahoo.com', 'outlook.com'])}"
+        suffix = rng.choice(["", "", "88", ".xyz", "2020"])
+        email = f"{first.lower()}.{last.lower()}{suffix}@{rng.choice(['gmail.com', 'yahoo.com', 'outlook.com'])}"
         people.append((first, last, email, city, region, f"{zip3}{rng.randrange(10, 99)}", street))
     customers = []
     for i, (first, last, email, city, region, postcode, street) in enumerate(people):
@@ -330,7 +407,7 @@ def _reviews(conn: sqlite3.Connection, rng: random.Random, products: list[dict],
 
 def _extras(conn: sqlite3.Connection, rng: random.Random, products: list[dict]) -> None:
     uses = sorted(rng.sample(range(3, 400), len(SEARCH_TERMS)), reverse=True)
-    for term, n in zip(SEARCH_TERMS, uses):
+    for term, n in zip(SEARCH_TERMS, uses, strict=True):
         hits = conn.execute("SELECT COUNT(*) FROM shop_product WHERE name LIKE ?", (f"%{term}%",)).fetchone()[0]
         conn.execute(
             "INSERT INTO shop_search_term (query, num_results, uses, updated_at) VALUES (?, ?, ?, ?)",

@@ -21,6 +21,7 @@ from envs.local.framework import (
     int_arg,
     login_required,
     make_app,
+    page_url,
     paginate,
     query,
     query_one,
@@ -41,9 +42,10 @@ from .common import (
 )
 from .seed import hash_password
 
-SORTS = {"position": "p.id", "name": "p.name", "price": "p.price"}
+SORTS = {"position": "p.position", "name": "p.name", "price": "p.price"}
 LIMITS = (12, 24, 36)
-PRICE_BUCKETS = ((0, 25), (25, 50), (50, 100), (100, 200), (200, 1000))
+DEFAULT_LIMIT = 24
+PRICE_BUCKETS = ((0, 25), (25, 50), (50, 100), (100, 200), (200, 500), (500, 1000), (1000, 2000))
 ADDRESS_FIELDS = (
     "firstname",
     "lastname",
@@ -88,7 +90,14 @@ def create_app(ctx: SiteContext) -> Flask:
             " FROM shop_cart_item c JOIN shop_product p ON p.id = c.product_id WHERE cart_key = ?",
             (_cart_key(create=False) or "-",),
         )
-        return {"customer": customer, "menu": category_tree(), "mini_cart": cart}
+        wish_count = query_one("SELECT COUNT(*) AS n FROM shop_wishlist WHERE customer_id = ?", (uid,))["n"]
+        return {
+            "customer": customer,
+            "menu": category_tree(),
+            "mini_cart": cart,
+            "wish_count": wish_count,
+            "compare_ids": session.get("compare", []),
+        }
 
     # -- catalogue ---------------------------------------------------------------------------
 
@@ -97,7 +106,8 @@ def create_app(ctx: SiteContext) -> Flask:
         products = query(
             f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.status = 1 ORDER BY review_count DESC, p.id LIMIT 12"
         )
-        return render_template("home.html", products=products)
+        home_page = query_one("SELECT * FROM shop_cms_page WHERE identifier = 'home'")
+        return render_template("home.html", products=products, home_page=home_page)
 
     @app.get("/<path:slug>.html")
     def slug_page(slug: str) -> Any:
@@ -151,7 +161,9 @@ def create_app(ctx: SiteContext) -> Flask:
         return " AND ".join(clauses) or "1", params
 
     def _listing(category: Any = None, words: list[str] | None = None, q: str = "") -> str:
+        """A category or search result page: Luma's toolbar, 24 products, layered navigation and side blocks."""
         where, params = ["p.status = 1"], []
+        active: list[tuple[str, str, str]] = []  # (filter label, value label, query parameter)
         if category is not None:
             ids = subtree_ids(category["id"])
             where.append(f"p.category_id IN ({','.join('?' * len(ids))})")
@@ -160,38 +172,49 @@ def create_app(ctx: SiteContext) -> Flask:
             clause, wparams = _word_filter(words)
             where.append(clause)
             params += wparams
-            cat = request.args.get("cat", type=int)
-            if cat:
-                ids = subtree_ids(cat)
-                where.append(f"p.category_id IN ({','.join('?' * len(ids))})")
-                params += ids
+        cat = query_one("SELECT * FROM shop_category WHERE id = ?", (request.args.get("cat", type=int),))
+        if cat is not None:
+            ids = subtree_ids(cat["id"])
+            where.append(f"p.category_id IN ({','.join('?' * len(ids))})")
+            params += ids
+            active.append(("Category", cat["name"], "cat"))
+        unfiltered_where, unfiltered_params = list(where), list(params)  # price facets ignore the price filter
         price = request.args.get("price", "")
-        match = re.fullmatch(r"(\d*)-(\d*)", price)
-        if match:
-            if match.group(1):
+        match = re.fullmatch(r"(\d*(?:\.\d+)?)-(\d*(?:\.\d+)?)", price)
+        if match and any(match.groups()):
+            lo, hi = match.groups()
+            if lo:
                 where.append("p.price >= ?")
-                params.append(float(match.group(1)))
-            if match.group(2):
+                params.append(float(lo))
+            if hi:
                 where.append("p.price < ?")
-                params.append(float(match.group(2)))
+                params.append(float(hi))
+            label = f"${float(lo or 0):,.2f} - " + (f"${float(hi) - 0.01:,.2f}" if hi else "and above")
+            active.append(("Price", label, "price"))
         default_order = "relevance" if words is not None else "position"
         order = request.args.get("product_list_order", default_order)
         if order not in SORTS and not (order == "relevance" and words is not None):
             order = default_order
         direction = "desc" if request.args.get("product_list_dir") == "desc" else "asc"
-        order_sql = "p.id" if order == "relevance" else SORTS[order]
-        limit = int_arg("product_list_limit", 12, 1, 36)
-        limit = limit if limit in LIMITS else 12
-        base = f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE {' AND '.join(where)}"
+        order_sql = SORTS["position"] if order == "relevance" else SORTS[order]
+        limit = int_arg("product_list_limit", DEFAULT_LIMIT, 1, max(LIMITS))
+        limit = limit if limit in LIMITS else DEFAULT_LIMIT
+        filtered = " AND ".join(where)
         page = paginate(
-            f"{base} ORDER BY {order_sql} {direction.upper()}, p.id", params, per_page=limit, page=int_arg("p", 1)
-        )
-        facet_rows = query(
-            f"SELECT p.category_id AS id, COUNT(*) AS n FROM shop_product p WHERE {' AND '.join(where)}"
-            " GROUP BY p.category_id",
+            f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE {filtered} ORDER BY {order_sql} {direction.upper()},"
+            " p.id",
             params,
+            per_page=limit,
+            page=int_arg("p", 1),
         )
-        facets = {r["id"]: r["n"] for r in facet_rows}
+        counts = {
+            r["id"]: r["n"]
+            for r in query(
+                f"SELECT p.category_id AS id, COUNT(*) AS n FROM shop_product p WHERE {filtered}"
+                " GROUP BY p.category_id",
+                params,
+            )
+        }
         return render_template(
             "listing.html",
             category=category,
@@ -201,15 +224,62 @@ def create_app(ctx: SiteContext) -> Flask:
             direction=direction,
             limit=limit,
             limits=LIMITS,
+            mode="list" if request.args.get("product_list_mode") == "list" else "grid",
             sorts=(["relevance"] if words is not None else []) + ["position", "name", "price"],
-            buckets=PRICE_BUCKETS,
-            price=price,
-            facets=facets,
+            active=active,
+            category_facets=_category_facets(category, counts) if cat is None else [],
+            price_facets=_price_facets(" AND ".join(unfiltered_where), unfiltered_params) if not price else [],
             crumbs=breadcrumbs(category["id"]) if category is not None else [],
-            children=query("SELECT * FROM shop_category WHERE parent_id = ? ORDER BY position", (category["id"],))
-            if category is not None
-            else [],
+            **_side_blocks(),
         )
+
+    def _category_facets(category: Any, counts: dict[int, int]) -> list[tuple[dict[str, str], int]]:
+        """Child categories (or, on a search page, second-level ones) with how many listed products each holds."""
+        if category is not None:
+            children = query("SELECT * FROM shop_category WHERE parent_id = ? ORDER BY position", (category["id"],))
+        else:
+            children = query(
+                "SELECT c.* FROM shop_category c JOIN shop_category t ON t.id = c.parent_id"
+                " WHERE t.parent_id IS NULL ORDER BY t.position, c.position"
+            )
+        facets = []
+        for child in children:
+            n = sum(counts.get(i, 0) for i in subtree_ids(child["id"]))
+            if n:
+                href = f"/{child['url_path']}.html" if category is not None else page_url(cat=child["id"], p=None)
+                facets.append(({"name": child["name"], "href": href}, n))
+        return facets
+
+    def _price_facets(where: str, params: list[Any]) -> list[tuple[int, int, int]]:
+        row = query_one(
+            "SELECT "
+            + ", ".join(f"SUM(p.price >= {lo} AND p.price < {hi})" for lo, hi in PRICE_BUCKETS)
+            + f" FROM shop_product p WHERE {where}",
+            params,
+        )
+        return [(lo, hi, row[i] or 0) for i, (lo, hi) in enumerate(PRICE_BUCKETS) if row[i]]
+
+    def _side_blocks() -> dict[str, Any]:
+        """Luma's additional sidebar: compared products, the wish list's last items, recently ordered products."""
+        compare_ids = session.get("compare", [])
+        compare_items = (
+            query(f"SELECT * FROM shop_product WHERE id IN ({','.join('?' * len(compare_ids))})", compare_ids)
+            if compare_ids
+            else []
+        )
+        uid = current_user_id()
+        wish_items = query(
+            "SELECT w.id AS wid, p.* FROM shop_wishlist w JOIN shop_product p ON p.id = w.product_id"
+            " WHERE w.customer_id = ? ORDER BY w.id DESC LIMIT 3",
+            (uid,),
+        )
+        recent_items = query(
+            "SELECT p.id, p.name, p.url_key FROM shop_order_item i JOIN shop_order o ON o.id = i.order_id"
+            " JOIN shop_product p ON p.id = i.product_id WHERE o.customer_id = ? AND p.status = 1"
+            " GROUP BY p.id ORDER BY MAX(o.created_at) DESC, p.id LIMIT 5",
+            (uid,),
+        )
+        return {"compare_items": compare_items, "wish_items": wish_items, "recent_items": recent_items}
 
     def _product_page(product_id: int) -> str:
         product = query_one(
@@ -260,6 +330,52 @@ def create_app(ctx: SiteContext) -> Flask:
             )
             flash("You submitted your review for moderation.", "success")
         return redirect(url_for("slug_page", slug=product["url_key"]))
+
+    # -- compare list and content pages -----------------------------------------------------
+
+    @app.post("/catalog/product_compare/add/")
+    def compare_add() -> Any:
+        product = query_one(
+            "SELECT * FROM shop_product WHERE id = ? AND status = 1", (request.form.get("product", type=int),)
+        ) or abort(404)
+        ids = session.get("compare", [])
+        if product["id"] not in ids:
+            session["compare"] = [*ids, product["id"]]
+        flash(f"You added product {product['name']} to the comparison list.", "success")
+        return redirect(request.form.get("return_url") or url_for("compare"))
+
+    @app.post("/catalog/product_compare/remove/<int:product_id>/")
+    def compare_remove(product_id: int) -> Any:
+        session["compare"] = [i for i in session.get("compare", []) if i != product_id]
+        return redirect(request.referrer or url_for("compare"))
+
+    @app.post("/catalog/product_compare/clear/")
+    def compare_clear() -> Any:
+        session.pop("compare", None)
+        flash("You cleared the comparison list.", "success")
+        return redirect(request.referrer or url_for("home"))
+
+    @app.get("/catalog/product_compare/")
+    def compare() -> str:
+        ids = session.get("compare", [])
+        items = (
+            query(f"SELECT p.*, {RATING_SQL} FROM shop_product p WHERE p.id IN ({','.join('?' * len(ids))})", ids)
+            if ids
+            else []
+        )
+        return render_template("compare.html", items=items)
+
+    @app.get("/<identifier>")
+    def cms_page(identifier: str) -> Any:
+        page = query_one("SELECT * FROM shop_cms_page WHERE identifier = ? AND is_active = 1", (identifier,))
+        if page is None:
+            abort(404)
+        return render_template("cms_page.html", page=page)
+
+    @app.errorhandler(404)
+    def not_found(_error: Exception) -> Any:
+        page = query_one("SELECT * FROM shop_cms_page WHERE identifier = 'no-route'")
+        return render_template("cms_page.html", page=page), 404
 
     # -- cart and checkout -------------------------------------------------------------------
 
@@ -318,6 +434,31 @@ def create_app(ctx: SiteContext) -> Flask:
             )
         flash(f"You added {product['name']} to your shopping cart.", "success")
         return redirect(request.form.get("return_url") or back)
+
+    @app.post("/checkout/cart/addgroup/")
+    def cart_add_group() -> Any:
+        """The "Recently Ordered" block: one of each ticked product (options-free products only)."""
+        ids = [int(v) for v in request.form.getlist("order_items") if v.isdigit()]
+        products = (
+            query(
+                f"SELECT * FROM shop_product WHERE status = 1 AND sizes = '' AND is_in_stock = 1"
+                f" AND id IN ({','.join('?' * len(ids))})",
+                ids,
+            )
+            if ids
+            else []
+        )
+        key = _cart_key()
+        for product in products:
+            execute(
+                "INSERT INTO shop_cart_item (cart_key, product_id, options, qty) VALUES (?, ?, '', 1)",
+                (key, product["id"]),
+            )
+        if products:
+            flash(f"You added {len(products)} item(s) to your shopping cart.", "success")
+        else:
+            flash("Please select the products you want to add to the cart.", "error")
+        return redirect(url_for("cart"))
 
     @app.get("/checkout/cart/")
     def cart() -> str:
@@ -393,8 +534,8 @@ def create_app(ctx: SiteContext) -> Flask:
                 guest["id"]
                 if guest
                 else execute(
-                    "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender, date_of_birth,"
-                    " created_at) VALUES (?, ?, ?, '', ?, 'Not Specified', '', ?)",
+                    "INSERT INTO shop_customer (firstname, lastname, email, password_hash, phone, gender,"
+                    " date_of_birth, created_at) VALUES (?, ?, ?, '', ?, 'Not Specified', '', ?)",
                     (form["firstname"], form["lastname"], form["email"], form["phone"], now_str()),
                 )
             )
