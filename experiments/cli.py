@@ -168,7 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
     p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
     p.add_argument(
-        "--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids"
+        "--tasks",
+        default="local",
+        help="task set: local[:site=|template=], webarena[:site=|template=|dev|lite], webarena-lite[:site=|template=] "
+        "or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
