@@ -207,6 +207,8 @@ class _Scanner:
             elif name is not None:
                 raise self.error(f"unexpected name {name!r}")
             else:
+                if not parameters:
+                    raise WebRLActionError(f"{function}() takes no arguments; write `{function}()`")
                 if function != "exit" or positional:
                     raise self.error(f'{function}() takes keyword arguments only, like action="Click"')
                 name, positional = "message", 1
