@@ -78,6 +78,20 @@ def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     return curve
 
 
+def _steps_by_outcome(results: list[EpisodeResult]) -> dict[str, float | None]:
+    """Mean steps over all, successful and failed episodes (Plan-and-Act's A.11 breakdown); None when none."""
+
+    def mean(group: list[EpisodeResult]) -> float | None:
+        return sum(r.n_steps for r in group) / len(group) if group else None
+
+    done = [r for r in results if r.status == "done"]
+    return {
+        "all": mean(done),
+        "success": mean([r for r in done if r.success]),
+        "failure": mean([r for r in done if not r.success]),
+    }
+
+
 def summarize(study: str | os.PathLike) -> dict[str, Any]:
     """Everything the tables and plots show, as plain data (also written as summary.json)."""
     store = StudyStore(study)
@@ -109,6 +123,8 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
                 "roles": _roles(mine),
                 "success_after_trial": _success_after_trial(mine),
+                "steps_by_outcome": {"all": _steps_by_outcome(mine)}
+                | {s: _steps_by_outcome([r for r in mine if r.site_group == s]) for s in sites},
             }
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}

@@ -149,7 +149,41 @@ def trial_table(summary: dict[str, Any]) -> Table | None:
     return Table("trials", "Success after each trial", header_, body, [note])
 
 
+def outcome_steps_table(summary: dict[str, Any]) -> Table | None:
+    """Steps of successful and failed episodes per site (Plan-and-Act's A.11 table), for studies with a
+    planning policy (one whose calls include a planner or replanner role)."""
+    rows = summary["rows"]
+    if not any(role in r.get("roles", {}) for r in rows for role in ("planner", "replanner")):
+        return None
+
+    def steps(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    body = []
+    for r in rows:
+        for site in ["all", *summary["sites"]]:
+            by = r.get("steps_by_outcome", {}).get(site) or {}
+            rate_ = Rate(**r["success"][site])
+            if not rate_.n_tasks:
+                continue
+            body.append(
+                [
+                    r["policy"],
+                    SITE_TITLES[site],
+                    str(rate_.n_tasks),
+                    steps(by.get("all")),
+                    steps(by.get("success")),
+                    steps(by.get("failure")),
+                    f"{100 * rate_.mean:.1f}",
+                ]
+            )
+    header_ = ["Policy", "Website", "Tasks", "Avg. steps (all)", "Avg. steps (success)", "Avg. steps (fail)", "SR (%)"]
+    note = "Steps per episode, errored episodes left out; Plan-and-Act reports this breakdown per site (its A.11)."
+    return Table("outcome_steps", "Steps by outcome", header_, body, [note])
+
+
 TABLES: list[Callable[[dict[str, Any]], Table | None]] = [success_table, budget_table, role_table, trial_table]
+TABLES.append(outcome_steps_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:
