@@ -16,6 +16,7 @@ from wrappers.actions.browser import call
 from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
 from wrappers.actions.webrl_grammar import COMMANDS, DO_ACTIONS, WebRLAction, WebRLActionError, parse_webrl
 from wrappers.observations.html import PLACEHOLDER, SimplifiedHTMLObservation, simplify_dom, strip_ids
+from wrappers.presets import PRESETS
 
 # ------------------------------------------------------------------------------------------------
 # Parser units
@@ -348,5 +349,21 @@ def test_going_back_from_the_first_page_stays(tmp_path):
         assert "Code: 7731" in obs["text"]
         obs, *_ = env.step("go_backward()")
         assert obs["url"] == start and obs["last_action_error"] == ""
+    finally:
+        env.close()
+
+
+@pytest.mark.browser
+def test_the_plan_and_act_preset(tmp_path):
+    preset = PRESETS["plan_and_act"]
+    assert preset.obs_mode == "full" and preset.actions == COMMANDS
+    env = preset.wrap(make_probe_env(tmp_path))
+    try:
+        assert isinstance(env, WebRLActions) and isinstance(env.env, SimplifiedHTMLObservation)
+        obs, info = env.reset(seed=0)
+        bottom = bid(obs, "button", "Bottom button")
+        assert f'<button id="{bottom}">Bottom button</button>' in obs["text"]  # the full page, below the fold too
+        obs, *_ = env.step(f'do(action="Click", element="{bottom}")')
+        assert obs["last_action_error"] == "" and "bottom" in obs["text_no_ids"]
     finally:
         env.close()
