@@ -35,6 +35,7 @@ executor's raw answer, reasoning, action and the SHA-256 of the page it saw (the
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -164,9 +165,7 @@ class PlanAndActPolicy(Policy):
             "plan_version": len(self.s.plans) - 1 if self.s.plans else None,
             "plan": self.s.plans[-1] if self.s.plans else None,
             "plan_versions": [asdict(v) for v in self.s.versions],
-            "rounds": [
-                {k: v for k, v in asdict(r).items() if k not in ("page", "reasoning")} for r in self.s.rounds
-            ],  # fmt: skip
+            "rounds": [{k: v for k, v in asdict(r).items() if k not in ("page", "reasoning")} for r in self.s.rounds],
             "retries": dict(self.s.retries),
             "early_stop": self.s.early_stop,
         }
@@ -259,7 +258,9 @@ class PlanAndActPolicy(Policy):
         assert isinstance(action, ParsedAction)
         return answer, action
 
-    def _ask(self, role: str, messages: list[Message], kind: str, parse, calls: list[LLMCall]) -> tuple[str, Any]:
+    def _ask(
+        self, role: str, messages: list[Message], kind: str, parse: Callable[[str], Any], calls: list[LLMCall]
+    ) -> tuple[str, Any]:
         """Call ``role`` and parse; re-ask with the bad answer and a corrective message up to ``max_retries``."""
         mine: list[LLMCall] = []
         messages = list(messages)

@@ -22,8 +22,10 @@ How the page is simplified, and where that follows the card or decides what it l
 * attributes: only the card's list (``alt``, ``aria-label``, ``aria-description``, ``aria-expanded``,
   ``checked``, ``contenteditable``, ``data-label``, ``data-status``, ``data-testid``, ``data-text``,
   ``data-value``, ``label``, ``name``, ``placeholder``, ``role``, ``selected``, ``title``, ``type``,
-  ``value``), with the live state of form fields (typed values, checked boxes, chosen options) taken
-  from the snapshot rather than the markup; ``role="presentation"``/``"none"`` is left out;
+  ``value``, plus ``aria-selected``/``aria-checked``, the ARIA forms of its selected and checked states,
+  so a custom tab or checkbox shows its state), with the live state of form fields (typed values,
+  checked boxes, chosen options) taken from the snapshot rather than the markup;
+  ``role="presentation"``/``"none"`` is left out;
 * ids: BrowserGym's element ids (``bid``), shown only on interactive elements: links, buttons, form
   fields, ``summary``, elements with an interactive ARIA role, editable elements, and elements the
   browser reports as clickable (a click listener). WebRL numbers the elements it labels 0, 1, 2, ...
@@ -54,7 +56,7 @@ from wrappers.observations import dialog_lines
 
 KEPT_ATTRIBUTES = (
     "role", "type", "name", "title", "alt", "placeholder", "aria-label", "aria-description", "aria-expanded",
-    "label", "value", "checked", "selected", "contenteditable",
+    "aria-selected", "aria-checked", "label", "value", "checked", "selected", "contenteditable",
     "data-label", "data-status", "data-testid", "data-text", "data-value",
 )  # fmt: skip
 DROPPED_TAGS = ("script", "style", "noscript", "template", "head", "footer")
