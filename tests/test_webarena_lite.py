@@ -76,7 +76,7 @@ def test_every_lite_eval_block_is_understood():
         for target in config["eval"]["program_html"] or []:
             for value in (target["url"], target["locator"]):
                 if value.startswith("func:"):
-                    parse_func(value)  # every helper the corrected configs call is known here
+                    parse_func(value)  # every func: the corrected configs call is known here
     assert problems == {}
 
 

@@ -22,9 +22,9 @@ StepResult = tuple[dict[str, Any], float, bool, bool, dict[str, Any]]
 
 class BrowserCommands(ForwardsEnvCalls, gym.Wrapper):
     """Base of the text-command wrappers: ``commands`` enabled (those in ``multi_site_only`` only on
-    tasks with several sites), the current observation, the task's site URLs, and the execution helpers.
+    tasks with several sites), the current observation, the task's site URLs, and the execution methods.
 
-    The helpers raise the grammar's own error type (``error_type``), whose message is meant for the LLM.
+    These methods raise the grammar's own error type (``error_type``), whose message is meant for the LLM.
     """
 
     multi_site_only: frozenset[str] = frozenset()

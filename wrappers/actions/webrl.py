@@ -31,7 +31,7 @@ How each action runs (the WebArena-Lite harness's behaviour where it has one, ot
 ======================================  =====================================================================
 
 Anything else has no browser equivalent here and is an error with the list of available actions:
-another function (the prompts' legacy ``quote``/``find_element`` helpers, a self-defined function),
+another function (the prompts' legacy ``quote``/``find_element`` functions, a self-defined one),
 an unknown ``do`` action (such as "Switch Page"), an action the preset does not enable. Element ids are
 checked exactly against the ids the observation shows (``obs["text_tree"].ids``).
 """
