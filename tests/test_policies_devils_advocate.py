@@ -6,7 +6,7 @@ through litellm's real call path."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -20,6 +20,7 @@ from policies.devils_advocate import text as T
 from policies.devils_advocate.policy import DevilsAdvocatePolicy
 
 HOME = "http://shop.test/"
+BUDGET = Budget(31, 30)  # the policy's defaults: 30 actions, one more decision for the answer
 COMMANDS = ("click", "type", "hover", "press", "scroll", "goto", "go_back", "go_forward", "stop")
 
 # -- a small text web and a stand-in for the rollout's handle ------------------------------------------
@@ -74,8 +75,9 @@ class TextWeb:
 class StandInHandle:
     """The parts of the rollout's handle a policy sees, over a :class:`TextWeb`; records every call."""
 
-    def __init__(self, web: TextWeb, *, lookahead: bool = False, verdicts: list[float] | None = None,
-                 budget: Budget = Budget(31, 30)) -> None:  # fmt: skip
+    def __init__(
+        self, web: TextWeb, *, lookahead: bool = False, verdicts: list[float] | None = None, budget: Budget = BUDGET
+    ) -> None:
         self.web, self.lookahead, self.verdicts = web, lookahead, list(verdicts or [])
         self.limits = budget
         self.calls: list[tuple[str, Any]] = []
@@ -138,8 +140,9 @@ def drive(policy: DevilsAdvocatePolicy, web: TextWeb | None = None, goal: str = 
     """The rollout loop in miniature: one act per decision, the decision's action run on the page."""
     web = web or TextWeb()
     handle = StandInHandle(web, **handle_options)
-    policy.reset(TaskSpec(env_id="webarena/local.55", task_id=55, goal=goal, sites=("shopping",), start_url=HOME,
-                          site_urls={"shopping": "http://shop.test"}, commands=COMMANDS, budget=handle.limits))  # fmt: skip
+    site = {"shopping": "http://shop.test"}
+    spec = TaskSpec("webarena/local.55", 55, goal, ("shopping",), HOME, site_urls=site, commands=COMMANDS)
+    policy.reset(replace(spec, budget=handle.limits))
     policy.llm.log = []
     decisions: list[Decision] = []
     obs = web.obs()
@@ -364,8 +367,6 @@ def test_remedies_pop_in_lifo_order_after_going_back_and_mapping_the_element():
     assert run.ops("goto", "restore") == [("goto", HOME), ("goto", HOME)]
     assert "(scrolled down)" in run.prompts["element_map"][0].split("On the next screen")[0]
     assert "(scrolled down)" not in run.prompts["element_map"][0].split("On the next screen")[1]
-    state = run.decisions[-1]
-    assert state.action.startswith("stop [")
     ended = run.ops("end_trial")
     assert len(ended) == 1 and ended[0][1]["answer"] == "The orders page is open." and ended[0][1]["actions"] == 4
 
@@ -511,7 +512,7 @@ def test_long_observations_are_summarised_once_per_page():
         "task_check": ["YES"],
         "answer": ["###Answer done"],
         "summarize": Script.forever(
-            lambda m: "SUMMARY: " + " ".join(l for l in m[0]["content"].splitlines() if l.startswith("["))
+            lambda m: "SUMMARY: " + " ".join(x for x in m[0]["content"].splitlines() if x.startswith("["))
         ),
     }
     run = drive(policy(script, context_tokens=1500), web=TextWeb(filler=200))
@@ -582,8 +583,8 @@ def test_remedy_modes_chain_or_restart_the_follow_up_conversation():
 
 
 def test_unusable_replies_everywhere_end_cleanly_with_an_answer():
-    garbage = {role: Script.forever("I am not sure what you mean.") for role in
-               ("plan", "action", "remedy", "align", "task_check", "subtask_check", "element_map", "answer")}  # fmt: skip
+    roles = ("plan", "action", "remedy", "align", "task_check", "subtask_check", "element_map", "answer")
+    garbage = {role: Script.forever("I am not sure what you mean.") for role in roles}
     p = policy(garbage, max_trials=2)
     run = drive(p)
     assert run.actions == ["stop [I am not sure what you mean.]"]
