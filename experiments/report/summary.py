@@ -78,6 +78,28 @@ def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     return curve
 
 
+LOCAL_ENV_PREFIX = "webarena/local."
+
+
+def _trial_stats(results: list[EpisodeResult]) -> dict[str, float]:
+    """Devil's Advocate's Table 1 over the episodes that ran trials: mean actions in the first and in the
+    last trial, mean plan revisions (trials after the first), and how many episodes restarted a trial on
+    real WebArena (where a restart cannot undo what earlier trials changed on the sites); {} for none."""
+    tried = [r for r in results if r.trial_actions]
+    if not tried:
+        return {}
+    n = len(tried)
+    return {
+        "episodes": n,
+        "actions_first_trial": sum(r.trial_actions[0] for r in tried) / n,
+        "actions_last_trial": sum(r.trial_actions[-1] for r in tried) / n,
+        "plan_revisions": sum(len(r.trial_actions) - 1 for r in tried) / n,
+        "real_site_restarts": sum(
+            1 for r in tried if len(r.trial_actions) > 1 and not r.env_id.startswith(LOCAL_ENV_PREFIX)
+        ),
+    }
+
+
 def summarize(study: str | os.PathLike) -> dict[str, Any]:
     """Everything the tables and plots show, as plain data (also written as summary.json)."""
     store = StudyStore(study)
@@ -109,6 +131,7 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
                 "roles": _roles(mine),
                 "success_after_trial": _success_after_trial(mine),
+                "trial_stats": _trial_stats(mine),
             }
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}

@@ -136,7 +136,7 @@ def role_table(summary: dict[str, Any]) -> Table | None:
 
 def trial_table(summary: dict[str, Any]) -> Table | None:
     """Success after each trial of multi-trial methods (the loop's report-only verdicts)."""
-    curves = {r["policy"]: r["success_after_trial"] for r in summary["rows"] if r.get("success_after_trial")}
+    curves = {policy_label(r): r["success_after_trial"] for r in summary["rows"] if r.get("success_after_trial")}
     if not curves:
         return None
     longest = max(len(c) for c in curves.values())
@@ -149,7 +149,45 @@ def trial_table(summary: dict[str, Any]) -> Table | None:
     return Table("trials", "Success after each trial", header_, body, [note])
 
 
+def policy_label(row: dict[str, Any]) -> str:
+    """The policy's label, marked when it was oracle-assisted (every table that shows trials marks it)."""
+    return row["policy"] + (ORACLE_MARK if row.get("oracle_assisted") else "")
+
+
+RESTART_NOTE = (
+    "A new trial restores the task's start state: on the local suite the site data is pristine again; on real "
+    "WebArena only the browser starts over, and the sites keep what earlier trials changed on the server"
+)
+
+
+def trial_stats_table(summary: dict[str, Any]) -> Table | None:
+    """Devil's Advocate's Table 1: actions in the first and in the last trial, and plan revisions, per task."""
+    rows = [r for r in summary["rows"] if r.get("trial_stats")]
+    if not rows:
+        return None
+    body = [
+        [
+            policy_label(r),
+            f"{r['trial_stats']['actions_first_trial']:.2f}",
+            f"{r['trial_stats']['actions_last_trial']:.2f}",
+            f"{r['trial_stats']['plan_revisions']:.2f}",
+            str(r["trial_stats"]["episodes"]),
+        ]
+        for r in rows
+    ]
+    header_ = ["Policy", "Actions in first trial", "Actions in last trial", "Plan revisions", "Episodes"]
+    real = sum(r["trial_stats"].get("real_site_restarts", 0) for r in rows)
+    notes = [
+        "Means over the episodes that ran trials; plan revisions are the trials after the first.",
+        RESTART_NOTE + (f" ({real} episode(s) of this study restarted trials on real WebArena)." if real else "."),
+    ]
+    if any(r.get("oracle_assisted") for r in rows):
+        notes.append(f"{ORACLE_MARK.strip()} oracle-assisted: the evaluator decided when to start another trial.")
+    return Table("trial_stats", "Trials: actions and plan revisions", header_, body, notes)
+
+
 TABLES: list[Callable[[dict[str, Any]], Table | None]] = [success_table, budget_table, role_table, trial_table]
+TABLES.append(trial_stats_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:
