@@ -208,6 +208,7 @@ def test_every_branch_failing_restarts_from_the_initial_state_until_the_action_c
 # -- a state-changing task is pristine again after a failed trial -----------------------------------------------
 
 KETTLE = "Hamilton Beach Stainless Steel Electric Kettle"
+KETTLE_PAGE = "hamilton-beach-stainless-steel-electric-kettle-1-7-liter-auto-shut-off-and-boil-dry-protection.html"
 
 
 def test_a_failed_trial_of_a_state_changing_task_leaves_the_site_pristine():
@@ -232,6 +233,55 @@ def test_a_failed_trial_of_a_state_changing_task_leaves_the_site_pristine():
     wish_list = aligns[3].split("Screen 2:")[1]  # trial 2 opens the wish list: the kettle is not there
     assert "RootWebArea 'My Wish List'" in wish_list and KETTLE not in wish_list and "(3 items)" in wish_list
     assert traj.trials[1]["notes"]["site_data"].startswith("pristine again")
+
+
+# -- a real WebArena id: a new trial cannot undo what the last one changed on the sites --------------------------
+
+
+@pytest.fixture
+def shop_as_real_webarena(monkeypatch):
+    """The local shop served as if it were the self-hosted WebArena shop (``WA_SHOPPING``): a real task id then
+    runs against sites nobody resets, exactly like the real containers."""
+    from envs.local.launcher import LocalSites
+
+    sites = LocalSites(["shopping"])
+    try:
+        monkeypatch.setenv("WA_SHOPPING", sites.urls["shopping"])
+        yield sites.urls["shopping"]
+    finally:
+        sites.close()
+
+
+def nth_call(first: str, then: str):
+    seen = iter(range(1000))
+    return lambda messages: first if next(seen) == 0 else then
+
+
+def test_on_real_webarena_a_new_trial_keeps_the_sites_changes(shop_as_real_webarena):
+    kettle = f"{shop_as_real_webarena}/{KETTLE_PAGE}"
+    script = {
+        "plan": ["1. Open the kettle's page.\n2. Add it to the wish list.", "1. Look at the wish list count."],
+        "action": [f"goto [{kettle}]", click("Add to Wish List", "button"), "scroll [down]"],
+        "remedy": Script.forever(
+            lambda m: ("scroll [up]", "scroll [down]")[sum(x["role"] == "assistant" for x in m) % 2]
+        ),
+        "align": Script.forever(nth_call(YES.format("open the kettle"), NO.format("do something that does not help"))),
+        "task_check": ["NO"],
+        "subtask_check": ["YES"],
+        "answer": ["###Answer I do not know."],
+        "summarize": Script.forever(keep_elements),
+    }
+    policy = make_policy("devils_advocate", script=Script(script), max_trials=2)
+    traj = run_episode("webarena/47", policy)  # a real WebArena task id (its own goal does not matter here)
+    assert traj.err_msg is None, traj.stack_trace
+    assert len(traj.trials) == 2 and [t["method"] for t in traj.trials] == ["partial", "partial"]
+    restore = next(c for s in traj.steps for c in s.handle_calls if c["op"] == "restore")
+    assert restore["info"]["restore_method"] == "reset"
+    notes = traj.trials[1]["notes"]
+    assert notes["restore_method"] == "reset" and notes["site_data"].startswith("not restored: real WebArena")
+    assert "site data not restored" in traj.trials[1]["outcome"]
+    revision = calls(traj, "plan")[1]["messages"][-1]["content"].split("What the starting screen shows:")[1]
+    assert "(4 items)" in revision  # trial 1's wish-list addition is still there when trial 2 starts
 
 
 # -- failures and a study ---------------------------------------------------------------------------------------
