@@ -225,6 +225,14 @@ def test_history_is_numbered_with_a_heading_per_trial_once_there_are_several():
     assert T.render_history([]) == "None yet."
 
 
+def test_plan_revision_reviews_the_notes_after_the_history():
+    history = "1. The action is to open the orders."
+    assert T.render_review(history, []) == history
+    assert T.render_review(history, ["Order 195 was cancelled"]) == (
+        f"{history}\n\nThe notes written down along the way:\n1. Order 195 was cancelled"
+    )
+
+
 # -- reply readers ---------------------------------------------------------------------------------------
 
 GRAMMAR = T.PROMPT_COMMANDS + T.UNLISTED_COMMANDS

@@ -10,6 +10,8 @@ every id it answers with is the one the browser has.
   prompt holds the failed plans; the 30-action cap ends the episode across trials (a clean failure);
 * task 91 (add to wish list): the right click is misjudged, the trial fails, and the restart leaves the
   site pristine again (the report-only verdicts: 1 after trial 1, 0 at the end);
+* a real WebArena id (the local shop served as ``WA_SHOPPING``): a new trial keeps what the last one
+  changed on the sites, and the trajectory says so;
 * a provider outage ends the episode cleanly; a study next to ReAct reports the trial curve and Table 1.
 """
 

@@ -457,7 +457,7 @@ class DevilsAdvocatePolicy(Policy):
                 start_screen=start_screen,
                 task=self.task.goal,  # type: ignore[union-attr]
                 failed_plans=T.render_failures(self.failures),
-                history=self._history(None, empty="None: this is the first trial."),
+                history=T.render_review(self._history(None, empty="None: this is the first trial."), self.notes),
             )
 
         messages = self._messages("plan", prompt, start_screen=screen.text)

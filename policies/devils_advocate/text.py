@@ -86,6 +86,12 @@ def render_failures(failures: Sequence[tuple[int, Sequence[str], str]]) -> str:
     )
 
 
+def render_review(history: str, notes: Sequence[str]) -> str:
+    """The plan revision's ``{HISTORY}``: the executed actions, then the notes (card §7.1: the review is of
+    the actions executed and the notes taken)."""
+    return history + ("\n\n" + texts()["review_notes"].format(notes=numbered(notes, "")) if notes else "")
+
+
 def render_sites(site_urls: Mapping[str, str], intros: Mapping[str, str]) -> str:
     return "\n".join(f"- {intros.get(site, site)}: {url}" for site, url in site_urls.items()) or "- (none given)"
 
