@@ -205,6 +205,9 @@ def test_every_branch_failing_restarts_from_the_initial_state_until_the_action_c
             assert f"The plan of trial {j}" in earlier and f"menu item number {j}." in earlier
     last = traj.trials[-1]["notes"]
     assert last["restore_method"] == "reset" and last["site_data"].startswith("pristine again")
+    # Home and category pages together exceed the 8k context: each distinct page is summarised once, for all trials.
+    assert len(calls(traj, "summarize")) == 6  # the home page and the five categories
+    assert all("InlineTextBox" not in c["messages"][-1]["content"] for c in calls(traj, "align"))
 
 
 # -- a state-changing task is pristine again after a failed trial -----------------------------------------------
