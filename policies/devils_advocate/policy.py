@@ -209,6 +209,11 @@ class DevilsAdvocatePolicy(Policy):
     def search_tree(self) -> SearchTree | None:
         return self.tree
 
+    @property
+    def goal(self) -> str:
+        assert self.task is not None, "reset() first"
+        return self.task.goal
+
     # -- the loop of Alg. 1, one executed action per decision ---------------------------------------
 
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
@@ -246,8 +251,9 @@ class DevilsAdvocatePolicy(Policy):
             entry = self._backtrack(entry, handle)  # line 6
             self.actions += 1
             self.trial_actions += 1
-            if T.command_name(entry.action or "") == T.NOTE:  # runs here: nothing reaches the browser
-                self.notes.append(entry.action[len(T.NOTE) :].strip()[1:-1])  # type: ignore[index]
+            action = entry.action or ""
+            if T.command_name(action) == T.NOTE:  # runs here: nothing reaches the browser
+                self.notes.append(action[len(T.NOTE) :].strip()[1:-1])
                 decision = self._judge(entry, None, handle)
                 if decision is not None:
                     return decision
@@ -304,7 +310,7 @@ class DevilsAdvocatePolicy(Policy):
         node.llm_calls = 1
         if not verdict:  # line 9 said NO: nothing is pushed, the next pop backtracks
             return None
-        if self._met("task_check", self.task.goal):  # type: ignore[union-attr]  # line 11: early stop
+        if self._met("task_check", self.goal):  # line 11: early stop
             node.status = "terminal"
             return self._finish(handle)
         if self._met("subtask_check", step):  # line 12
@@ -326,7 +332,7 @@ class DevilsAdvocatePolicy(Policy):
         def prompt(observation: str) -> str:
             return T.action_prompt(
                 sites=self.sites,
-                task=self.task.goal,  # type: ignore[union-attr]
+                task=self.goal,
                 plan=T.numbered(self.plan, ""),
                 history=self._history(screen),
                 step=self.plan[i],
@@ -447,7 +453,6 @@ class DevilsAdvocatePolicy(Policy):
 
     def _make_plan(self, screen: Screen) -> list[str]:
         """G_plan (Eq. 1; Eq. 10 on later trials, with the failed plans and the whole history)."""
-        assert self.task is not None
 
         def prompt(start_screen: str) -> str:
             return T.plan_prompt(
@@ -455,7 +460,7 @@ class DevilsAdvocatePolicy(Policy):
                 website=self.website,
                 instructions=self.instructions,
                 start_screen=start_screen,
-                task=self.task.goal,  # type: ignore[union-attr]
+                task=self.goal,
                 failed_plans=T.render_failures(self.failures),
                 history=T.render_review(self._history(None, empty="None: this is the first trial."), self.notes),
             )
@@ -474,7 +479,7 @@ class DevilsAdvocatePolicy(Policy):
                         {"role": "user", "content": T.reask_plan(str(error))},
                     ]
         self.counts["plan_fallbacks"] += 1
-        return [self.task.goal]  # no usable plan: the task itself is the one subtask
+        return [self.goal]  # no usable plan: the task itself is the one subtask
 
     def _plan_failed(self, handle: EnvHandle) -> Decision | None:
         why = "every action and remedy on the stack was tried without completing the task"
@@ -553,7 +558,7 @@ class DevilsAdvocatePolicy(Policy):
 
         def prompt(observation: str) -> str:
             return T.answer_prompt(
-                task=self.task.goal,  # type: ignore[union-attr]
+                task=self.goal,
                 history=self._history(screen),
                 notes=T.numbered(self.notes, "None."),
                 observation=observation,
@@ -601,11 +606,11 @@ class DevilsAdvocatePolicy(Policy):
         episode; a tree too long even for the summariser is cut to fit first."""
         key = _normalise(observation)
         if key not in self.summaries:
-            assert self.task is not None and self.context_tokens is not None
-            frame = [{"role": "user", "content": T.summary_prompt(task=self.task.goal, observation="")}]
+            assert self.context_tokens is not None
+            frame = [{"role": "user", "content": T.summary_prompt(task=self.goal, observation="")}]
             room = max(1, self.context_tokens - self._tokens("summarize", frame))
             tree = truncate_tokens(observation, room, self.llm.model_for("summarize"))
-            prompt = T.summary_prompt(task=self.task.goal, observation=tree)
+            prompt = T.summary_prompt(task=self.goal, observation=tree)
             reply = self.llm.complete("summarize", [{"role": "user", "content": prompt}]).text.strip()
             self.counts["summaries"] += 1
             self.summaries[key] = reply or tree
