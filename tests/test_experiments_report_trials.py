@@ -41,6 +41,7 @@ def test_table_1_and_the_trial_curve(tmp_path):
         result("da", "webarena/local.1", [0.0, 1.0], [3, 1]),
         result("da", "webarena/local.2", [1.0], [7]),
         result("da", "webarena/local.3", [0.0, 0.0, 0.0], [4, 4, 2]),
+        result("da", "webarena/local.4", [1.0, 0.0], [2, 2]),  # a misjudged success, undone by the restart
         result("da oracle", "webarena/5", [0.0, 1.0], [6, 2], oracle_assisted=True),
         result("react", "webarena/local.1", [], []),
     ]
@@ -48,15 +49,15 @@ def test_table_1_and_the_trial_curve(tmp_path):
     tables = {t.name: t for t in all_tables(summarize(root))}
     stats = tables["trial_stats"]
     assert stats.header == ["Policy", "Actions in first trial", "Actions in last trial", "Plan revisions", "Episodes"]
-    assert stats.rows == [["da", "4.67", "3.33", "1.00", "3"], ["da oracle †", "6.00", "2.00", "1.00", "1"]]
+    assert stats.rows == [["da", "4.00", "3.00", "1.00", "4"], ["da oracle †", "6.00", "2.00", "1.00", "1"]]
     restart = next(n for n in stats.notes if n.startswith("A new trial"))
     assert "(1 episode(s) of this study restarted trials on real WebArena)" in restart
     assert any("oracle-assisted" in n for n in stats.notes)
     curve = tables["trials"]
-    assert curve.rows[0] == ["da", "33.3", "66.7", "66.7"] and curve.rows[1][0] == "da oracle †"
+    assert curve.rows[0] == ["da", "50.0", "50.0", "50.0"] and curve.rows[1][0] == "da oracle †"  # not best-of-k
     report = build_report(root)
     assert (report / "success_after_trial.png").stat().st_size > 0
-    assert (report / "trial_stats.csv").read_text().splitlines()[1] == "da,4.67,3.33,1.00,3"
+    assert (report / "trial_stats.csv").read_text().splitlines()[1] == "da,4.00,3.00,1.00,4"
 
 
 def test_no_trial_tables_or_plot_for_single_trial_methods(tmp_path):

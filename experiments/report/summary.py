@@ -66,14 +66,17 @@ def _roles(results: list[EpisodeResult]) -> dict[str, dict[str, float]]:
 
 
 def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
-    """Success rate after k trials (k = 1, 2, ...): the share of episodes solved in one of their first k
-    trials, by the loop's report-only verdicts (Devil's Advocate's Fig. 6); [] for single-trial methods."""
+    """Success rate after k trials (k = 1, 2, ...): the share of episodes whose latest trial up to k was
+    scored a success by the loop's report-only verdicts (an episode that ended earlier keeps its last
+    verdict); [] for single-trial methods. Not best-of-k: a later trial can undo an earlier success (a
+    state-changing task the agent judged unfinished, then restarted), so the curve may drop, as the
+    paper's curves do (Devil's Advocate, Fig. 6), and its last point is the episodes' final verdict."""
     if not any(r.trial_scores for r in results):
         return []
     longest = max(len(r.trial_scores) for r in results)
     curve = []
     for k in range(1, longest + 1):
-        solved = sum(1 for r in results if any((s or 0.0) >= 1.0 for s in r.trial_scores[:k]))
+        solved = sum(1 for r in results if r.trial_scores and (r.trial_scores[:k][-1] or 0.0) >= 1.0)
         curve.append(solved / len(results))
     return curve
 

@@ -143,8 +143,9 @@ def trial_table(summary: dict[str, Any]) -> Table | None:
     body = [[p] + [f"{100 * c[min(k, len(c) - 1)]:.1f}" for k in range(longest)] for p, c in curves.items()]
     header_ = ["Policy"] + [f"after trial {k + 1}" for k in range(longest)]
     note = (
-        "Success in % of episodes solved within the first k trials, each trial's answer scored by the evaluator "
-        "for this table only (the policy never saw these verdicts unless it is marked oracle-assisted)."
+        "Success in % of episodes whose latest trial up to k was a success (an episode that stopped earlier keeps "
+        "its last verdict), each trial's end state and answer scored by the evaluator for this table only (the "
+        "policy never saw these verdicts unless it is marked oracle-assisted)."
     )
     return Table("trials", "Success after each trial", header_, body, [note])
 
