@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from envs.registration import is_local
 from experiments.store import EpisodeResult, StudyStore
 
 SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite")
@@ -81,9 +82,6 @@ def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     return curve
 
 
-LOCAL_ENV_PREFIX = "webarena/local."
-
-
 def _trial_stats(results: list[EpisodeResult]) -> dict[str, float]:
     """Devil's Advocate's Table 1 over the episodes that ran trials: mean actions in the first and in the
     last trial, mean plan revisions (trials after the first), and how many episodes restarted a trial on
@@ -97,9 +95,7 @@ def _trial_stats(results: list[EpisodeResult]) -> dict[str, float]:
         "actions_first_trial": sum(r.trial_actions[0] for r in tried) / n,
         "actions_last_trial": sum(r.trial_actions[-1] for r in tried) / n,
         "plan_revisions": sum(len(r.trial_actions) - 1 for r in tried) / n,
-        "real_site_restarts": sum(
-            1 for r in tried if len(r.trial_actions) > 1 and not r.env_id.startswith(LOCAL_ENV_PREFIX)
-        ),
+        "real_site_restarts": sum(1 for r in tried if len(r.trial_actions) > 1 and not is_local(r.env_id)),
     }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from envs.registration import is_local
 from llm import CallSettings, Message
 from llm.tokens import count_message_tokens
 from policies.base import Decision, EnvHandle, Info, Obs, Policy, TaskSpec, build_llm, register_policy
@@ -21,7 +22,6 @@ HISTORY_MODES = ("append_all", "branch_only")
 RETRY_TRIGGERS = ("self", "oracle")
 CAP_SCOPES = ("task", "trial")
 PLAN_EXHAUSTED = ("backtrack", "end_trial")
-LOCAL_PREFIX = "webarena/local."  # the embedded suite: a reset restores its pristine site data
 
 
 def _normalise(text: str) -> str:
@@ -447,7 +447,7 @@ class DevilsAdvocatePolicy(Policy):
     def _site_data(self, restored: Info | None) -> str:
         if restored is None:
             return "as the episode's reset left it"
-        if self.task is not None and self.task.env_id.startswith(LOCAL_PREFIX):
+        if self.task is not None and is_local(self.task.env_id):
             return "pristine again (the local suite resets its site data)"
         return "not restored: real WebArena sites keep what earlier trials changed on the server"
 
