@@ -62,6 +62,8 @@ class Entry:
 
 @dataclass
 class TrialRecord:
+    """One trial as the policy's state and the trajectory's trial notes record it."""
+
     index: int  # 1-based
     plan: list[str]
     restore_method: str | None  # how the trial began: None for the first, else the restore's method
