@@ -359,8 +359,8 @@ def test_a_local_stop_is_delivered_after_the_collation_unless_it_overrides():
     assert got.action == "stop [books]" and got.parsed["calls"][-1] == "global_planner.collation"
     assert "The local agent's answer: books" in got.llm_calls[-1].messages[-1]["content"]
     assert policy.state()["finished"] | {"collation": ""} == {
-        "reason": "the local agent issued stop", "forced": False, "answer": "books", "local_answer": "books",
-        "collation_answer": "books, boston", "collation": "",
+        "reason": "the local agent issued stop", "end": "answer", "forced": False, "answer": "books",
+        "local_answer": "books", "collation_answer": "books, boston", "collation": "",
     }  # fmt: skip
     assert run(collation_overrides_answer=True)[1].action == "stop [books, boston]"
 
@@ -386,7 +386,8 @@ def test_force_stop_ends_the_dialogue_with_the_collation_after_fs_limit_exchange
     state = policy.state()
     assert (state["counters"]["exchanges"], state["counters"]["global_replans"]) == (11, 3)
     assert state["finished"]["reason"] == "force stop: 11 exchanges between the agents (limit 10)"
-    assert state["finished"]["forced"] is True
+    assert state["finished"]["forced"] is True and state["finished"]["end"] == "force stop"
+    assert (state["counters"]["force_stops"], state["counters"]["early_stops"]) == (1, 0)
 
 
 def test_without_force_stop_the_round_limit_ends_the_episode_webarena_style():
@@ -395,6 +396,7 @@ def test_without_force_stop_the_round_limit_ends_the_episode_webarena_style():
     assert got[-1].parsed["calls"] == ["local_agent.pass_check"]  # the request: no decide after the limit
     assert got[-1].action == "stop [Early stop: round limit: 21 exchanges between the agents (limit 20)]"
     assert "global_planner.collation" not in policy.state()["calls"]
+    assert (policy.state()["counters"]["force_stops"], policy.state()["counters"]["early_stops"]) == (0, 1)
 
 
 @pytest.mark.parametrize("name", ["coact", "coact_fs"])

@@ -87,7 +87,8 @@ class CoActState:
     local_revisions: int = 0
     phase_revisions: dict[int, int] = field(default_factory=dict)  # phase index -> revisions (this plan)
     global_replans: int = 0
-    parse_failures: int = 0  # malformed answers in a row
+    parse_failures: int = 0  # malformed answers in a row (WebArena's early stop)
+    malformed: int = 0  # malformed answers in the whole episode
     knowledge: list[str] = field(default_factory=list)
     search_error: str | None = None
     finished: dict[str, Any] | None = None
@@ -99,8 +100,10 @@ class CoActState:
             "exchanges": self.exchanges,
             "local_revisions": self.local_revisions,
             "global_replans": self.global_replans,
-            "parse_failures": self.parse_failures,
             "llm_calls": len(self.calls),
+            "malformed_answers": self.malformed,
+            "force_stops": int((self.finished or {}).get("end") == "force stop"),
+            "early_stops": int((self.finished or {}).get("end") == "early stop"),
         }
 
 
@@ -247,6 +250,7 @@ class CoActPolicy(Policy):
             "exec_log": [asdict(e) for e in s.exec_log],
             "exception": s.exception,
             "counters": s.counters(),
+            "parse_failures": s.parse_failures,
             "phase_revisions": {str(k + 1): v for k, v in s.phase_revisions.items()},
             "calls": [f"{c['agent']}.{c['call']}" for c in s.calls],
             "outcomes": s.outcomes,
@@ -384,7 +388,8 @@ class CoActPolicy(Policy):
                 answer = final or "N/A"
         answer = " ".join(answer.split())
         s.mode = DONE
-        s.finished = {"reason": reason, "forced": forced, "answer": answer, "local_answer": la_answer}
+        end = "answer" if not forced else "force stop" if self.force_stop else "early stop"
+        s.finished = {"reason": reason, "end": end, "forced": forced, "answer": answer, "local_answer": la_answer}
         s.finished |= {"collation_answer": final, "collation": summary}
         action = f"stop [{answer}]"
         s.history.append(Executed(action, s.plan_version, s.phase + 1))
@@ -414,6 +419,7 @@ class CoActPolicy(Policy):
                 value = parse(completion.text)
             except MalformedOutput as exc:
                 s.parse_failures += 1
+                s.malformed += 1
                 trace["malformed"].append(str(exc))
                 if self.parse_failure_th and s.parse_failures >= self.parse_failure_th:
                     break  # WebArena's early stop follows; no point in asking again
