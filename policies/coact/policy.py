@@ -436,7 +436,11 @@ class CoActPolicy(Policy):
         trace["failure_path"] = True
         return None
 
-    def _messages(self, role: str, system: str, obs: Obs, objective: str, sections, shots: bool = False):
+    def _messages(
+        self, role: str, system: str, obs: Obs, objective: str, sections: Sequence[tuple[str, str]], shots: bool = False
+    ) -> list[Message]:
+        """System message, the local plan's examples when ``shots``, then the template and ``sections``
+        over the observation cut to ``max_obs_tokens`` tokens of the role's model (§2.1)."""
         observation = truncate_tokens(str(obs.get("text") or ""), self.max_obs_tokens, self.llm.model_for(role))
         user = user_content(observation, str(obs.get("url", "")), objective, self.s.previous_action, sections)
         return [
