@@ -193,6 +193,12 @@ class CoActPolicy(Policy):
     # -- configuration and state -----------------------------------------------------------------------
 
     @property
+    def spec(self) -> TaskSpec:
+        """The task of the episode under way."""
+        assert self.task is not None, "reset() first"
+        return self.task
+
+    @property
     def actions(self) -> tuple[str, ...]:
         """The page operations the local agent may plan: the task's enabled commands, stop included,
         in WebArena's prompt order; ``actions=`` given at construction wins (as for ReAct)."""
@@ -262,7 +268,6 @@ class CoActPolicy(Policy):
     # -- acting ----------------------------------------------------------------------------------------
 
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
-        assert self.task is not None, "reset() first"
         s = self.s
         s.decisions += 1
         first_call = len(s.calls)
@@ -337,8 +342,8 @@ class CoActPolicy(Policy):
             return f"force stop: {s.exchanges} exchanges between the agents (limit {self.fs_limit})"
         if s.exchanges > self.max_rounds:
             return f"round limit: {s.exchanges} exchanges between the agents (limit {self.max_rounds})"
-        if self.force_stop and s.decisions >= self.task.budget.decisions:
-            return f"force stop: the last of the {self.task.budget.decisions} steps of the budget"
+        if self.force_stop and s.decisions >= self.spec.budget.decisions:
+            return f"force stop: the last of the {self.spec.budget.decisions} steps of the budget"
         return None
 
     def _send(self, action: str, obs: Obs, calls: list[LLMCall], first_call: int) -> Decision:
@@ -410,7 +415,14 @@ class CoActPolicy(Policy):
         (the caller takes the card's failure path). Every answer is traced."""
         s = self.s
         agent = "global" if role == GLOBAL else "local"
-        trace = {"agent": role, "call": call, "plan_version": s.plan_version, "phase": s.phase + 1, "malformed": []}
+        malformed: list[str] = []
+        trace = {
+            "agent": role,
+            "call": call,
+            "plan_version": s.plan_version,
+            "phase": s.phase + 1,
+            "malformed": malformed,
+        }
         s.calls.append(trace)
         for attempt in range(self.max_reasks + 1):
             completion = self.llm.complete(role, messages)
@@ -420,7 +432,7 @@ class CoActPolicy(Policy):
             except MalformedOutput as exc:
                 s.parse_failures += 1
                 s.malformed += 1
-                trace["malformed"].append(str(exc))
+                malformed.append(str(exc))
                 if self.parse_failure_th and s.parse_failures >= self.parse_failure_th:
                     break  # WebArena's early stop follows; no point in asking again
                 messages = [
@@ -432,7 +444,7 @@ class CoActPolicy(Policy):
             s.parse_failures = 0
             trace["reasks"] = attempt
             return value
-        trace["reasks"] = len(trace["malformed"]) - 1
+        trace["reasks"] = len(malformed) - 1
         trace["failure_path"] = True
         return None
 
@@ -462,10 +474,10 @@ class CoActPolicy(Policy):
         knowledge = self._knowledge(obs)
         if knowledge:
             sections.append(("SEARCH KNOWLEDGE", "\n".join(f"- {k}" for k in knowledge)))
-        messages = self._messages(GLOBAL, global_system(call), obs, self.task.goal, sections)
+        messages = self._messages(GLOBAL, global_system(call), obs, self.spec.goal, sections)
         phases = self._ask(GLOBAL, call, messages, parse_global_plan, "reask_plan", calls)
         if phases is None:
-            phases = [Phase(self.task.goal, "the task is completed")]
+            phases = [Phase(self.spec.goal, "the task is completed")]
         s.calls[-1]["phases"] = len(phases)
         return phases
 
@@ -474,7 +486,7 @@ class CoActPolicy(Policy):
         action line becomes an execution exception (the card's failure path for plan lines)."""
         s = self.s
         phase = s.plan[s.phase]
-        sections = [("OVERALL TASK", self.task.goal), ("EXPECTED STATE", phase.expected_state)]
+        sections = [("OVERALL TASK", self.spec.goal), ("EXPECTED STATE", phase.expected_state)]
         reasons = ""
         if call != "local_plan":
             reasons = s.la_reasons if call == "revise" else s.gp_reasons
@@ -507,7 +519,7 @@ class CoActPolicy(Policy):
         s = self.s
         phase = s.plan[s.phase]
         allowed = ("move", "revise", "request") if call == CHECK_PASS else ("revise", "request")
-        sections = [("OVERALL TASK", self.task.goal), ("EXPECTED STATE", phase.expected_state)]
+        sections = [("OVERALL TASK", self.spec.goal), ("EXPECTED STATE", phase.expected_state)]
         sections += [("LOCAL PLAN", render_local_plan(s.local_plan)), self._results_section()]
         messages = self._messages(LOCAL, local_system(call, self.actions), obs, phase.subtask, sections)
         read = partial(parse_decision, allowed=allowed, words=CHECK_WORDS)
@@ -536,7 +548,7 @@ class CoActPolicy(Policy):
             ("CURRENT GLOBAL PLAN", render_global_plan(s.plan)),
             ("CURRENT PHASE", f"{s.phase + 1} of {len(s.plan)}: {s.plan[s.phase].subtask}"),
         ]
-        messages = self._messages(GLOBAL, global_system("decide", s.la_reasons), obs, self.task.goal, sections)
+        messages = self._messages(GLOBAL, global_system("decide", s.la_reasons), obs, self.spec.goal, sections)
         parsed = self._ask(
             GLOBAL,
             "decide",
@@ -565,7 +577,7 @@ class CoActPolicy(Policy):
             ("GLOBAL PLAN", render_global_plan(s.plan)),
             ("EXECUTION SUMMARY", self._summary(reason, la_answer)),
         ]
-        messages = self._messages(GLOBAL, global_system("collation"), obs, self.task.goal, sections)
+        messages = self._messages(GLOBAL, global_system("collation"), obs, self.spec.goal, sections)
         parsed = self._ask(GLOBAL, "collation", messages, parse_collation, "reask_collation", calls)
         summary, final = parsed or ("", None)
         s.calls[-1]["answer"] = final
@@ -600,7 +612,7 @@ class CoActPolicy(Policy):
         if not self.search_step or self.search is None:
             return []
         try:
-            found = self.search(self.task.goal, str(obs.get("url", "")))
+            found = self.search(self.spec.goal, str(obs.get("url", "")))
         except Exception as exc:  # a broken search function must not end the episode
             s.search_error = f"{type(exc).__name__}: {exc}"
             return []

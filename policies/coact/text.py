@@ -82,7 +82,7 @@ def global_system(call: str, reasons: str = "") -> str:
 def local_system(call: str, actions: Sequence[str], reasons: str = "") -> str:
     """Intro of the local agent (listing the enabled page operations) + the instructions of ``call``."""
     t = texts("local")
-    intro = t["intro"].format(actions=render_actions(actions))
+    intro = t["intro"].format(actions=render_actions(tuple(actions)))
     return intro + "\n\n" + t[call].format(plan_format=t["plan_format"], reasons=reasons.strip() or "(none given)")
 
 
@@ -245,9 +245,7 @@ def parse_decision(text: str, allowed: Sequence[str], words: dict[str, str]) -> 
     if not line:
         raise MalformedOutput("it has no 'Action:' line")
     value = re.sub(r"[\[\]`'\"“”‘’*.,!]", " ", line.group(1)).lower().split()
-    decision = None
-    if value:
-        decision = words.get(" ".join(value)) or words.get(value[0])
+    decision = (words.get(" ".join(value)) or words.get(value[0]) or "") if value else ""
     if decision not in allowed:
         shown = " ".join(value) or "(empty)"
         raise MalformedOutput(f"the decision {shown!r} is not one of {', '.join(allowed)}")
