@@ -117,6 +117,7 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         trial_scores=[t["score"] for t in traj.trials],
         trial_actions=trial_actions(traj.trials),
         role_calls=traj.role_stats(),
+        policy_counters=_policy_counters(traj.final_policy_state),
         err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
     )
@@ -132,6 +133,15 @@ def trial_actions(trials: list[dict[str, Any]]) -> list[int]:
         counts.append(own if isinstance(own, int) else used - before)
         before = used
     return counts
+
+
+def _policy_counters(state: Any) -> dict[str, float]:
+    """The numeric counters a policy reports in its final ``state()["counters"]`` (CoAct's exchanges,
+    re-plans ...), for the report's counter table; anything else there is left out."""
+    counters = state.get("counters") if isinstance(state, dict) else None
+    if not isinstance(counters, dict):
+        return {}
+    return {str(k): float(v) for k, v in counters.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
 def _git_revision() -> str | None:

@@ -66,6 +66,16 @@ def _roles(results: list[EpisodeResult]) -> dict[str, dict[str, float]]:
     return {role: {key: value / n for key, value in stats.items()} for role, stats in totals.items()}
 
 
+def _policy_counters(results: list[EpisodeResult]) -> dict[str, float]:
+    """Each counter the policy reports (``EpisodeResult.policy_counters``), per task."""
+    totals: dict[str, float] = {}
+    for r in results:
+        for key, value in r.policy_counters.items():
+            totals[key] = totals.get(key, 0.0) + value
+    n = len(results) or 1
+    return {key: value / n for key, value in totals.items()}
+
+
 def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     """Success rate after k trials (k = 1, 2, ...): the share of episodes whose latest trial up to k was
     scored a success by the loop's report-only verdicts (an episode that ended earlier keeps its last
@@ -131,6 +141,7 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "roles": _roles(mine),
                 "success_after_trial": _success_after_trial(mine),
                 "trial_stats": _trial_stats(mine),
+                "policy_counters": _policy_counters(mine),
             }
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}

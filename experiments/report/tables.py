@@ -191,6 +191,26 @@ TABLES: list[Callable[[dict[str, Any]], Table | None]] = [success_table, budget_
 TABLES.append(trial_stats_table)
 
 
+def counter_table(summary: dict[str, Any]) -> Table | None:
+    """The counters policies report about their own reasoning (CoAct: exchanges between its agents, local
+    revisions, global re-plans, force stops ...), per task; one row per policy that reports any."""
+    rows = [r for r in summary["rows"] if r.get("policy_counters")]
+    if not rows:
+        return None
+    keys = list(dict.fromkeys(k for r in rows for k in r["policy_counters"]))
+    body = [[r["policy"]] + [_count(r["policy_counters"].get(k)) for k in keys] for r in rows]
+    header_ = ["Policy"] + [k.replace("_", " ").capitalize() + "/task" for k in keys]
+    note = "Counters the policies keep in their reasoning state (their own definitions, see docs/methods/), per task."
+    return Table("policy_counters", "Policy counters", header_, body, [note])
+
+
+def _count(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+TABLES.append(counter_table)
+
+
 def all_tables(summary: dict[str, Any]) -> list[Table]:
     """The tables this study has something to show in, success first."""
     return [table for make in TABLES if (table := make(summary)) is not None]
