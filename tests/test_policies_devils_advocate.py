@@ -360,7 +360,8 @@ def scrolled_then_wrong_click() -> dict[str, Any]:
 
 
 def test_remedies_pop_in_lifo_order_after_going_back_and_mapping_the_element():
-    run = drive(policy(scrolled_then_wrong_click()))
+    agent = policy(scrolled_then_wrong_click())
+    run = drive(agent)
     assert run.actions == ["scroll [down]", "click [2]", "click [3]", "click [1]", "stop [The orders page is open.]"]
     assert [d.parsed.get("origin") for d in run.decisions[:4]] == ["first attempt", "first attempt", "remedy 2",
                                                                    "remedy 1"]  # fmt: skip
@@ -377,6 +378,8 @@ def test_remedies_pop_in_lifo_order_after_going_back_and_mapping_the_element():
     assert "(scrolled down)" not in run.prompts["element_map"][0].split("On the next screen")[1]
     ended = run.ops("end_trial")
     assert len(ended) == 1 and ended[0][1]["answer"] == "The orders page is open." and ended[0][1]["actions"] == 4
+    counters = agent.state()["counters"]
+    assert (counters["backtracks"], counters["element_maps"], counters["summaries"]) == (2, 2, 0)
 
 
 def test_no_mapping_when_the_page_comes_back_the_same():
@@ -587,7 +590,7 @@ def test_remedy_modes_chain_or_restart_the_follow_up_conversation():
     drive(independent)
     for p, lengths in ((chained, [3, 5, 7]), (independent, [3, 3, 3])):
         assert [len(c.messages) for c in p.llm.log if c.role == "remedy"] == lengths
-    assert chained.state()["counts"]["remedies_dropped"] == 1  # "click [1]" repeats the first attempt
+    assert chained.state()["counters"]["remedies_dropped"] == 1  # "click [1]" repeats the first attempt
 
 
 def test_unusable_replies_everywhere_end_cleanly_with_an_answer():
@@ -598,7 +601,7 @@ def test_unusable_replies_everywhere_end_cleanly_with_an_answer():
     assert run.actions == ["stop [I am not sure what you mean.]"]
     assert run.handle.restores == 1 and len(run.ops("end_trial")) == 2
     state = p.state()
-    assert state["plan"] == ["Open my most recent cancelled order"] and state["counts"]["plan_fallbacks"] == 2
+    assert state["plan"] == ["Open my most recent cancelled order"] and state["counters"]["plan_fallbacks"] == 2
     reasks = [c for c in p.llm.log if c.role == "action"]
     assert "for example `click [1]`" in reasks[-1].messages[-1]["content"]  # a concrete example from the page
 

@@ -160,6 +160,8 @@ def test_a_wrong_click_backtracks_maps_the_element_and_pops_remedies_lifo(tmp_pa
     assert [n["status"] for n in tree["nodes"] if n["label"].startswith("click")][-3:] == [
         "failed", "failed", "terminal",
     ]  # fmt: skip
+    counters = traj.final_policy_state["counters"]
+    assert (counters["backtracks"], counters["element_maps"]) == (2, 2)
     saved = json.loads((tmp_path / "trajectory.json").read_text())
     assert saved["policy"]["config"]["retry_on"] == "self" and saved["oracle_assisted"] is False
 
@@ -335,6 +337,9 @@ def test_a_study_next_to_react_reports_success_per_trial_and_table_1(tmp_path):
     stats = (report / "trial_stats.csv").read_text().splitlines()
     assert stats[1] == "devils_advocate [scripted],3.00,1.00,1.00,1"
     assert (report / "success_after_trial.png").stat().st_size > 0
+    counters = (report / "policy_counters.csv").read_text().splitlines()
+    assert counters[0].startswith("Policy,Backtracks/task,Element maps/task")
+    assert counters[1].startswith("devils_advocate [scripted],2.00,0.00")  # trial 1's two remedies, same page
     summary = (report / "summary.md").read_text()
     assert "Trials: actions and plan revisions" in summary and "sites keep what earlier trials changed" in summary
     assert "success_after_trial.png" in Path(report / "index.html").read_text()

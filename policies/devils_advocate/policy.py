@@ -22,6 +22,14 @@ HISTORY_MODES = ("append_all", "branch_only")
 RETRY_TRIGGERS = ("self", "oracle")
 CAP_SCOPES = ("task", "trial")
 PLAN_EXHAUSTED = ("backtrack", "end_trial")
+ALWAYS_COUNTED = (
+    "backtracks",
+    "element_maps",
+    "summaries",
+    "remedies_dropped",
+    "unusable_replies",
+    "ambiguous_verdicts",
+)
 
 
 def _normalise(text: str) -> str:
@@ -151,7 +159,8 @@ class DevilsAdvocatePolicy(Policy):
         self.actions = 0  # executed actions over all trials, note_down included (card §12)
         self.trial_actions = 0
         self.summaries: dict[str, str] = {}
-        self.counts: Counter[str] = Counter()
+        # Always present (0 until they happen), so every run's report has the same columns.
+        self.counters: Counter[str] = Counter(dict.fromkeys(ALWAYS_COUNTED, 0))
         self.tree: SearchTree | None = None
 
     # -- configuration -----------------------------------------------------------------------------
@@ -205,7 +214,7 @@ class DevilsAdvocatePolicy(Policy):
             "trial_actions": self.trial_actions,
             "cap": self.cap,
             "trials": [asdict(t) for t in self.trials],
-            "counts": dict(self.counts),
+            "counters": dict(self.counters),  # the report's policy counters table shows these per task
         }
 
     def search_tree(self) -> SearchTree | None:
@@ -301,10 +310,10 @@ class DevilsAdvocatePolicy(Policy):
         reply = self.llm.complete("align", self._messages("align", align, obs1=before.text, obs2=shown)).text
         description, verdict = T.parse_alignment(reply)
         if description is None:
-            self.counts["missing_descriptions"] += 1
+            self.counters["missing_descriptions"] += 1
             description = f"{T.ALIGNMENT_LEAD} {entry.action} (the check gave no description)."
         if verdict is None:
-            self.counts["ambiguous_verdicts"] += 1
+            self.counters["ambiguous_verdicts"] += 1
         self.history.append(T.Memo(self.trial, description))
         self.screen = Screen(url, page, node.id, before.path + (len(self.history) - 1,))
         node.notes["description"] = description
@@ -354,7 +363,7 @@ class DevilsAdvocatePolicy(Policy):
         seen = {first}
         for r, remedy in enumerate(remedies, 1):
             if remedy is None or remedy in seen:  # unusable or a repeat (card §12: deduplicate)
-                self.counts["remedies_dropped"] += 1
+                self.counters["remedies_dropped"] += 1
                 continue
             seen.add(remedy)
             self.stack.append(Entry(screen, remedy, i, f"remedy {r}"))
@@ -371,7 +380,7 @@ class DevilsAdvocatePolicy(Policy):
             try:
                 return T.parse_action(reply, self.commands), messages
             except T.ReplyError as error:
-                self.counts["unusable_replies"] += 1
+                self.counters["unusable_replies"] += 1
                 if attempt == self.max_reasks:
                     break
                 example = T.example_action(observation, self.commands)
@@ -394,7 +403,7 @@ class DevilsAdvocatePolicy(Policy):
 
         verdict = T.parse_verdict(self.llm.complete(role, self._messages(role, prompt, observation=screen.text)).text)
         if verdict is None:
-            self.counts["ambiguous_verdicts"] += 1
+            self.counters["ambiguous_verdicts"] += 1
         return bool(verdict)
 
     # -- backtracking (card §4) ---------------------------------------------------------------------
@@ -407,7 +416,7 @@ class DevilsAdvocatePolicy(Policy):
             return entry
         obs, _ = handle.goto(entry.screen.url)
         url, page = _page(obs)
-        self.counts["backtracks"] += 1
+        self.counters["backtracks"] += 1
         action = entry.action
         if T.command_name(action) in T.ELEMENT_COMMANDS and _normalise(page) != _normalise(entry.screen.text):
             action = self._map_element(action, entry.screen.text, page)
@@ -422,10 +431,10 @@ class DevilsAdvocatePolicy(Policy):
             return T.map_prompt(element_id=element, obs1=obs1, obs2=obs2)
 
         reply = self.llm.complete("element_map", self._messages("element_map", prompt, obs1=old, obs2=new)).text
-        self.counts["element_maps"] += 1
+        self.counters["element_maps"] += 1
         mapped = T.parse_element_id(reply)
         if mapped is None:
-            self.counts["unusable_replies"] += 1
+            self.counters["unusable_replies"] += 1
             return action
         return str(Command(command.name, (mapped, *command.args[1:])))
 
@@ -473,14 +482,14 @@ class DevilsAdvocatePolicy(Policy):
             try:
                 return T.parse_plan(reply)
             except T.ReplyError as error:
-                self.counts["unusable_replies"] += 1
+                self.counters["unusable_replies"] += 1
                 if attempt < self.max_reasks:
                     messages = [
                         *messages,
                         {"role": "assistant", "content": reply},
                         {"role": "user", "content": T.reask_plan(str(error))},
                     ]
-        self.counts["plan_fallbacks"] += 1
+        self.counters["plan_fallbacks"] += 1
         return [self.goal]  # no usable plan: the task itself is the one subtask
 
     def _plan_failed(self, handle: EnvHandle) -> Decision | None:
@@ -573,7 +582,7 @@ class DevilsAdvocatePolicy(Policy):
             answer = T.parse_answer(reply)
             if answer is not None:
                 return answer
-            self.counts["unusable_replies"] += 1
+            self.counters["unusable_replies"] += 1
             if attempt < self.max_reasks:
                 messages = [
                     *messages,
@@ -614,6 +623,6 @@ class DevilsAdvocatePolicy(Policy):
             tree = truncate_tokens(observation, room, self.llm.model_for("summarize"))
             prompt = T.summary_prompt(task=self.goal, observation=tree)
             reply = self.llm.complete("summarize", [{"role": "user", "content": prompt}]).text.strip()
-            self.counts["summaries"] += 1
+            self.counters["summaries"] += 1
             self.summaries[key] = reply or tree
         return self.summaries[key]
