@@ -23,6 +23,7 @@ import gymnasium as gym
 
 NAMESPACE = "webarena"
 LITE_NAMESPACE = "webarena-lite"
+LOCAL_PREFIX = f"{NAMESPACE}/local."  # ids of the embedded suite
 REAL_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test.raw.json"
 LITE_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test_webarena_lite.raw.json"
 N_REAL_TASKS = 812
@@ -31,6 +32,12 @@ STEP_LIMIT_KWARG = "episode_step_limit"  # gym.make keeps max_episode_steps for 
 
 logger = logging.getLogger(__name__)
 Suite = Literal["real", "lite", "local"]
+
+
+def is_local(env_id: str) -> bool:
+    """Whether ``env_id`` is a task of the embedded suite, whose reset restores pristine site data (the
+    real WebArena sites keep what an episode changed until their containers are recreated)."""
+    return env_id.startswith(LOCAL_PREFIX)
 
 
 @functools.lru_cache(maxsize=1)

@@ -223,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130  # what a shell reports for Ctrl-C; compare() has already said how to resume
+    finally:
+        import envs
+
+        envs.shutdown()
 
 
 if __name__ == "__main__":
