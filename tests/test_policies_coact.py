@@ -181,8 +181,8 @@ def test_parsers_only_ever_raise_malformed_output(text):
         return
     for step in steps:  # a readable step is a command the action wrapper accepts as it stands
         assert (step.action is None) != (step.error is None)
-        if step.action is not None:
-            assert str(parse_command(step.action, COMMANDS)) == step.action
+        if step.action is not None:  # the wrapper reads it back to the same command
+            assert parse_command(step.action, COMMANDS) == parse_command(str(parse_command(step.action, COMMANDS)))
 
 
 # -- prompt builders ---------------------------------------------------------------------------------
