@@ -130,6 +130,17 @@ def register_all() -> None:
             )
 
 
+def default_max_steps(env_id: str) -> int:
+    """The step budget a task's suite gives an episode: BrowserGym's 10 for MiniWoB++, WebArena's 30 else."""
+    if env_id.startswith(f"{MINIWOB_NAMESPACE}/"):
+        from .miniwob import MAX_STEPS
+
+        return MAX_STEPS
+    from .env import DEFAULT_MAX_EPISODE_STEPS
+
+    return DEFAULT_MAX_EPISODE_STEPS
+
+
 def make(env_id: str, **kwargs: Any) -> gym.Env:
     """``gym.make`` after registration, with ``max_episode_steps`` given to the environment itself.
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from experiments.store import EpisodeResult, StudyStore
 
-SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite")
+SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite", "miniwob")
 SITE_TITLES = {
     "shopping": "Shopping",
     "shopping_admin": "Shopping Admin",
@@ -19,6 +19,7 @@ SITE_TITLES = {
     "reddit": "Reddit",
     "wikipedia": "Wikipedia",
     "multisite": "Multisite",
+    "miniwob": "MiniWoB++",
     "all": "All",
 }
 
