@@ -208,12 +208,19 @@ def _seeded_numeric_env(env_id: str, start: int, stride: int, options: dict[str,
     return EpisodeSeeds(make_numeric_env(env_id, **options), start=start, stride=stride)
 
 
-def numeric_env_fns(env_ids: list[str], n_envs: int | None = None, **options: Any) -> list[Callable[[], gym.Env]]:
-    """Picklable factories of ``n_envs`` numeric envs (default: one per id), for any vector env.
+def numeric_env_fn(env_id: str, *, seed_start: int = 0, seed_stride: int = 1, **options: Any) -> Callable[[], gym.Env]:
+    """A picklable factory of one numeric env whose resets without a seed use ``seed_start``,
+    ``seed_start + seed_stride``, ... (:class:`wrappers.seeds.EpisodeSeeds`); ``options`` go to
+    :func:`make_numeric_env`."""
+    return functools.partial(_seeded_numeric_env, env_id, seed_start, seed_stride, options)
 
-    Sub-env ``i`` runs ``env_ids[i % len(env_ids)]`` and trains on seeds ``i, i + n_envs, ...``
-    (:class:`wrappers.seeds.EpisodeSeeds`); ``options`` go to :func:`make_numeric_env`. Each sub-env owns
-    its browser and stops it on ``close()``. Example::
+
+def numeric_env_fns(env_ids: list[str], n_envs: int | None = None, **options: Any) -> list[Callable[[], gym.Env]]:
+    """Factories of ``n_envs`` numeric envs (default: one per id), for any vector env.
+
+    Sub-env ``i`` runs ``env_ids[i % len(env_ids)]`` and trains on seeds ``i, i + n_envs, ...``;
+    ``options`` go to :func:`make_numeric_env`. Each sub-env owns its browser and stops it on
+    ``close()``. Example::
 
         fns = numeric_env_fns(["miniwob/click-test", "miniwob/click-button"])
         vec = gymnasium.vector.AsyncVectorEnv(fns, context="forkserver")   # or SyncVectorEnv(fns)
@@ -225,7 +232,7 @@ def numeric_env_fns(env_ids: list[str], n_envs: int | None = None, **options: An
     if not env_ids:
         raise ValueError("numeric_env_fns needs at least one env id")
     n = n_envs or len(env_ids)
-    return [functools.partial(_seeded_numeric_env, env_ids[i % len(env_ids)], i, n, options) for i in range(n)]
+    return [numeric_env_fn(env_ids[i % len(env_ids)], seed_start=i, seed_stride=n, **options) for i in range(n)]
 
 
 def interactive_elements(obs: dict[str, Any], k: int) -> list[Element]:
