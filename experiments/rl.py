@@ -99,7 +99,7 @@ def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
     plot_curve(out / "curve.csv", out / "curve.png")
     evaluation = {
         env_id: {
-            "ppo": evaluate(_model_policy(model, config.algo), env_id, config),
+            "ppo": evaluate(model_policy(model, config.algo), env_id, config),
             "random": evaluate(random_policy(config.seed), env_id, config),
         }
         for env_id in env_ids
@@ -243,7 +243,9 @@ def _eval_seeds(config: TrainConfig) -> list[int]:
     return [EVAL_SEED_BASE + j for j in range(config.eval_episodes)]
 
 
-def _model_policy(model: Any, algo: str) -> Policy:
+def model_policy(model: Any, algo: str = "maskable_ppo") -> Policy:
+    """A trained (or loaded) SB3 model as a deterministic policy for :func:`evaluate`."""
+
     def act(vector: np.ndarray, mask: np.ndarray) -> int:
         if algo == "maskable_ppo":
             action, _ = model.predict(vector, deterministic=True, action_masks=mask)
