@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import functools
 import http.server
+import logging
+import sys
 import threading
 from collections.abc import Iterable
 from typing import Any
 
 from envs.miniwob import SITE, html_root
+
+logger = logging.getLogger(__name__)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -16,6 +20,20 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's signature
         pass
+
+
+class _PageServer(http.server.ThreadingHTTPServer):
+    """A threading server whose request threads never outlive the process, and which stays quiet when the
+    browser drops a connection mid-response (a page left while it loaded)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            logger.debug("client %s went away: %s", client_address, error)
+            return
+        super().handle_error(request, client_address)
 
 
 class MiniWoBSiteHost:
@@ -26,7 +44,7 @@ class MiniWoBSiteHost:
     sites: tuple[str, ...] = (SITE,)
 
     def __init__(self) -> None:
-        self._server: http.server.ThreadingHTTPServer | None = None
+        self._server: _PageServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -40,8 +58,7 @@ class MiniWoBSiteHost:
             if self._server is not None:
                 return
             handler = functools.partial(_QuietHandler, directory=str(html_root()))
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            server.daemon_threads = True
+            server = _PageServer(("127.0.0.1", 0), handler)
             self._thread = threading.Thread(target=server.serve_forever, name="miniwob-pages", daemon=True)
             self._thread.start()
             self._server = server
