@@ -170,8 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tasks",
         default="local",
-        help="task set: local[:site=|template=], webarena[:site=|template=|dev|lite], webarena-lite[:site=|template=] "
-        "or env ids",
+        help="task set: local[:site=|template=], webarena[:site=|template=|dev|lite], "
+        "webarena-lite[:site=|template=], miniwob[:<task>,...], or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, text in (
         ("serve", cmd_serve, "start local sites to click around (options: see `serve --help`)"),
         ("bench", cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
-        ("rl", cmd_rl, "train an RL agent (stable-baselines3) on a local task"),
+        ("rl", cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
     ):
         p = sub.add_parser(name, help=text, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)

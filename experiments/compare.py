@@ -249,7 +249,7 @@ def compare(
                     attempt=attempt,
                     out_dir=str(store.episode_dir(key, attempt).resolve()),
                     study_dir=str(store.root.resolve()),
-                    max_steps=max_steps,
+                    max_steps=max_steps if max_steps is not None else task.max_steps,
                     max_interactions=max_interactions,
                     env_kwargs=dict(env_kwargs or {}),
                     screenshots=screenshots,

@@ -11,7 +11,7 @@ from typing import Any
 from envs.registration import is_local
 from experiments.store import EpisodeResult, StudyStore
 
-SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite")
+SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite", "miniwob")
 SITE_TITLES = {
     "shopping": "Shopping",
     "shopping_admin": "Shopping Admin",
@@ -20,6 +20,7 @@ SITE_TITLES = {
     "reddit": "Reddit",
     "wikipedia": "Wikipedia",
     "multisite": "Multisite",
+    "miniwob": "MiniWoB++",
     "all": "All",
 }
 

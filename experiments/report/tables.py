@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from experiments.report.published import MINIWOB
 from experiments.report.summary import SITE_TITLES, Rate
 
 ORACLE_MARK = " †"
@@ -187,8 +188,25 @@ def trial_stats_table(summary: dict[str, Any]) -> Table | None:
     return Table("trial_stats", "Trials: actions and plan revisions", header_, body, notes)
 
 
+def miniwob_table(summary: dict[str, Any]) -> Table | None:
+    """The study's MiniWoB++ success beside published MiniWoB++ results (see :mod:`.published`)."""
+    if "miniwob" not in summary["sites"]:
+        return None
+    n_tasks = summary["task_counts"]["miniwob"]
+    body = [
+        [r["policy"], Rate(**r["success"]["miniwob"]).cell(), f"this study ({n_tasks} tasks)"] for r in summary["rows"]
+    ]
+    body += [[p.agent, f"{p.success:.1f} ± {p.stderr:.1f}", p.source] for p in MINIWOB]
+    note = (
+        "Published rows are other agents (their own prompts, observations and action sets) on all 125 tasks; "
+        "compare a policy with them only on the same task set, model and seeds-per-task."
+    )
+    return Table("miniwob", "MiniWoB++ beside published results", ["Policy", "Success (%)", "Source"], body, [note])
+
+
 TABLES: list[Callable[[dict[str, Any]], Table | None]] = [success_table, budget_table, role_table, trial_table]
 TABLES.append(trial_stats_table)
+TABLES.append(miniwob_table)
 
 
 def counter_table(summary: dict[str, Any]) -> Table | None:
