@@ -81,25 +81,39 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def make_real_env(task_id: int, lite: bool = False, **kwargs: Any) -> gym.Env:
+def _overridden(config: dict, task_overrides: dict[str, Any] | None) -> dict:
+    """The task config with some of its keys replaced: a variant of the task on the same sites and start
+    pages (a synthetic query is the task's config with another ``intent`` and no evaluator of its own)."""
+    if not task_overrides:
+        return config
+    unknown = sorted(set(task_overrides) - set(config) - {"eval"})
+    if unknown:
+        raise ValueError(f"task_overrides names keys the task config does not have: {', '.join(unknown)}")
+    return {**config, **json.loads(json.dumps(task_overrides))}
+
+
+def make_real_env(
+    task_id: int, lite: bool = False, task_overrides: dict[str, Any] | None = None, **kwargs: Any
+) -> gym.Env:
     """Entry point of ``webarena/<task_id>`` and ``webarena-lite/<task_id>``: the task on the self-hosted
-    sites (``WA_*`` variables)."""
+    sites (``WA_*`` variables). ``task_overrides`` replaces keys of the task config (see :func:`_overridden`)."""
     from .env import WebArenaEnv
     from .sites import RealSiteHost, sites_in_config
 
-    config = lite_task_config(task_id) if lite else real_task_config(task_id)
+    config = _overridden(lite_task_config(task_id) if lite else real_task_config(task_id), task_overrides)
     host = functools.partial(RealSiteHost, sites_in_config(config))
     env_id = f"{LITE_NAMESPACE if lite else NAMESPACE}/{task_id}"
     return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
 
 
-def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites."""
+def make_local_env(task_id: int, task_overrides: dict[str, Any] | None = None, **kwargs: Any) -> gym.Env:
+    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites
+    (``task_overrides``: see :func:`_overridden`)."""
     from .env import WebArenaEnv
     from .local.host import LocalSiteHost
     from .local.registry import get_task
 
-    config = get_task(task_id)
+    config = _overridden(get_task(task_id), task_overrides)
     host = functools.partial(LocalSiteHost, tuple(config["sites"]))
     return WebArenaEnv(
         task_kwargs={"config": config, "host": host},

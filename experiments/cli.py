@@ -1,4 +1,5 @@
-"""The `webarena-gym` command: compare policies, rebuild reports, serve the local sites, run the demo."""
+"""The `webarena-gym` command: compare policies, rebuild reports, serve the local sites, run the demo,
+generate Plan-and-Act training data (`synth`) and export studies as training sets (`dataset`)."""
 
 from __future__ import annotations
 
@@ -142,6 +143,12 @@ def cmd_rl(args: argparse.Namespace) -> int:
     return rl_main(args.rest)
 
 
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from experiments.datasets import main as dataset_main
+
+    return dataset_main(args.rest)
+
+
 def _add_study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})"
@@ -206,8 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tasks", nargs="?", default="local")
     p.set_defaults(func=cmd_tasks)
 
+    from experiments.synth.cli import register as register_synth
+
+    register_synth(sub)
+
     for name, func, text in (
         ("serve", cmd_serve, "start local sites to click around (options: see `serve --help`)"),
+        ("dataset", cmd_dataset, "export a study as a training set (options: see `dataset --help`)"),
         ("bench", cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
         ("rl", cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
     ):
