@@ -1,4 +1,4 @@
-"""AgentOccam observation wrapper: golden tests per pass, the card's examples, captured real trees.
+"""AgentOccam observation wrapper: golden tests per pass, the paper's examples, captured real trees.
 
 Hand-written trees are given in BrowserGym's CDP shape (``nodes`` with ``nodeId``, ``childIds``,
 ``role``, ``name``, ``properties``, ``browsergym_id``) so they go through the same builder as a
@@ -74,7 +74,7 @@ def body(text: str) -> list[str]:
     return [line[1:] for line in text.splitlines()[1:]]
 
 
-# -- the card's examples ------------------------------------------------------------------------
+# -- the paper's examples -----------------------------------------------------------------------
 
 CARD_4_5 = axtree(
     N(
@@ -168,33 +168,35 @@ CARD_4_5_ALIGNED = """\
 RootWebArea 'My Account'
 \tlink [20] 'My Account'
 \tlink [22] 'Sign Out'
-\tcombobox "Sort By: [26] 'Position' [selected: True]; [27] 'Price' [selected: False]" [required: False]
+\tcombobox "Sort By: [26] 'Position' [selected: True]; [27] 'Price'" [required: False]
 \tmain
 \t\theading 'My Orders'
 \t\ttable 'Orders'
 \t\t\trow '| Order | Total | Action |'
 \t\t\trow '| --- | --- | --- |'
-\t\t\trow "| 000000170 | 365.42 | link [51] 'View Order' |"
-\t\t\trow "| 000000189 | 754.99 | link [57] 'View Order' |"
+\t\t\trow "| 000000170 | $365.42 | link [51] 'View Order' |"
+\t\t\trow "| 000000189 | $754.99 | link [57] 'View Order' |"
 \t\ttextbox [62] 'Email' [required: True]
 \t\tbutton [63] 'Save'"""
 
 
-def test_card_4_5_before_after_is_exact():
+def test_before_after_example_is_exact():
+    # Two departures from AgentOccam's rules (wrappers.observations.passes): currency signs stay with
+    # their amounts, and a folded option list marks only the selected option.
     tree = process_axtree(CARD_4_5)
     assert tree.render(ids=True) == CARD_4_5_ALIGNED
     assert tree.ids == {"20", "22", "26", "27", "51", "57", "62", "63"}
     assert tree.option_parent == {"26": "25", "27": "25"}
 
 
-def test_card_4_5_history_rendering_has_no_ids_at_all():
+def test_history_rendering_has_no_ids_at_all():
     text = process_axtree(CARD_4_5).render(ids=False)
     assert "[2" not in text and "[5" not in text and "[6" not in text
-    # Decision (card §12 quirk): folded option ids do not survive in the id-free view.
-    assert "combobox \"Sort By: 'Position' [selected: True]; 'Price' [selected: False]\" [required: False]" in text
+    # Decision: folded option ids do not survive in the id-free view (the reference kept them).
+    assert "combobox \"Sort By: 'Position' [selected: True]; 'Price'\" [required: False]" in text
 
 
-def test_card_4_5_pivotal_textbox():
+def test_pivotal_textbox():
     assert (
         process_axtree(CARD_4_5).pivotal({"62"})
         == """\
@@ -207,15 +209,15 @@ RootWebArea 'My Account'
     )
 
 
-def test_card_4_5_pivotal_dropdown_and_link():
-    # The card keeps [26]/[27] inside the folded name; we drop them in the id-free view (§12).
+def test_pivotal_dropdown_and_link():
+    # The reference kept [26]/[27] inside the folded name; we drop them in the id-free view.
     assert (
         process_axtree(CARD_4_5).pivotal(["25", " 20"])
         == """\
 RootWebArea 'My Account'
 \tlink 'My Account'
 \tlink 'Sign Out'
-\tcombobox "Sort By: 'Position' [selected: True]; 'Price' [selected: False]" [required: False]"""
+\tcombobox "Sort By: 'Position' [selected: True]; 'Price'" [required: False]"""
     )
 
 
@@ -263,8 +265,37 @@ GOOGLE = axtree(
 )
 
 
-def test_card_3_1_pivotal_google_example_is_exact():
+GOOGLE_ALIGNED = """\
+RootWebArea 'Google'
+\tlink [29] 'About'
+\tlink [30] 'Store'
+\tlink [277] 'Gmail'
+\tlink [275] 'Search for Images'
+\tbutton [282] 'Google apps'
+\tlink [152] 'Sign in'
+\tIframePresentational [153]
+\tsearch [6]
+\t\tcombobox [12] 'Search' [required: False]
+\t\tbutton [294] 'Search by voice'
+\t\tbutton [295] 'Search by image'
+\t\tbutton [272] 'Google Search'
+\t\tbutton [273] "I'm Feeling Lucky"
+\tcontentinfo
+\t\tlink [83] 'Advertising'
+\t\tlink [84] 'Business'
+\t\tlink [85] 'How Search works'
+\t\tlink [89] 'Our third decade of climate action: join us'
+\t\tlink [93] 'Privacy'
+\t\tlink [94] 'Terms'
+\t\tbutton [100] 'Settings'
+\t\t\tgeneric [102] 'Settings'"""
+
+
+def test_google_example_and_its_pivotal_replay_are_exact():
     tree = process_axtree(GOOGLE)
+    # The paper's step-0 observation: ids on every role but the non-interactive ones (search [6],
+    # IframePresentational [153] and generic [102] keep theirs; contentinfo has none).
+    assert tree.render(ids=True) == GOOGLE_ALIGNED
     assert (
         tree.pivotal({"12", "272"})
         == """\
@@ -276,11 +307,6 @@ RootWebArea 'Google'
 \t\tbutton 'Google Search'
 \t\tbutton "I'm Feeling Lucky\""""
     )
-    # The card's reference renders ids on every role outside a deny-list (search [6],
-    # IframePresentational [153], generic [102]); we show ids only on interactive roles.
-    text = tree.render(ids=True)
-    assert "\tsearch\n" in text and "\tIframePresentational\n" in text and "generic 'Settings'" in text
-    assert "combobox [12] 'Search' [required: False]" in text
 
 
 def test_pivotal_edge_cases():
@@ -300,9 +326,28 @@ def test_pivotal_edge_cases():
 
 def test_clean_names():
     tree = page(N("StaticText", "Total:\xa0$1,234.50 | Order #42 — 100% *new*  ok"))
-    assert body(render(tree, clean_names=True)) == ["StaticText 'Total: 1,234.50 Order 42 100 new ok'"]
+    assert body(render(tree, clean_names=True)) == ["StaticText 'Total: $1,234.50 Order 42 - 100% new ok'"]
     assert body(render(tree)) == ["StaticText 'Total:\\xa0$1,234.50 | Order #42 — 100% *new*  ok'"]
     assert clean_name("I’m @home (a/b) & 'q' \"x\"; y? z!") == "I’m @home (a/b) & 'q' \"x\"; y? z!"
+
+
+@pytest.mark.parametrize(
+    "raw, cleaned",
+    [
+        ("locks 1–17", "locks 1-17"),  # a dash between digits was deleted: "117"
+        ("1986–1993", "1986-1993"),
+        ("pp. 11—14", "pp. 11-14"),
+        ("−5 °C", "-5 C"),  # the minus sign is a dash too: the temperature stays negative
+        ("15% off", "15% off"),  # a percentage is not a count
+        ("€12 or £10 or ¥90", "€12 or £10 or ¥90"),
+        ("3×4 tiles", "3 4 tiles"),  # any deleted symbol between word characters leaves a space
+        ("red|green", "red green"),
+        ("[12] Order #42 *", "12 Order 42"),
+        ("plain text", "plain text"),
+    ],
+)
+def test_clean_names_never_merge_numbers_or_change_their_meaning(raw, cleaned):
+    assert clean_name(raw) == cleaned
 
 
 def test_drop_noise_properties():
@@ -354,9 +399,9 @@ def test_remove_images():
         N("img", "A red bag", "4"),
         N("figure", "", "5", [N("img", "Chart", "6", [N("StaticText", "Revenue by month")])]),
     )
-    assert body(render(tree, remove_images=True, ids_only_interactive=True)) == [
-        "figure",
-        "\timg 'Chart'",
+    assert body(render(tree, remove_images=True, hide_static_ids=True)) == [
+        "figure [5]",
+        "\timg [6] 'Chart'",
         "\t\tStaticText 'Revenue by month'",
     ]
     assert len(body(render(tree))) == 6
@@ -372,7 +417,7 @@ def test_remove_duplicates_keeps_the_first_twin():
         N("textbox", "", "6"),
         N("table", "", "7", [N("row", "", "8", [N("cell", "1", "9"), N("cell", "1", "10")])]),
     )
-    on = ObsConfig.none(remove_duplicates=True, remove_redundant_text=True, clean_names=True, ids_only_interactive=True)
+    on = ObsConfig.none(remove_duplicates=True, remove_redundant_text=True, clean_names=True, hide_static_ids=True)
     tree_ = process_axtree(tree, on)
     assert body(tree_.render()) == [
         "link [2] 'Next'",
@@ -392,9 +437,9 @@ def test_lift_text_into_unnamed_single_child_parent():
         N("alert", "", "2", [N("StaticText", "Saved!")]),
         N("article", "", "3", [N("StaticText", "one"), N("StaticText", "two")]),
     )
-    assert body(render(tree, lift_text=True, ids_only_interactive=True)) == [
+    assert body(render(tree, lift_text=True, hide_static_ids=True)) == [
         "alert 'Saved!'",
-        "article",
+        "article [3]",
         "\tStaticText 'one'",
         "\tStaticText 'two'",
     ]
@@ -402,7 +447,7 @@ def test_lift_text_into_unnamed_single_child_parent():
 
 def test_rename_roles():
     tree = page(N("StaticText", "a"), N("LabelText", "b", "2"), N("caption", "c"))
-    assert body(render(tree, rename_roles=True, ids_only_interactive=True)) == ["text 'a'", "text 'b'", "caption 'c'"]
+    assert body(render(tree, rename_roles=True, hide_static_ids=True)) == ["text 'a'", "text 'b'", "caption 'c'"]
 
 
 def test_fold_options_with_their_own_ids():
@@ -431,20 +476,18 @@ def test_fold_options_with_their_own_ids():
             ],
         ),
     )
-    tree_ = process_axtree(tree, ObsConfig.none(fold_options=True, ids_only_interactive=True))
+    tree_ = process_axtree(tree, ObsConfig.none(fold_options=True, hide_static_ids=True))
     assert body(tree_.render()) == [
-        "combobox \"Country: [3] 'Canada' [selected: False]; [4] 'Peru' [selected: True]\"",
+        "combobox \"Country: [3] 'Canada'; [4] 'Peru' [selected: True]\"",
         "menu \"[6] 'Edit'; [7] 'Delete'\"",
-        "menubar 'Main'",  # decision: a submenu is never swallowed into a folded line
+        "menubar [8] 'Main'",  # decision: a submenu is never swallowed into a folded line
         "\tmenuitem [9] 'File'",
         "\t\tmenu \"[11] 'Open'\"",
         "\tmenuitem [12] 'Help'",
     ]
     assert tree_.option_parent == {"3": "2", "4": "2"}  # menu items are clicked, not selected
     assert {"3", "4", "6", "7", "11"} <= tree_.ids and "2" not in tree_.ids and "5" not in tree_.ids
-    assert (
-        body(tree_.render(ids=False))[0] == "combobox \"Country: 'Canada' [selected: False]; 'Peru' [selected: True]\""
-    )
+    assert body(tree_.render(ids=False))[0] == "combobox \"Country: 'Canada'; 'Peru' [selected: True]\""
 
 
 def test_description_lists():
@@ -466,7 +509,7 @@ def test_description_lists():
             ],
         )
     )
-    tree_ = process_axtree(tree, ObsConfig.none(description_lists=True, ids_only_interactive=True))
+    tree_ = process_axtree(tree, ObsConfig.none(description_lists=True, hide_static_ids=True))
     assert body(tree_.render()) == [
         "DescriptionList",
         "\tterm 'SKU: 24-WB03'",
@@ -537,7 +580,7 @@ def test_tables_to_markdown():
             ],
         ),
     )
-    tree_ = process_axtree(tree, ObsConfig.none(tables_to_markdown=True, ids_only_interactive=True))
+    tree_ = process_axtree(tree, ObsConfig.none(tables_to_markdown=True, hide_static_ids=True))
     assert body(tree_.render()) == [
         "table 'Orders'",
         "\trow '| Order | Action |'",
@@ -562,7 +605,7 @@ def test_merge_headings():
         N("link", "Joust Bag", "4", [N("heading", "Joust Bag", "5")]),
         N("heading", "Reviews", "6", [N("link", "See all", "7")]),
     )
-    assert body(render(tree, merge_headings=True, ids_only_interactive=True)) == [
+    assert body(render(tree, merge_headings=True, hide_static_ids=True)) == [
         "link [3] 'Overnight Duffle'",
         "link [4] 'Joust Bag'",
         "heading 'Reviews'",
@@ -570,15 +613,44 @@ def test_merge_headings():
     ]
 
 
-def test_ids_only_on_interactive_roles():
-    tree = page(N("main", "", "2", [N("heading", "Hi", "3"), N("button", "Go", "4"), N("StaticText", "x")]))
-    assert body(render(tree, ids_only_interactive=True)) == [
+def test_ids_hidden_only_on_the_static_roles():
+    tree = page(
+        N(
+            "main",
+            "",
+            "2",
+            [
+                N("heading", "Hi", "3"),
+                N("button", "Go", "4"),
+                N("StaticText", "x"),
+                N("generic", "Open details", "5", clickable=True),  # a clickable <div>
+                N("menubar", "", "6", [N("link", "Home", "7")], orientation="horizontal"),
+                N("group", "Size", "8", [N("img", "Chart", "9", [N("StaticText", "y")])]),
+                N("table", "", "10", [N("row", "", "11", [N("cell", "1", "12"), N("gridcell", "2", "13")])]),
+                N("list", "Tags", "14", [N("listitem", "Item", "15"), N("term", "SKU", "16")]),
+            ],
+        )
+    )
+    assert body(render(tree, hide_static_ids=True)) == [
         "main",
         "\theading 'Hi'",
         "\tbutton [4] 'Go'",
         "\tStaticText 'x'",
+        "\tgeneric [5] 'Open details' [clickable: True]",
+        "\tmenubar [6] [orientation: horizontal]",
+        "\t\tlink [7] 'Home'",
+        "\tgroup [8] 'Size'",
+        "\t\timg [9] 'Chart'",
+        "\t\t\tStaticText 'y'",
+        "\ttable",
+        "\t\trow",
+        "\t\t\tcell '1'",
+        "\t\t\tgridcell '2'",
+        "\tlist 'Tags'",
+        "\t\tlistitem [15] 'Item'",
+        "\t\tterm 'SKU'",
     ]
-    assert body(render(tree)) == ["main [2]", "\theading [3] 'Hi'", "\tbutton [4] 'Go'", "\tStaticText 'x'"]
+    assert body(render(tree))[:2] == ["main [2]", "\theading [3] 'Hi'"]  # switched off: every id shows
 
 
 def test_line_cap_limits_text_and_ids():
