@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import statistics
-import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from wrappers.observations.agentoccam import ObsConfig, TextTree, process_axtree
-from wrappers.observations.axtree import INTERACTIVE_ROLES
+from benchmarks.support.alignment import unreachable, word_retention
+from benchmarks.support.pages import PAGE_TYPES, generate
+from wrappers.observations.agentoccam import ObsConfig, process_axtree
 from wrappers.observations.passes import clean_name
 
 DATA = Path(__file__).parent / "data" / "axtrees"
@@ -369,7 +369,7 @@ def test_remove_redundant_text():
     tree = page(
         N("link", "My Account", "2", [N("StaticText", "My Account")]),
         N("StaticText", "Email"),
-        N("textbox", "Email address", "3"),
+        N("textbox", "Email", "3"),
         N("StaticText", "Edit"),
         N("StaticText", "Edit"),
         N("StaticText", "   "),
@@ -378,19 +378,50 @@ def test_remove_redundant_text():
         N("StaticText", "in"),
         N("link", "What are you reading", "5"),
         N("StaticText", "reading"),
+        N("group", "Size", "6", [N("StaticText", "Size"), N("StaticText", "Choose a size")]),
     )
     assert body(render(tree, remove_redundant_text=True, clean_names=True)) == [
-        "link [2] 'My Account'",
-        "textbox [3] 'Email address'",
-        # decision: texts are compared with labelled siblings only, never with other texts
-        # (repeated texts are the duplicates pass's business), images or as word fragments
+        "link [2] 'My Account'",  # its own label
+        "textbox [3] 'Email'",  # the whole label of the widget next to it
+        # texts are never compared with other texts (repeats are the duplicates pass's business),
+        # nor with images, nor with a part of a neighbour's label
         "StaticText 'Edit'",
         "StaticText 'Edit'",
         "StaticText 'Logo'",
         "img [4] 'Logo'",
         "StaticText 'in'",
         "link [5] 'What are you reading'",
+        "StaticText 'reading'",
+        "group [6] 'Size'",  # a group's legend is its whole label; other texts in it stay
+        "\tStaticText 'Choose a size'",
     ]
+
+
+def test_redundant_text_is_not_judged_against_a_whole_list_or_article():
+    # Layout nodes are spliced away, so every text of the list/article below becomes a sibling of the
+    # others: AgentOccam's rule hid each text found in *any* labelled sibling.
+    issue = [N("StaticText", "opened 3 days ago"), N("StaticText", "by"), N("link", "Ada Lovelace", "2")]
+    product = [
+        N("link", "Walk by the lake poster", "3"),  # "by" occurs in another element of the list
+        N("StaticText", "Rating:"),
+        N("StaticText", "4"),  # the rating; another product has "4 Reviews"
+        N("link", "12 Reviews", "4"),
+    ]
+    other = [N("link", "4 Reviews", "5"), N("StaticText", "submitted"), N("StaticText", "to")]
+    forum = [N("link", "How to cook", "6"), N("StaticText", "of 9"), N("spinbutton", "Page", "7")]
+    article = N(
+        "article",
+        "",
+        "8",
+        [
+            N("heading", "Python", "9", [N("StaticText", "Python")]),
+            N("paragraph", "", None, [N("StaticText", "Python"), N("StaticText", "is a programming language.")]),
+        ],
+    )
+    listing = N("list", "", None, [N("listitem", "", None, kids) for kids in (issue, product, other, forum)])
+    text = "\n".join(body(render(page(listing, article), all=True)))
+    for kept in ("'by'", "'Rating:'", "text '4'", "'submitted'", "text 'to'", "'of 9'", "text 'Python'"):
+        assert kept in text, kept
 
 
 def test_remove_images():
@@ -706,6 +737,43 @@ def test_build_normalises_browsergym_structure():
     ]
 
 
+def test_date_inputs_show_one_id_and_single_names():
+    # Chromium's <input type=date>: shadow parts that BrowserGym marks with the input's own id and
+    # that Chromium names twice; the value is the ISO date ``type`` must send.
+    def part(label: str, shown: str) -> dict:
+        return N("spinbutton", f"{label} {label}", "5", [N("StaticText", shown)], required=False, valuetext="")
+
+    date = N(
+        "Date",
+        "Date of birth",
+        "5",
+        [
+            N(
+                "none",
+                "",
+                "x",
+                [N("generic", "", None, [part("Month", "03"), N("StaticText", "/"), part("Year", "2024")])],
+            ),
+            N("button", "Show date picker Show date picker", "5", hasPopup="menu"),
+        ],
+        invalid="false",
+    )
+    label = N("LabelText", "", "4", [N("StaticText", "Date of birth")])
+    tree = axtree(N("RootWebArea", "Form", None, [label, date]), ignored=("x",))
+    next(n for n in tree["nodes"] if n["role"]["value"] == "Date")["value"] = {"type": "string", "value": "2024-03-05"}
+    aligned = process_axtree(tree)
+    assert body(aligned.render()) == [
+        "Date [5] 'Date of birth' [value: 2024-03-05]",
+        "\tspinbutton 'Month' [required: False]",
+        "\t\ttext '03'",
+        "\ttext '/'",
+        "\tspinbutton 'Year' [required: False]",
+        "\t\ttext '2024'",
+        "\tbutton 'Show date picker'",
+    ]
+    assert aligned.ids == {"5"}
+
+
 @pytest.mark.parametrize(
     "bad, expected",
     [
@@ -801,73 +869,41 @@ def test_captured_page_golden(name):
     assert process_axtree(load(name)).render(ids=True) == expected.rstrip("\n")
 
 
-def alignment_problems(axtree_object: dict, tree: TextTree) -> list[str]:
-    """The retention properties; an empty list means they hold.
-
-    * Every interactive element of the raw tree is reachable by its id in the aligned text, except
-      on purpose: an indistinguishable duplicate (its kept twin is reachable), a dropdown or menu
-      whose items are folded into its line (the items' ids are reachable), a leaf named ``Image``.
-    * Every visible text of the raw tree (after name cleaning) is present in the aligned text, as
-      often as the raw tree has it, less the copies hidden as indistinguishable duplicates.
-    """
-    text = tree.render(ids=True).replace("\\'", "'")
-    by_bid = {n.bid: n for n in tree.root.walk() if n.bid is not None}
-    problems = []
-    texts: Counter[str] = Counter()
-    if len(text.splitlines()) > tree.max_lines:
-        problems.append("line cap reached: properties only hold for pages under the cap")
-    for raw in axtree_object["nodes"]:
-        if raw.get("ignored"):
-            continue
-        role, bid = raw["role"]["value"], raw.get("browsergym_id")
-        name = clean_name(raw.get("name", {}).get("value", ""))
-        if role in INTERACTIVE_ROLES and bid is not None and bid not in tree.ids:
-            node = by_bid.get(bid)
-            if tree.duplicate_of.get(bid) in tree.ids:
-                continue
-            if node is not None and (node.name == "Image" or (node.hide_id and set(node.embedded) <= tree.ids)):
-                continue
-            problems.append(f"unreachable {role} [{bid}] {name!r}")
-        if role == "StaticText" and name:
-            texts[name] += 1
-    for name, count in texts.items():
-        if text.count(name) < count - tree.duplicate_names[name]:
-            problems.append(f"lost text {name!r}: {count} in the raw tree, {text.count(name)} left")
-    return problems
-
-
 @pytest.mark.parametrize("name", CAPTURED)
 def test_captured_page_properties(name):
     ax = load(name)
-    assert alignment_problems(ax, process_axtree(ax)) == []
+    tree = process_axtree(ax)
+    assert unreachable(ax, tree) == []
+    retention = word_retention(ax, tree.render(ids=False))
+    # on these small pages the only words to go are those of hidden indistinguishable twins
+    twins = {word for name in tree.duplicate_names for word in name.split()}
+    assert set(retention.lost) <= twins, retention.missing
 
 
-def test_properties_catch_a_dropped_element():
+def test_properties_catch_a_dropped_element_and_a_merged_number():
     ax = load("forms")
     tree = process_axtree(ax)
     tree.ids = tree.ids - {"38"}
-    assert alignment_problems(ax, tree) == ["unreachable button [38] 'Save'"]
+    assert unreachable(ax, tree) == ["button [38] 'Save'"]
+    ranges = page(N("StaticText", "locks 1–17 of 20"))
+    assert word_retention(ranges, "text 'locks 117 of 20'").lost == ["1", "17"]
 
 
-def test_captured_pages_meet_the_token_and_time_budget():
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(sorted(PAGE_TYPES)), seed=st.integers(0, 2**32 - 1))
+def test_large_unseen_pages_keep_their_words_in_order_and_every_widget(kind, seed):
+    """WebArena-sized pages the suite writes itself (benchmarks.support.pages): at least 99.5 % of the
+    raw tree's visible words in order in the aligned text, and every interactive element offered."""
+    generated = generate(kind, seed)
+    tree = process_axtree(generated.axtree_object)
+    assert len(tree.render().splitlines()) <= tree.max_lines  # under the cap, so everything is shown
+    assert unreachable(generated.axtree_object, tree) == []
+    retention = word_retention(generated.axtree_object, tree.render(ids=False))
+    assert retention.share >= 0.995, retention.missing
+
+
+def test_captured_pages_meet_the_token_budget():
     from benchmarks.wrappers import captured_pages, measure
 
-    rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=5)}
+    rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=1)}
     assert rows["obs_tokens_ratio.captured"]["value"] <= 0.5
-    assert rows["obs_wrapper_ms_per_page"]["value"] <= 5
-
-
-def test_timing_scales_to_a_large_page():
-    rows = [N("row", "", None, [N("cell", f"r{i}c{j}") for j in range(5)]) for i in range(150)]
-    items = [
-        N("listitem", "", None, [N("link", f"Product {i}", str(1000 + i)), N("StaticText", f"${i}.00")])
-        for i in range(300)
-    ]
-    tree = page(N("table", "", None, rows), N("list", "", None, items))
-    assert len(tree["nodes"]) > 1500
-    times = []
-    for _ in range(5):
-        start = time.thread_time()
-        process_axtree(tree).render()
-        times.append(time.thread_time() - start)
-    assert statistics.median(times) < 0.05  # generous: CI machines are shared; the bench reports the real number

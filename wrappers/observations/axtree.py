@@ -196,18 +196,19 @@ class Node:
 
 
 def _scalar_props(raw_props: list[Any]) -> dict[str, Any]:
+    """Named scalar properties, without the ignored ones, relations and empty values (``valuetext:
+    ''`` carries nothing to read). A malformed entry is skipped (the ``try`` costs nothing otherwise)."""
     props: dict[str, Any] = {}
     for prop in raw_props:
-        if not isinstance(prop, dict):
+        try:
+            name = prop["name"]
+            if name in _IGNORED_PROPS:
+                continue
+            value = prop["value"]["value"]
+        except (KeyError, TypeError):
             continue
-        name = prop.get("name")
-        if not isinstance(name, str) or name in _IGNORED_PROPS:
-            continue
-        wrapped = prop.get("value")
-        value = wrapped.get("value") if isinstance(wrapped, dict) else None
-        if value is None or value == "" or isinstance(value, (list, dict)):
-            continue  # relations and empty values (``valuetext: ''``) carry nothing to read
-        props[name] = value
+        if type(name) is str and value is not None and value != "" and type(value) not in (list, dict):
+            props[name] = value
     return props
 
 
@@ -230,24 +231,41 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
     roots: list[Node] = []
     composites: list[Node] = []
     seen = {first.get("nodeId")}  # CDP trees are trees, but a corrupt merge must not loop forever
-    # Frames: raw node, its role, where its node goes, its converted children, its unvisited child ids.
-    stack = [(first, _role(first), roots, [], iter(first.get("childIds") or ()))]
+    # Frames: raw node, its role, where its node goes, its converted children, its unvisited child ids,
+    # whether it is a text field (whose editor subtree is skipped).
+    stack = [(first, _role(first), roots, [], iter(first.get("childIds") or ()), False)]
     while stack:
-        raw, role, out, kids, child_ids = stack[-1]
-        in_field = role in _TEXT_FIELDS
+        raw, role, out, kids, child_ids, in_field = stack[-1]
         for child_id in child_ids:
             child = by_id.get(child_id) if type(child_id) in (str, int) else None
-            if child is None or child.get("nodeId") in seen:
+            if child is None:
                 continue
             wrapped = child.get("role")
-            child_role = str(wrapped.get("value") or "") if type(wrapped) is dict else ""
-            if child_role in _DROPPED_ROLES or (in_field and _is_editor(child, child_role)):
+            child_role = wrapped.get("value") if type(wrapped) is dict else None
+            if child_role == "StaticText" and not child.get("ignored") and not in_field:
+                # the most frequent node, finished here: its children are only InlineTextBoxes
+                wrapped = child.get("name")
+                name = wrapped.get("value") if type(wrapped) is dict else None
+                raw_props = child.get("properties")
+                kids.append(
+                    Node(
+                        "StaticText",
+                        str(name or ""),
+                        child.get("browsergym_id"),
+                        _scalar_props(raw_props) if raw_props else {},
+                    )
+                )
+                continue
+            child_role = str(child_role or "")
+            if child_role in _DROPPED_ROLES or child.get("nodeId") in seen:
+                continue
+            if in_field and _is_editor(child, child_role):
                 continue
             seen.add(child.get("nodeId"))
             if child_role == "StaticText":
                 _finish(child, child_role, kids, [], composites)
                 continue
-            stack.append((child, child_role, kids, [], iter(child.get("childIds") or ())))
+            stack.append((child, child_role, kids, [], iter(child.get("childIds") or ()), child_role in _TEXT_FIELDS))
             break
         else:
             stack.pop()

@@ -11,11 +11,13 @@ Where we depart from AgentOccam's reference rules, and why, next to the code con
   (``1–17`` became ``117``) and turns ``15%`` or ``$5`` into a bare count. Dashes become ``-``, a
   symbol deleted between two word characters leaves a space, and currency and percent signs stay.
 * redundant text (steps 3 and 8): the reference hides a text found in its parent's or in *any*
-  sibling's name. With layout nodes spliced away, siblings are whole lists and articles, so it hid
-  "by" in "opened 3 days ago by <author>" or a rating equal to another product's review count. A
-  text is hidden only when it repeats its own element's label (its parent, unless the parent is
-  the page itself) or the label of the widget right before or after it; a text without letters
-  (a number) only when it is that widget's whole label.
+  sibling's name. With layout nodes spliced away, parents are whole lists, articles or the page and
+  siblings are every text of them, so it hid "by" in "opened 3 days ago by <author>", a rating equal
+  to another product's review count, an article's subject because the heading names it. A text is
+  hidden only when it repeats its own element's label: a part of the label of an element named
+  from its content (a link, button, heading, cell, option ...; not the page), or the whole label of
+  any other parent (a group's legend, a titled box); or when it is the whole label of the widget
+  right before or after it (``text 'Email'`` beside ``textbox 'Email'``).
 * duplicates (step 5): the reference hides *both* members of an adjacent identical pair; we keep
   the first and hide the rest, recording ``duplicate_of[hidden_id] = kept_id``. Form fields are
   never hidden as duplicates: two unlabelled textboxes look alike but hold different input.
@@ -51,6 +53,29 @@ TABLE_ROLES = frozenset({"table", "grid", "treegrid", "LayoutTable"})
 TERM_ROLES = frozenset({"DescriptionListTerm", "term"})
 DETAIL_ROLES = frozenset({"DescriptionListDetail", "definition"})
 
+# Roles whose name is computed from their content: a text inside one of them is a piece of its label.
+NAME_FROM_CONTENT = frozenset(
+    {
+        "link",
+        "button",
+        "heading",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "tab",
+        "treeitem",
+        "cell",
+        "gridcell",
+        "columnheader",
+        "rowheader",
+        "row",
+        "checkbox",
+        "radio",
+        "switch",
+        "tooltip",
+    }
+)
 # Parents whose folded items are chosen with select_option (a menu's items are clicked instead).
 _SELECTS = frozenset({"combobox", "listbox"})
 # Kept in names: word characters, spaces, plain punctuation (AgentOccam's list), currency and percent.
@@ -60,7 +85,6 @@ _UNWANTED_BETWEEN_WORDS = re.compile(f"(?<=\\w)[^{_KEPT}]+(?=\\w)")
 _NEEDS_CLEANING = re.compile(f"[^{_KEPT}]|[^\\S ]|  |^ | $")  # a symbol, or whitespace to normalise
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-"))
 _SPACES = re.compile(r"\s+")
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass(eq=False)
@@ -150,11 +174,6 @@ def _has_words(text: str, words: str) -> bool:
     return False
 
 
-def _repeats(label: str, text: str, whole: bool) -> bool:
-    """``text`` says nothing ``label`` does not: its words occur in it (all of it when ``whole``)."""
-    return label == text if whole else _has_words(label, text)
-
-
 def remove_redundant_text(st: PassState) -> None:
     """Steps 3 and 8: hide empty text, and text that repeats its own element's label or the label of
     the widget right next to it (module docstring)."""
@@ -164,19 +183,18 @@ def remove_redundant_text(st: PassState) -> None:
             parents.setdefault(id(n.parent), n.parent)
     for parent in parents.values():
         own = parent.name if parent.role != "RootWebArea" else ""
+        part_of_own = parent.role in NAME_FROM_CONTENT
         row = parent.visible_children()
         for i, n in enumerate(row):
             if n.role not in TEXT_ROLES or not n.is_leaf():
                 continue
-            if not n.name or (own and _has_words(own, n.name)):
+            if not n.name or n.name == own or (part_of_own and _has_words(own, n.name)):
                 n.visible = False
                 continue
-            whole = _LETTER.search(n.name) is None  # a number is a value, not a label, unless it is all of it
             for j in (i - 1, i + 1):
-                if 0 <= j < len(row) and row[j].visible and row[j].role in INTERACTIVE_ROLES and row[j].name:
-                    if _repeats(row[j].name, n.name, whole):
-                        n.visible = False
-                        break
+                if 0 <= j < len(row) and row[j].role in INTERACTIVE_ROLES and row[j].name == n.name and row[j].visible:
+                    n.visible = False
+                    break
 
 
 def remove_images(st: PassState) -> None:
