@@ -138,7 +138,7 @@ class Trajectory:
     stack_trace: str | None = None
     error_source: str | None = None  # policy | llm | env
     error_kind: str | None = None  # an LLM failure's kind: provider | configuration | script
-    forced_stop: bool = False  # a budget ran out and the rollout answered "" to end it
+    forced_stop: bool = False  # a budget ran out; the rollout ended the episode with Policy.forced_stop_answer
     budget: dict[str, Any] = field(default_factory=dict)  # {"decisions": N, "interactions": M or None}
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     budget_exhausted: str | None = None  # "decisions" | "interactions" when a budget ended the episode
