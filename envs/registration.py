@@ -52,11 +52,18 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_real_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/<task_id>``: the task on the self-hosted sites (``WA_*`` variables)."""
+    """Entry point of ``webarena/<task_id>``: the task on the self-hosted sites (``WA_*`` variables).
+
+    ``evaluator="agentoccam"`` also applies AgentOccam's corrected labels to the task (its intent too,
+    where a correction fixes a typo there), so the agent and the evaluator read the same task.
+    """
     from .env import WebArenaEnv
+    from .evaluation.corrections import apply_agentoccam_corrections
     from .sites import RealSiteHost, sites_in_config
 
     config = real_task_config(task_id)
+    if kwargs.get("evaluator") == "agentoccam":
+        config = apply_agentoccam_corrections(config)
     host = functools.partial(RealSiteHost, sites_in_config(config))
     return WebArenaEnv(
         task_kwargs={"config": config, "host": host}, env_id=f"{NAMESPACE}/{task_id}", **_env_kwargs(kwargs)
@@ -64,7 +71,9 @@ def make_real_env(task_id: int, **kwargs: Any) -> gym.Env:
 
 
 def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites."""
+    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites (AgentOccam's
+    label corrections concern WebArena's tasks; ``evaluator="agentoccam"`` still grades with its
+    relaxed fuzzy grader)."""
     from .env import WebArenaEnv
     from .local.host import LocalSiteHost
     from .local.registry import get_task
