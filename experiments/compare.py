@@ -116,6 +116,9 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         oracle_assisted=traj.oracle_assisted,
         trial_scores=[t["score"] for t in traj.trials],
         role_calls=traj.role_stats(),
+        action_counts=traj.command_counts(),
+        commands=list(traj.task.get("commands") or ()),
+        observation_tokens=sum(traj.observation_tokens()),
         err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
     )
@@ -195,6 +198,7 @@ def compare(
         "n_workers": n_workers,
         "max_steps": max_steps,
         "max_interactions": max_interactions,
+        "env_kwargs": dict(env_kwargs or {}),  # the evaluator and its judge, among others
         "ordering": ordering_note,
         "code_revision": _git_revision(),
     }
