@@ -213,6 +213,8 @@ def measure_large_pages(seeds: int, repeats: int) -> list[dict[str, Any]]:
     times: list[float] = []
     build_shares: list[float] = []
     id_extra = [0, 0]
+    unselected_mark = len(enc.encode(" [selected: False]"))
+    by_kind_unselected: dict[str, list[int]] = {}
     for kind in PAGE_TYPES:
         retention, lost, ratios, nodes, flats, lines = [], 0, [], [], [], []
         examples: list[str] = []
@@ -236,6 +238,11 @@ def measure_large_pages(seeds: int, repeats: int) -> list[dict[str, Any]]:
             )
             id_extra[0] += aligned
             id_extra[1] += len(enc.encode(widget_ids_only))
+            folded = [n for n in tree.root.walk() if n.role == "option" and not n.visible]
+            marks = unselected_mark * sum(1 for n in folded if n.props.get("selected") is False)
+            by_kind_unselected.setdefault(kind, [0, 0])
+            by_kind_unselected[kind][0] += marks
+            by_kind_unselected[kind][1] += aligned
             cpu, _, share = _timed(ax, repeats)
             times += cpu
             build_shares.append(share)
@@ -272,6 +279,17 @@ def measure_large_pages(seeds: int, repeats: int) -> list[dict[str, Any]]:
             "note": f"{len(PAGE_TYPES)} types x {seeds} pages x {repeats}; max {max(times) * 1000:.2f} ms; "
             f"building the tree {100 * statistics.mean(build_shares):.0f} % of it",
         },
+        *(
+            {
+                "name": f"large_pages.unselected_marks_left_out.{kind}",
+                "value": round(100 * marks / (aligned + marks), 2),
+                "unit": "% tokens saved",
+                "target": "informative",
+                "note": "folded options without [selected: False] (AgentOccam printed it on every option)",
+            }
+            for kind, (marks, aligned) in by_kind_unselected.items()
+            if marks
+        ),
         {
             "name": "large_pages.ids_beyond_widgets_extra_tokens",
             "value": round(100 * (id_extra[0] - id_extra[1]) / id_extra[1], 2),

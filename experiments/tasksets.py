@@ -9,7 +9,7 @@ A task set is written as a short spec so it fits on a command line and in the st
     webarena:site=gitlab       real tasks of one site
     webarena:template=323      real tasks of one intent template
     webarena:dev               one random task per intent template, fixed seed (our stand-in for AgentOccam's
-                               unpublished 190-task dev set, card section 12 item 6)
+                               unpublished 190-task dev set; see docs/methods/agentoccam.md)
     webarena/310,webarena/local.3   an explicit list of env ids
 """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from experiments.ablations import LADDERS, ladder
-from experiments.cli import _study_policies, build_parser
+from experiments.cli import _env_kwargs, _study_policies, build_parser
 from experiments.compare import PolicySpec, compare
 from experiments.report import build_report
 from experiments.store import StudyStore
@@ -58,6 +58,7 @@ def test_the_command_line_runs_the_ladder_with_the_papers_evaluator(capsys):
     policies = _study_policies(args)
     assert [p.label for p in policies] == [f"{row} [m]" for row in ROWS]
     assert args.evaluator == "agentoccam" and "Evaluator: agentoccam" in capsys.readouterr().out
+    assert _env_kwargs(args) == {"evaluator": "agentoccam"}  # what reaches every episode's env
     args = build_parser().parse_args(
         ["compare", "--policy", "reference", "--ablation", "agentoccam", "--evaluator", "webarena", "--model", "m"]
         + ["--out", "s"]

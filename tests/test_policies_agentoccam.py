@@ -269,7 +269,7 @@ def test_invalid_plan_id_becomes_a_note_and_changes_nothing():
 
 # -- pivotal-node replay ---------------------------------------------------------------------------
 
-CARD_REASON = (
+PAPER_REASON = (
     "To progress towards finding the email address of the Dean of the School of Engineering at "
     "Stanford University, the first logical step is to search for relevant information."
 )
@@ -281,7 +281,7 @@ def test_pivotal_highlight_replayed_as_in_the_papers_example():
             answer(
                 "type [12] [Dean of the School of Engineering Stanford University email] [1]",
                 highlight="12, 272",
-                reason=CARD_REASON,
+                reason=PAPER_REASON,
             )
         ]
     )
@@ -300,7 +300,7 @@ RootWebArea 'Google'
 \t\tbutton "I'm Feeling Lucky"
 REASON FOR ACTION:
 """
-        + CARD_REASON
+        + PAPER_REASON
         + """
 ACTION:
 type [12] [Dean of the School of Engineering Stanford University email] [1]

@@ -76,7 +76,7 @@ def body(text: str) -> list[str]:
 
 # -- the paper's examples -----------------------------------------------------------------------
 
-CARD_4_5 = axtree(
+ACCOUNT_PAGE = axtree(
     N(
         "RootWebArea",
         "My Account",
@@ -164,7 +164,7 @@ CARD_4_5 = axtree(
     )
 )
 
-CARD_4_5_ALIGNED = """\
+ACCOUNT_PAGE_ALIGNED = """\
 RootWebArea 'My Account'
 \tlink [20] 'My Account'
 \tlink [22] 'Sign Out'
@@ -183,14 +183,14 @@ RootWebArea 'My Account'
 def test_before_after_example_is_exact():
     # Two departures from AgentOccam's rules (wrappers.observations.passes): currency signs stay with
     # their amounts, and a folded option list marks only the selected option.
-    tree = process_axtree(CARD_4_5)
-    assert tree.render(ids=True) == CARD_4_5_ALIGNED
+    tree = process_axtree(ACCOUNT_PAGE)
+    assert tree.render(ids=True) == ACCOUNT_PAGE_ALIGNED
     assert tree.ids == {"20", "22", "26", "27", "51", "57", "62", "63"}
     assert tree.option_parent == {"26": "25", "27": "25"}
 
 
 def test_history_rendering_has_no_ids_at_all():
-    text = process_axtree(CARD_4_5).render(ids=False)
+    text = process_axtree(ACCOUNT_PAGE).render(ids=False)
     assert "[2" not in text and "[5" not in text and "[6" not in text
     # Decision: folded option ids do not survive in the id-free view (the reference kept them).
     assert "combobox \"Sort By: 'Position' [selected: True]; 'Price'\" [required: False]" in text
@@ -198,7 +198,7 @@ def test_history_rendering_has_no_ids_at_all():
 
 def test_pivotal_textbox():
     assert (
-        process_axtree(CARD_4_5).pivotal({"62"})
+        process_axtree(ACCOUNT_PAGE).pivotal({"62"})
         == """\
 RootWebArea 'My Account'
 \tmain
@@ -212,7 +212,7 @@ RootWebArea 'My Account'
 def test_pivotal_dropdown_and_link():
     # The reference kept [26]/[27] inside the folded name; we drop them in the id-free view.
     assert (
-        process_axtree(CARD_4_5).pivotal(["25", " 20"])
+        process_axtree(ACCOUNT_PAGE).pivotal(["25", " 20"])
         == """\
 RootWebArea 'My Account'
 \tlink 'My Account'
@@ -310,7 +310,7 @@ RootWebArea 'Google'
 
 
 def test_pivotal_edge_cases():
-    tree = process_axtree(CARD_4_5)
+    tree = process_axtree(ACCOUNT_PAGE)
     assert tree.pivotal(set()) == ""
     assert tree.pivotal({"999", "abc"}) == ""
     assert tree.node("26") is tree.node("25") and tree.node("26").role == "combobox"

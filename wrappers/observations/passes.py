@@ -263,8 +263,9 @@ def _only_text_below(n: Node) -> bool:
 
 def _option_item(opt: Node, ids: bool) -> str:
     """``[id] 'name' [props]``, without ``[selected: False]``: in a folded list the chosen option is the
-    one marked ``[selected: True]``, and leaving the default out takes a quarter of the tokens off a
-    long list (a 200-country select: measured in docs/benchmarks.md, "wrappers")."""
+    one marked ``[selected: True]``, and leaving the default out takes a fifth of the tokens off an
+    address form with a 200-country select, which otherwise misses the 0.35x token target
+    (docs/benchmarks.md, "wrappers")."""
     props = [f"[{k}: {v}]" for k, v in opt.props.items() if not (k == "selected" and v is False)]
     text = " ".join([repr(opt.name), *props])
     return f"[{opt.bid}] {text}" if ids and opt.bid is not None else text
