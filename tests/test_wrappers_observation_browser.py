@@ -57,8 +57,9 @@ def test_wrapper_on_a_plain_browsergym_env(openended):
     mexico = next(
         bid
         for bid, parent in tree.option_parent.items()
-        if parent == dropdown.bid and f"[{bid}] 'Mexico';" in obs["text"]
+        if parent == dropdown.bid and f"[{bid}] 'Mexico'" in obs["text"]
     )
+    assert f"[{mexico}] 'Mexico' [selected" not in obs["text"]  # not the chosen one: no mark
     assert unreachable(obs["axtree_object"], tree) == []
 
     obs, *_ = openended.step(f"fill('{first_name.bid}', 'Zed')")
