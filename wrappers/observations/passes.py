@@ -99,6 +99,7 @@ class PassState:
     _order: list[Node] | None = field(default=None, repr=False)
     _by_role: dict[str, list[Node]] = field(default_factory=dict, repr=False)
     _of: dict[tuple[str, ...], list[Node]] = field(default_factory=dict, repr=False)
+    _position: dict[Node, int] = field(default_factory=dict, repr=False)
 
     def shows_id(self, node: Node) -> bool:
         """AgentOccam's rule: every element shows its id but those of :data:`STATIC_ROLES`."""
@@ -114,8 +115,9 @@ class PassState:
         (tables append rows the later passes need not see; headings are the last pass)."""
         if self._order is None:
             self._order = list(self.root.walk())
-            for n in self._order:
+            for i, n in enumerate(self._order):
                 self._by_role.setdefault(n.role, []).append(n)
+                self._position[n] = i
         return self._order
 
     def of(self, *roles: str) -> list[Node]:
@@ -124,8 +126,8 @@ class PassState:
         if len(roles) == 1:
             return self._by_role.get(roles[0], [])
         if roles not in self._of:
-            wanted = {id(n) for r in roles for n in self._by_role.get(r, ())}
-            self._of[roles] = [n for n in self._order or () if id(n) in wanted]
+            found = [n for r in roles for n in self._by_role.get(r, ())]
+            self._of[roles] = sorted(found, key=self._position.__getitem__)
         return self._of[roles]
 
 
@@ -146,10 +148,14 @@ def clean_name(text: str) -> str:
 
 
 def clean_names(st: PassState) -> None:
-    """Step 1: :func:`clean_name` on every name."""
+    """Step 1: :func:`clean_name` on every name (a page repeats many: each is cleaned once)."""
+    cleaned: dict[str, str] = {}
     for n in st.nodes():
         if n.name:
-            n.name = clean_name(n.name)
+            name = cleaned.get(n.name)
+            if name is None:
+                name = cleaned[n.name] = clean_name(n.name)
+            n.name = name
 
 
 def drop_noise_properties(st: PassState) -> None:
