@@ -17,6 +17,7 @@ same seed gives the same page; tests draw seeds with hypothesis, the benchmark u
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from collections.abc import Callable, Iterable
@@ -416,7 +417,7 @@ def store_category(rng: random.Random, base: str = "http://shop.test") -> Spec:
             marker=False,
         ),
     )
-    main = el("main", "", title, div(toolbar), items(products, marker=False), div(toolbar_copy(toolbar)), pager)
+    main = el("main", "", title, div(toolbar), items(products, marker=False), div(_copied(toolbar)), pager)
     return el(
         "RootWebArea",
         f"{categories[0]}",
@@ -424,17 +425,9 @@ def store_category(rng: random.Random, base: str = "http://shop.test") -> Spec:
     )
 
 
-def toolbar_copy(spec: Spec) -> Spec:
-    """Luma repeats the toolbar under the product grid (new ids, same texts)."""
-    return Spec(
-        spec.role,
-        spec.name,
-        [toolbar_copy(c) for c in spec.children],
-        dict(spec.props),
-        spec.bid,
-        spec.ignored,
-        spec.value,
-    )
+def _copied(spec: Spec) -> Spec:
+    """A deep copy (Luma repeats the toolbar under the product grid: new ids, same texts)."""
+    return dataclasses.replace(spec, children=[_copied(c) for c in spec.children], props=dict(spec.props))
 
 
 def store_admin_grid(rng: random.Random, base: str = "http://admin.test/admin") -> Spec:

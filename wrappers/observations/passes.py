@@ -200,7 +200,7 @@ def remove_redundant_text(st: PassState) -> None:
                 n.visible = False
                 continue
             for j in (i - 1, i + 1):
-                if 0 <= j < len(row) and row[j].role in INTERACTIVE_ROLES and row[j].name == n.name and row[j].visible:
+                if 0 <= j < len(row) and row[j].role in INTERACTIVE_ROLES and row[j].name == n.name:
                     n.visible = False
                     break
 
