@@ -24,6 +24,8 @@ from wrappers.observations.passes import clean_name
 
 _WORD = re.compile(r"\w+")
 _TABLES = frozenset({"table", "grid", "treegrid"})
+_ROLE = re.compile(r"^\t*\S+ ?", re.M)  # the role that starts every rendered line
+_PROP_KEY = re.compile(r"\[\w+: ")
 
 
 def raw_text_words(axtree_object: dict[str, Any]) -> list[str]:
@@ -104,13 +106,14 @@ class Retention:
 def word_retention(axtree_object: dict[str, Any], aligned: str, examples: int = 5) -> Retention:
     """How many raw words (:func:`raw_text_words`) ``aligned`` keeps in order: the size of an
     in-order match of the two word sequences (difflib's matching blocks, without its heuristic that
-    ignores frequent words). The root line (the page title, not page text) is left out: difflib
-    anchors on the longest common run first, and a title repeated by the page's heading would
-    otherwise pull the match out of place."""
+    ignores frequent words). difflib anchors on the longest common run first, so what is not page
+    text is left out of the aligned side: the root line (the page title, which the page's heading
+    may repeat elsewhere), each line's role, property names. Else a role between every two names
+    breaks the runs, and repeated names ("Settings", "Settings Boards") get matched out of place."""
     raw = raw_text_words(axtree_object)
     if aligned.startswith("RootWebArea"):
         aligned = aligned.partition("\n")[2]
-    have = _WORD.findall(aligned)
+    have = _WORD.findall(_PROP_KEY.sub("[", _ROLE.sub("", aligned)))
     blocks = SequenceMatcher(None, raw, have, autojunk=False).get_matching_blocks()
     matched = [False] * len(raw)
     for block in blocks:

@@ -219,6 +219,7 @@ _WORDS = (
     "population government history system design model program team season record album film series "
     "north south east west central main old public national annual original major"
 ).split()
+_SIDEBAR_PAGES = "List Boards Labels Milestones Members Activity Graph Compare Branches Tags Settings".split()
 _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 _COUNTRIES = [f"Country {c}{d}" for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" for d in "abcdefgh"]  # 208 options
 
@@ -720,11 +721,24 @@ def issue_list(rng: random.Random, base: str = "http://git.test") -> Spec:
         "Project navigation",
         items(
             [
-                link(
-                    s,
-                    f"{base}/{project}/-/{s.lower()}",
-                    text(s),
-                    *([el("generic", "", text(str(rng.randint(1, 300))))] if s in ("Issues", "Merge requests") else []),
+                div(
+                    link(
+                        s,
+                        f"{base}/{project}/-/{s.lower()}",
+                        text(s),
+                        *(
+                            [el("generic", "", text(str(rng.randint(1, 300))))]
+                            if s in ("Issues", "Merge requests")
+                            else []
+                        ),
+                    ),
+                    # each section's flyout: its pages, in the tree even while collapsed
+                    items(
+                        [
+                            link(f"{s} {page}", f"{base}/{project}/-/{s.lower()}/{page.lower()}")
+                            for page in rng.sample(_SIDEBAR_PAGES, rng.randint(2, 5))
+                        ]
+                    ),
                 )
                 for s in sidebar_items
             ],
