@@ -203,7 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a paper's ablation ladder as policies of this study (agentoccam: its Table 2 rows)",
     )
     p.add_argument(
-        "--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids"
+        "--tasks",
+        default="local",
+        help="task set: local[:site=|template=], webarena[:site=|template=|dev|lite], webarena-lite[:site=|template=] "
+        "or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
@@ -255,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130  # what a shell reports for Ctrl-C; compare() has already said how to resume
+    finally:
+        import envs
+
+        envs.shutdown()
 
 
 if __name__ == "__main__":

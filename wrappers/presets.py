@@ -1,8 +1,11 @@
-"""Named observation/action spaces, one per row of AgentOccam's ablation ladder (docs/methods/agentoccam.md).
+"""Named observation/action spaces: one per row of AgentOccam's ablation ladder (docs/methods/agentoccam.md),
+plus the simplified-HTML spaces of WebRL / WebArena-Lite that Plan-and-Act reads and writes.
 
 A preset is (observation wrapper + its config, enabled commands). History and planning *behaviour*
 belong to the policy; the presets only decide what the model sees and which commands it may use,
 so "history" has the spaces of "simplified_obs" and "agentoccam" adds the planning commands.
+``plan_and_act`` pairs the simplified-HTML observation (with ids, plus the id-free copy a planner reads)
+with the WebRL action grammar.
 
 Each row changes only what the paper's row changes: ``reduced_actions`` -> ``no_scroll`` drops
 ``scroll`` and shows the whole page instead of the viewport, in the same WebArena text format and
@@ -22,7 +25,10 @@ from typing import Any
 import gymnasium as gym
 
 from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
+from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
+from wrappers.actions.webrl_grammar import COMMANDS as WEBRL_COMMANDS
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.html import HTMLConfig, SimplifiedHTMLObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 
 RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines
@@ -31,8 +37,9 @@ _NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home
 
 @dataclass(frozen=True)
 class Preset:
-    """One ablation row's spaces. ``obs_config`` None = WebArena's text observation, of the viewport
-    (``viewport_only``) or of the whole page, cut to ``raw_lines`` lines (None: all)."""
+    """One ablation row's spaces. ``html`` set = the simplified-HTML observation with the WebRL actions;
+    else ``obs_config`` None = WebArena's text observation, of the viewport (``viewport_only``) or of the
+    whole page, cut to ``raw_lines`` lines (None: all), with the bracketed commands."""
 
     name: str
     description: str
@@ -40,20 +47,23 @@ class Preset:
     obs_config: ObsConfig | None = None
     raw_lines: int | None = None
     viewport_only: bool = True
+    html: HTMLConfig | None = None
 
     @property
     def full_page(self) -> bool:
         """Whether the model sees the whole page (else the viewport only)."""
-        return self.obs_config is not None or not self.viewport_only
+        return self.html is not None or self.obs_config is not None or not self.viewport_only
 
     @property
     def obs_mode(self) -> str:
         """The env observation the preset reads: the viewport presets need BrowserGym's element
-        visibility (``"full"``: DOM snapshot and screenshot too); full-page presets read only the AX
-        tree (``"axtree"``), which makes each step several times cheaper."""
-        return "axtree" if self.full_page else "full"
+        visibility and the HTML presets its DOM snapshot (``"full"``: screenshot too); the other
+        full-page presets read only the AX tree (``"axtree"``), which makes each step several times cheaper."""
+        return "full" if self.html is not None or not self.full_page else "axtree"
 
-    def wrap(self, env: gym.Env) -> AgentOccamActions:
+    def wrap(self, env: gym.Env) -> gym.Wrapper:
+        if self.html is not None:
+            return WebRLActions(SimplifiedHTMLObservation(env, self.html), WebRLActionConfig(self.actions))
         if self.obs_config is None:
             observed: gym.Env = WebArenaTextObservation(env, self.viewport_only, max_lines=self.raw_lines)
         else:
@@ -86,6 +96,12 @@ PRESETS: dict[str, Preset] = {
             AGENTOCCAM_COMMANDS,
             ObsConfig(),
         ),
+        Preset(
+            "plan_and_act",
+            "simplified HTML, full page (with ids for the executor, id-free for the planner); WebRL actions",
+            WEBRL_COMMANDS,
+            html=HTMLConfig(),
+        ),
     )
 }
 
@@ -107,7 +123,7 @@ def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str
     return default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS, multiaction=True).to_python_code
 
 
-def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> AgentOccamActions:
+def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> gym.Wrapper:
     """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers.
 
     ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get
