@@ -117,6 +117,9 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         trial_scores=[t["score"] for t in traj.trials],
         trial_actions=trial_actions(traj.trials),
         role_calls=traj.role_stats(),
+        action_counts=traj.command_counts(),
+        commands=list(traj.task.get("commands") or ()),
+        observation_tokens=sum(traj.observation_tokens()),
         policy_counters=_policy_counters(traj.final_policy_state),
         err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
@@ -218,6 +221,7 @@ def compare(
         "n_workers": n_workers,
         "max_steps": max_steps,
         "max_interactions": max_interactions,
+        "env_kwargs": dict(env_kwargs or {}),  # the evaluator and its judge, among others
         "ordering": ordering_note,
         "code_revision": _git_revision(),
     }

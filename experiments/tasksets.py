@@ -9,7 +9,7 @@ A task set is written as a short spec so it fits on a command line and in the st
     webarena:site=gitlab       real tasks of one site
     webarena:template=323      real tasks of one intent template
     webarena:dev               one random task per intent template, fixed seed (our stand-in for AgentOccam's
-                               unpublished 190-task dev set, card section 12 item 6)
+                               unpublished 190-task dev set; see docs/methods/agentoccam.md)
     webarena:lite              the 165 WebArena-Lite tasks (webarena-lite/<id>, corrected configurations)
     webarena-lite:site=map     WebArena-Lite tasks of one site (template= works too)
     miniwob                    the 125 MiniWoB++ tasks (BrowserGym's), 10 steps each unless --max-steps

@@ -34,7 +34,7 @@ def test_preset_table():
 def test_presets_observe_only_what_they_read():
     # viewport presets need BrowserGym's element visibility; the full-page ones read the AX tree only
     # (the simplified-HTML presets read the DOM snapshot, also a full observation)
-    viewport = {name for name, p in PRESETS.items() if p.obs_config is None and p.html is None}
+    viewport = {name for name, p in PRESETS.items() if not p.full_page}
     html = {name for name, p in PRESETS.items() if p.html is not None}
     assert {name: p.obs_mode for name, p in PRESETS.items()} == {
         name: "full" if name in viewport | html else "axtree" for name in PRESETS
@@ -61,7 +61,7 @@ def test_preset_spaces_on_a_page(base_env, name):
     assert info["commands"] == [c for c in preset.actions if c != "go_home"]
     bottom = bid(obs, "button", BELOW_THE_FOLD)
     full_page = f"[{bottom}]" in obs["text"]
-    assert full_page == (preset.obs_config is not None)  # vanilla rows see the viewport only
+    assert full_page == preset.full_page  # the rows before "no scrolling" see the viewport only
     obs, _, _, _, info = env.step(f"click [{bottom}]")  # usable iff shown
     assert ("not on the current page" in info.get("action_error", "")) == (not full_page)
     assert ("'bottom'" in obs["text"]) == full_page  # the button's effect, read back from the page
@@ -75,6 +75,24 @@ def test_preset_spaces_on_a_page(base_env, name):
     if "scroll" not in preset.actions:
         obs, _, _, _, info = env.step("scroll [down]")
         assert "not available here" in obs["last_action_error"]
+
+
+@pytest.mark.browser
+def test_no_scroll_changes_only_the_page_scope_of_reduced_actions(base_env):
+    # The ablation step from "fewer actions" to "no scrolling" takes scroll away and shows the whole
+    # page: same text format, same 500-line cap, nothing else.
+    reduced, whole = PRESETS["reduced_actions"], PRESETS["no_scroll"]
+    assert (reduced.obs_config, whole.obs_config, reduced.raw_lines, whole.raw_lines) == (None, None, 500, 500)
+    assert set(reduced.actions) - set(whole.actions) == {"scroll"} and set(whole.actions) <= set(reduced.actions)
+    seen = {}
+    for preset in (reduced, whole):
+        obs, _ = preset.wrap(base_env).reset(seed=0)
+        seen[preset.name] = [line.strip() for line in obs["text"].splitlines()]
+    assert len(seen["no_scroll"]) > len(seen["reduced_actions"])
+    # the viewport's lines, each exactly as the whole page writes it (indentation aside: an element
+    # cut off by the viewport lifts its visible children a level up)
+    assert set(seen["reduced_actions"]) <= set(seen["no_scroll"])
+    assert seen["reduced_actions"][1].startswith("[")  # WebArena's "[id] role 'name'" lines
 
 
 @pytest.mark.browser

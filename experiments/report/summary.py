@@ -93,6 +93,22 @@ def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     return curve
 
 
+def _action_counts(results: list[EpisodeResult]) -> dict[str, Any]:
+    """Commands decided on over all episodes, and the commands the episodes offered."""
+    counts: dict[str, int] = {}
+    offered: set[str] = set()
+    for r in results:
+        offered.update(r.commands)
+        for name, n in r.action_counts.items():
+            counts[name] = counts.get(name, 0) + n
+    return {"counts": counts, "offered": sorted(offered)}
+
+
+def _tokens_per_step(results: list[EpisodeResult]) -> float | None:
+    steps = sum(r.n_steps for r in results)
+    return sum(r.observation_tokens for r in results) / steps if steps else None
+
+
 def _steps_by_outcome(results: list[EpisodeResult]) -> dict[str, float | None]:
     """Mean steps over all, successful and failed episodes (Plan-and-Act's A.11 breakdown); None when none."""
 
@@ -155,6 +171,9 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
                 "roles": _roles(mine),
                 "success_after_trial": _success_after_trial(mine),
+                "actions": _action_counts(mine),
+                "observation_tokens_per_step": {"all": _tokens_per_step(mine)}
+                | {s: _tokens_per_step([r for r in mine if r.site_group == s]) for s in sites},
                 "trial_stats": _trial_stats(mine),
                 "policy_counters": _policy_counters(mine),
                 "steps_by_outcome": {"all": _steps_by_outcome(mine)}

@@ -4,7 +4,9 @@ The success table follows the layout of AgentOccam's Table 2 (one row per policy
 columns, each headed with its task count), with a standard error next to every rate. Beside it stand
 what papers rarely print: steps, LLM calls and prompt tokens per step, cost and wall time per task.
 Further tables appear when a study has something to show in them: the budgets (interactions, restores,
-episodes a budget ended), the calls per role, and the success after each trial of multi-trial methods.
+episodes a budget ended), the calls per role, the success after each trial of multi-trial methods, and
+AgentOccam's two ablation tables: how often each command was used (its Table 3) and the observation
+tokens per step in GPT-2 tokens (its Table 4).
 A new table is one function added to :data:`TABLES`.
 """
 
@@ -263,6 +265,60 @@ def outcome_steps_table(summary: dict[str, Any]) -> Table | None:
 
 
 TABLES.append(outcome_steps_table)
+
+
+# AgentOccam's action-frequency tables list these commands in this order (Tables 3, 11 and 14).
+PAPER_COMMANDS = (
+    "click", "hover", "type", "press", "scroll", "new_tab", "go_back", "goto", "note", "stop", "go_home", "branch",
+    "prune",
+)  # fmt: skip
+
+
+def action_table(summary: dict[str, Any]) -> Table | None:
+    """How often each policy decided on each command, over all its episodes (AgentOccam's Table 3)."""
+    rows = [r for r in summary["rows"] if r.get("actions", {}).get("counts")]
+    if not rows:
+        return None
+    seen = {name for r in rows for name in r["actions"]["counts"]}
+    names = [c for c in PAPER_COMMANDS if c in seen or any(c in r["actions"]["offered"] for r in rows)]
+    names += sorted(seen - set(names))
+
+    def cell(r: dict[str, Any], name: str) -> str:
+        count = r["actions"]["counts"].get(name, 0)
+        return "-" if not count and name not in r["actions"]["offered"] else str(count)
+
+    body = [[r["policy"], *(cell(r, n) for n in names)] for r in rows]
+    note = (
+        "Times each command was decided on, over all episodes (every command of a multi-command action counts); "
+        "-: not offered to that policy. An episode the step budget ended adds no stop. "
+        "AgentOccam's paper reports the same counts for its ablation rows (its Table 3)."
+    )
+    return Table("actions", "Action frequencies", ["Policy", *names], body, [note])
+
+
+def observation_token_table(summary: dict[str, Any]) -> Table | None:
+    """Mean GPT-2 tokens the policy was shown per step, by site (AgentOccam's Table 4)."""
+    rows = [r for r in summary["rows"] if r.get("observation_tokens_per_step", {}).get("all") is not None]
+    if not rows:
+        return None
+    counts = summary["task_counts"]
+    head = ["Policy"] + [f"{SITE_TITLES[s]} ({counts[s]})" for s in columns(summary)]
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    body = [[r["policy"], *(cell(r["observation_tokens_per_step"].get(s)) for s in columns(summary))] for r in rows]
+    note = (
+        "GPT-2 tokens per step of what the model was shown: the user message of the step's first LLM call "
+        "(objective, plans, history and page for AgentOccam; page, URL, objective and previous action for "
+        "ReAct), or the observation when the step called no LLM. AgentOccam's Table 4 counts with GPT-2's "
+        "tokenizer too."
+    )
+    return Table("observation_tokens", "Observation tokens per step (GPT-2)", head, body, [note])
+
+
+TABLES.append(action_table)
+TABLES.append(observation_token_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:
