@@ -7,6 +7,7 @@ from wrappers.actions.agentoccam import ActionConfig, AgentOccamActions
 from wrappers.actions.grammar import InvalidActionError, parse_action, parse_command
 from wrappers.numeric import NumericWebArena
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.set_of_marks import SetOfMarksObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 from wrappers.presets import PRESETS, Preset, make_env
 
@@ -19,6 +20,7 @@ __all__ = [
     "NumericWebArena",
     "ObsConfig",
     "Preset",
+    "SetOfMarksObservation",
     "WebArenaTextObservation",
     "make_env",
     "parse_action",

@@ -18,9 +18,13 @@ import gymnasium as gym
 
 from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.set_of_marks import SetOfMarksObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 
 RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines (§10.2)
+# Plan-MCTS's space (plan_mcts.md §7): "a concise set of high-frequency primitives (e.g., click, type,
+# scroll, goto)" plus the answer; scroll reaches elements outside the marked viewport.
+SET_OF_MARKS_COMMANDS = ("click", "type", "scroll", "goto", "stop")
 _NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home: multi-site tasks only
 
 
@@ -33,17 +37,25 @@ class Preset:
     actions: tuple[str, ...]
     obs_config: ObsConfig | None = None
     viewport_lines: int | None = None  # line cap of the vanilla observation
+    set_of_marks: bool = False  # the marked screenshot beside the aligned text (ids of the viewport only)
 
     @property
     def obs_mode(self) -> str:
         """The env observation the preset reads: the viewport presets need BrowserGym's element
-        visibility (``"full"``: DOM snapshot and screenshot too); full-page presets read only the AX
-        tree (``"axtree"``), which makes each step several times cheaper."""
-        return "full" if self.obs_config is None else "axtree"
+        visibility and the Set-of-Marks one the screenshot too (``"full"``: DOM snapshot and screenshot);
+        full-page text presets read only the AX tree (``"axtree"``), several times cheaper per step."""
+        return "full" if self.obs_config is None or self.set_of_marks else "axtree"
+
+    @property
+    def full_page_ids(self) -> bool:
+        """Whether an action may name any element of the page (else only those in the viewport)."""
+        return self.obs_config is not None and not self.set_of_marks
 
     def wrap(self, env: gym.Env) -> AgentOccamActions:
         if self.obs_config is None:
             observed: gym.Env = WebArenaTextObservation(env, viewport_only=True, max_lines=self.viewport_lines)
+        elif self.set_of_marks:
+            observed = SetOfMarksObservation(env, self.obs_config)
         else:
             observed = AgentOccamObservation(env, self.obs_config)
         return AgentOccamActions(observed, ActionConfig(self.actions))
@@ -72,6 +84,13 @@ PRESETS: dict[str, Preset] = {
             "aligned observation, reduced actions, branch/prune planning",
             AGENTOCCAM_COMMANDS,
             ObsConfig(),
+        ),
+        Preset(
+            "set_of_marks",
+            "marked screenshot + aligned text (viewport ids); click, type, scroll, goto, stop (Plan-MCTS)",
+            SET_OF_MARKS_COMMANDS,
+            ObsConfig(),
+            set_of_marks=True,
         ),
     )
 }
