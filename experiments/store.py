@@ -62,6 +62,9 @@ class EpisodeResult:
     oracle_assisted: bool = False  # the policy could ask the evaluator during the episode
     trial_scores: list[float | None] = field(default_factory=list)  # report-only verdict after each trial
     role_calls: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> calls, tokens, cost
+    path_length: int | None = None  # atomic actions on the delivered path (a search's final path)
+    search_iterations: int | None = None  # iterations a search method ran ...
+    search_budget: int | None = None  # ... out of its iteration budget
     err_msg: str | None = None
     trajectory: str | None = None  # path relative to the study directory
     attempt: int = 1

@@ -231,3 +231,46 @@ def test_unusable_model_answers_fail_cleanly():
     state = traj.final_policy_state
     assert [u.split(":")[0] for u in state["unusable_answers"]] == ["planner", "operator"]
     assert traj.tree["nodes"][0]["notes"]["unusable_answers"][0].startswith("planner")
+
+
+ANSWERING = {  # string-only scripts (a study's policy config is JSON): read the answer and give it
+    "planner": [planner_answer("Give the number of the most recent cancelled order.", "Open My Orders.", "Search.")],
+    "operator": [operator_answer("stop [000000195]")],
+    "micro": ['Thoughts: the answer is given.\nCompleted: "yes"'],
+    "macro": [macro_answer("A")] * 3,
+}
+REACT_ANSWER = "The number is known. In summary, the next action I will perform is ```stop [000000195]```"
+
+
+def test_plan_mcts_and_its_ablations_in_a_study_next_to_react(tmp_path):
+    from experiments.compare import PolicySpec, compare
+    from experiments.report import build_report
+    from experiments.store import StudyStore
+
+    policies = [
+        PolicySpec("react", {"script": {"actor": [REACT_ANSWER]}}, label="react [scripted]"),
+        PolicySpec("plan_mcts", {"script": ANSWERING, "model": "gpt-4o"}, label="plan_mcts [scripted]"),
+        PolicySpec(
+            "plan_mcts_micro_only",
+            {"script": {k: v for k, v in ANSWERING.items() if k != "macro"}, "model": "gpt-4o"},
+            label="micro-only [scripted]",
+        ),
+    ]
+    study = compare(policies, f"webarena/local.{ANSWER_TASK}", tmp_path / "study", progress=False)
+    results = {r.policy: r for r in StudyStore(study).latest().values()}
+    assert {p: r.reward for p, r in results.items()} == {p.label: 1.0 for p in policies}
+    mcts = results["plan_mcts [scripted]"]
+    assert (mcts.search_iterations, mcts.search_budget, mcts.path_length, mcts.interactions) == (1, 10, 1, 1)
+    assert results["react [scripted]"].path_length == 1 and results["react [scripted]"].search_budget is None
+
+    report = build_report(study)
+    search = (report / "search.csv").read_text().splitlines()
+    assert search[0] == "Policy,SR,Budget util (%),Path length,Action interactions/task,Tokens/task"
+    rows = {line.split(",")[0]: line.split(",") for line in search[1:]}
+    assert rows["plan_mcts [scripted]"][2:5] == ["10.0", "1.0", "1.0"] and rows["react [scripted]"][2] == "-"
+    roles = (report / "roles.csv").read_text()
+    assert all(f"plan_mcts [scripted],{role}," in roles for role in ("planner", "operator", "micro", "macro"))
+    assert "micro-only [scripted],macro," not in roles
+    page = next(p for p in report.glob("*.html") if "plan_mcts" in p.name and "micro" not in p.name)
+    html = page.read_text()
+    assert "Search tree (4 nodes; executed path 0 &rarr; 1;" in html and "1/10 iterations" in html and "macro: [&#39;A&#39;" in html
