@@ -22,6 +22,7 @@ from policies import make_policy
 from policies.base import BudgetExhausted, TaskSpec, registered_defaults
 from policies.plan_mcts import prompts as P
 from policies.plan_mcts.config import STATUS_SCORES, SearchConfig
+from policies.plan_mcts.policy import described_commands
 from policies.plan_mcts.search import majority
 from policies.plan_mcts.tree import (
     Edge,
@@ -361,6 +362,9 @@ def test_defaults_are_the_papers_and_the_cards():
     policy = make_policy("plan_mcts", iterations=4, macro_temperature=0.2, macro_model="openai/judge")
     assert policy.search_config.iterations == 4 and policy.llm.roles["macro"].temperature == 0.2
     assert policy.config()["search"]["iterations"] == 4 and policy.llm.roles["operator"].max_tokens == 1024
+    # the Operator is offered exactly the task's commands it has descriptions for, and always the answer
+    assert described_commands(PRESETS["agentoccam"].actions) == ("click", "type", "stop")
+    assert described_commands(("click", "goto")) == ("click", "goto", "stop")
 
 
 # -- the search over an in-memory handle ---------------------------------------------------------------

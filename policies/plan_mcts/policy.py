@@ -8,9 +8,10 @@ from typing import Any
 from llm import CallSettings
 from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
 from policies.plan_mcts.config import SearchConfig
-from policies.plan_mcts.prompts import Context
+from policies.plan_mcts.prompts import Context, action_specs
 from policies.plan_mcts.search import PlanSearch, summary
 from policies.search_tree import SearchTree
+from wrappers.presets import PRESETS
 
 SEARCH_OPTIONS = frozenset(f.name for f in fields(SearchConfig))
 # Decoding per role (UNSPECIFIED in the paper; plan_mcts.md §5): diverse Planner candidates, a
@@ -87,12 +88,9 @@ class PlanMCTSPolicy(Policy):
         assert self.task is not None, "reset() first"
         if self.answer is not None:  # asked again after the search (its answer was not taken): repeat it
             return Decision(action=stop(self.answer), thought="the search already answered")
-        commands = tuple(self.task.commands) or ("click", "type", "scroll", "goto", "stop")
-        if "stop" not in commands:
-            commands = (*commands, "stop")
         ctx = Context(
             goal=self.task.goal,
-            commands=commands,
+            commands=described_commands(self.task.commands or PRESETS[self.preset].actions),
             raw_history=self.search_config.context == "raw",
             images=self.screenshots,
         )
@@ -110,6 +108,13 @@ class PlanMCTSPolicy(Policy):
 
     def search_tree(self) -> SearchTree | None:
         return self.search.tree if self.search is not None else None
+
+
+def described_commands(enabled: tuple[str, ...]) -> tuple[str, ...]:
+    """The task's commands that the Operator's action list describes (the set_of_marks preset's five;
+    another preset's extra commands, such as ``note``, are not offered), ``stop`` always included."""
+    known = action_specs()
+    return tuple(c for c in known if c in enabled or c == "stop")
 
 
 def stop(answer: str) -> str:
