@@ -515,6 +515,13 @@ def test_dead_edges_back_up_zero_and_the_iteration_budget_ends_with_the_best_pat
     assert decision.action == "stop []"
 
 
+def test_an_empty_answer_is_not_terminal():
+    model = Model([("A.",), ("B.",)], {"A.": ["stop []"], "B.": ["stop [x]"]}, macro="A")
+    policy, decision, _ = search(model, iterations=2)
+    a, b = policy.search.tree.nodes[1], policy.search.tree.nodes[2]
+    assert (a.status, a.answer, b.status) == ("expanded", "", "terminal") and decision.action == "stop [x]"
+
+
 def test_micro_only_and_macro_only_rewards():
     plans = [("A.",)]
     policy, decision, _ = search(Model(plans, {"A.": ["stop [x]"]}, macro="E"), reward="micro")

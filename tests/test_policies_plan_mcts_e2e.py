@@ -273,4 +273,5 @@ def test_plan_mcts_and_its_ablations_in_a_study_next_to_react(tmp_path):
     assert "micro-only [scripted],macro," not in roles
     page = next(p for p in report.glob("*.html") if "plan_mcts" in p.name and "micro" not in p.name)
     html = page.read_text()
-    assert "Search tree (4 nodes; executed path 0 &rarr; 1;" in html and "1/10 iterations" in html and "macro: [&#39;A&#39;" in html
+    assert "Search tree (4 nodes; executed path 0 &rarr; 1; 1/10 iterations)" in html
+    assert "macro: [&#39;A&#39;, &#39;A&#39;, &#39;A&#39;]" in html and "micro: [&#39;yes&#39;]" in html

@@ -261,7 +261,7 @@ class PlanSearch:
             macro=r_macro,
             failed=not verified,
         )
-        child.terminal = verified and answer is not None
+        child.terminal = verified and bool(answer and answer.strip())  # §11: a non-empty answer
         if child.terminal:
             codes = [code for code, _ in statuses]
             child.success = codes.count("A") * 2 > len(codes) if codes else self.cfg.reward == "micro"
@@ -392,7 +392,7 @@ class PlanSearch:
         self.leaf = leaf
         self.go(leaf)
         self.tree.final_path = [self.root.view.id, *(e.view.id for e in path_to(self.root, leaf))]
-        if leaf.answer is not None:
+        if leaf.terminal and leaf.answer is not None:
             return leaf.answer
         return self.final_answer(leaf)
 
