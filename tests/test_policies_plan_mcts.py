@@ -478,6 +478,10 @@ def test_an_iteration_selects_simulates_refines_expands_and_backs_up():
     }  # fmt: skip
     repair_micro = model.prompts["micro"][1]
     assert section(repair_micro, "### Initial State (Before Subplan Execution) ###").endswith("so far: click [1]")
+    # the Macro check judges the whole step, from the node's page, with every action of the edge
+    first_macro = model.prompts["macro"][0]
+    assert section(first_macro, "### Initial State (Before Current Subplan) ###").endswith("actions so far:")
+    assert section(first_macro, "### Current Subplan Action History ###").count("click [") == 2
     # iterations 2-3: the unvisited root edges first; iteration 4 descends into the best child
     assert [n.notes["iteration"] for n in (fixed, right, other, answer)] == [1, 2, 3, 4]
     assert (fixed.visits, fixed.value) == (2, pytest.approx(0.75)) and (right.visits, right.value) == (1, 0.5)

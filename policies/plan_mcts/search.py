@@ -221,7 +221,7 @@ class PlanSearch:
         statuses: list[tuple[str, str]] = []
         r_macro = 0.0
         if verified and self.cfg.reward != "micro":
-            statuses = self.macro(node, edge, before, after)
+            statuses = self.macro(node, edge, node.page, after)  # the whole step: from the node's page
             r_macro = sum(self.cfg.status_scores[code] for code, _ in statuses) / len(statuses)
         reward = {"dual": float(verified) * r_macro, "micro": float(verified), "macro": r_macro}[self.cfg.reward]
         answer = edge.steps[-1].answer if edge.steps else None
