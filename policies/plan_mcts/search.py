@@ -74,7 +74,6 @@ class PlanSearch:
         self.feedback: list[str] = []  # lessons of the Reflection-based variant
         self.errors: list[str] = []  # model answers that stayed unusable after the re-asks
         self.stopped = ""
-        self.leaf: Node | None = None
         self._view: TreeNode | None = None  # the tree node LLM calls are counted against
         self._current: Edge | None = None  # the edge being executed (marked when the budget cuts it off)
 
@@ -389,7 +388,6 @@ class PlanSearch:
         """Choose the final leaf, bring the environment there and return its answer."""
         assert self.root is not None
         leaf = self.choose()
-        self.leaf = leaf
         self.go(leaf)
         self.tree.final_path = [self.root.view.id, *(e.view.id for e in path_to(self.root, leaf))]
         if leaf.terminal and leaf.answer is not None:

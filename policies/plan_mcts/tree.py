@@ -115,11 +115,6 @@ class Node:
     macro: float = 0.0  # r_macro of the incoming subplan
     failed: bool = False  # reached by a subplan that failed (``expand_after_failure`` only)
 
-    @property
-    def N(self) -> int:  # noqa: N802 - the paper's symbol
-        """N(s): the total visits of the state, the sum over its edges (§11)."""
-        return sum(e.N for e in self.edges)
-
 
 def uct_score(edge: Edge, parent_visits: int, c: float) -> float:
     """Eq. 2: Q(s,p) + c * sqrt(ln N(s) / N(s,p)); an unvisited edge scores infinity."""
@@ -129,7 +124,8 @@ def uct_score(edge: Edge, parent_visits: int, c: float) -> float:
 
 
 def uct_select(edges: list[Edge], c: float) -> Edge:
-    """The edge maximising :func:`uct_score`; ties go to the earlier edge (the Planner's order)."""
+    """The edge maximising :func:`uct_score` with N(s) the sum of the edges' visits (§11); ties go to
+    the earlier edge (the Planner's order)."""
     if not edges:
         raise ValueError("no edges to select from")
     total = sum(e.N for e in edges)
