@@ -140,6 +140,24 @@ def _trial_stats(results: list[EpisodeResult]) -> dict[str, float]:
     }
 
 
+def _search_use(results: list[EpisodeResult]) -> dict[str, Any]:
+    """Plan-MCTS's efficiency columns: the share of the iteration budget used (Table 3's "Budget Util",
+    episodes of search methods only), atomic actions on the delivered path ("Step Len" / "Path Length")
+    and tokens per task (Fig. 4's compute axis); None where no episode has the figure."""
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    used = [
+        r.search_iterations / r.search_budget for r in results if r.search_budget and r.search_iterations is not None
+    ]
+    return {
+        "budget_util": mean(used),
+        "path_length": mean([float(r.path_length) for r in results if r.path_length is not None]),
+        "tokens_per_task": mean([float(r.prompt_tokens + r.completion_tokens) for r in results]),
+    }
+
+
 def summarize(study: str | os.PathLike) -> dict[str, Any]:
     """Everything the tables and plots show, as plain data (also written as summary.json)."""
     store = StudyStore(study)
@@ -178,6 +196,7 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "policy_counters": _policy_counters(mine),
                 "steps_by_outcome": {"all": _steps_by_outcome(mine)}
                 | {s: _steps_by_outcome([r for r in mine if r.site_group == s]) for s in sites},
+                **_search_use(mine),
             }
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}

@@ -321,6 +321,39 @@ TABLES.append(action_table)
 TABLES.append(observation_token_table)
 
 
+def search_table(summary: dict[str, Any]) -> Table | None:
+    """Plan-MCTS's efficiency columns (its Table 3 and Figs. 3-4) for every policy, once a search method ran."""
+    rows = summary["rows"]
+    if not any(r.get("budget_util") is not None for r in rows):
+        return None
+
+    def cell(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    body = [
+        [
+            r["policy"],
+            Rate(**r["success"]["all"]).cell(),
+            cell(None if r.get("budget_util") is None else 100 * r["budget_util"], ".1f"),
+            cell(r.get("path_length"), ".1f"),
+            f"{r['interactions_per_task']:.1f}",
+            cell(r.get("tokens_per_task"), ".0f"),
+        ]
+        for r in rows
+    ]
+    header_ = ["Policy", "SR", "Budget util (%)", "Path length", "Action interactions/task", "Tokens/task"]
+    notes = [
+        "Budget util: search iterations run in % of the iteration budget (search methods only). Path length: "
+        "atomic actions on the delivered path (a search's final path; otherwise every action). Action "
+        "interactions: every env action, explored ones included. Tokens: prompt + completion per task; per "
+        "role in the calls-per-role table."
+    ]
+    return Table("search", "Search efficiency", header_, body, notes)
+
+
+TABLES.append(search_table)
+
+
 def all_tables(summary: dict[str, Any]) -> list[Table]:
     """The tables this study has something to show in, success first."""
     return [table for make in TABLES if (table := make(summary)) is not None]

@@ -171,13 +171,19 @@ class TextTree:
         return self._render([(n, d) for n, d in self._order if n in keep], ids=False)
 
 
-def process_axtree(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig()) -> TextTree:
-    """Run the enabled passes on BrowserGym's ``axtree_object`` and return the processed tree."""
+def run_passes(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig()) -> PassState:
+    """The enabled passes run on BrowserGym's ``axtree_object``, before the tree is laid out (a wrapper
+    that hides more ids, like the Set-of-Marks one, edits this state before building its :class:`TextTree`)."""
     state = PassState(build_tree(axtree_object), hide_static_ids=config.hide_static_ids)
     for name, run in PIPELINE:
         if getattr(config, name):
             run(state)
-    return TextTree(state, max_lines=config.max_lines)
+    return state
+
+
+def process_axtree(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig()) -> TextTree:
+    """Run the enabled passes on BrowserGym's ``axtree_object`` and return the processed tree."""
+    return TextTree(run_passes(axtree_object, config), max_lines=config.max_lines)
 
 
 class AgentOccamObservation(ForwardsEnvCalls, gym.ObservationWrapper):
