@@ -34,7 +34,7 @@ def element(page: str, role: str, name: str) -> str:
 
 
 def option(page: str, name: str) -> str:
-    found = re.search(rf"\[(\d+)\] '{re.escape(name)}' \[selected", page)
+    found = re.search(rf"\[(\d+)\] '{re.escape(name)}'(?:;| \[selected|\")", page)
     assert found, f"no option {name!r} on the page shown"
     return found.group(1)
 
