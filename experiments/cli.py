@@ -119,7 +119,11 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from experiments.tasksets import resolve
 
     for t in resolve(args.tasks):
-        print(f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\t{'+'.join(t.eval_types)}")
+        webarena = "none" if t.webarena_template is None else t.webarena_template
+        print(
+            f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\twebarena_template={webarena}"
+            f"\t{'+'.join(t.eval_types)}"
+        )
     return 0
 
 
@@ -159,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
     p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
     p.add_argument(
-        "--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids"
+        "--tasks",
+        default="local",
+        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev], or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")

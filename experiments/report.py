@@ -3,6 +3,10 @@
 The success table follows the layout of AgentOccam's Table 2 (one row per policy; overall and per-site
 columns, each headed with its task count), with a standard error next to every rate. Beside it stand
 what papers rarely print: steps, LLM calls and prompt tokens per step, cost and wall time per task.
+
+A second table groups the results by WebArena intent template: local tasks count under the WebArena
+template they instantiate, real tasks under their own, so a policy's local and real results on one
+template stand side by side.
 """
 
 from __future__ import annotations
@@ -86,7 +90,81 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
     counts["all"] = len({r.env_id for r in latest})
-    return {"study": str(store.root), "manifest": manifest, "sites": sites, "task_counts": counts, "rows": rows}
+    return {
+        "study": str(store.root),
+        "manifest": manifest,
+        "sites": sites,
+        "task_counts": counts,
+        "rows": rows,
+        "by_template": template_rows(latest, labels),
+    }
+
+
+LOCAL_PREFIX = "webarena/local."
+
+
+def _webarena_template(r: EpisodeResult) -> tuple[str, int | None]:
+    """("local" | "webarena", the WebArena intent template the episode's task instantiates)."""
+    from envs.local import registry
+
+    if not r.env_id.startswith(LOCAL_PREFIX):
+        return "webarena", r.template_id
+    try:
+        return "local", registry.webarena_template_id(registry.get_task(int(r.env_id[len(LOCAL_PREFIX) :])))
+    except (KeyError, ValueError):  # a task the suite no longer has
+        return "local", None
+
+
+def template_rows(latest: list[EpisodeResult], labels: list[str]) -> list[dict[str, Any]]:
+    """One row per WebArena intent template the study touched: its text, and per policy the local and the
+    real success rate (local-only tasks, which instantiate no WebArena template, are left out)."""
+    from envs.local.registry import webarena_templates
+
+    groups: dict[int, dict[tuple[str, str], list[EpisodeResult]]] = {}
+    for r in latest:
+        suite, template = _webarena_template(r)
+        if template is not None:
+            groups.setdefault(template, {}).setdefault((r.policy, suite), []).append(r)
+    texts = webarena_templates()
+    return [
+        {
+            "template": template,
+            "intent_template": texts.get(template, ""),
+            "results": {
+                label: {suite: _rate(groups[template].get((label, suite), [])).__dict__ for suite in TEMPLATE_SUITES}
+                for label in labels
+            },
+        }
+        for template in sorted(groups)
+    ]
+
+
+TEMPLATE_SUITES = ("local", "webarena")
+
+
+def _template_header(summary: dict[str, Any]) -> list[str]:
+    labels = [p["label"] for p in summary["manifest"]["policies"]]
+    return ["Template", "Intent template"] + [f"{label} ({suite})" for label in labels for suite in TEMPLATE_SUITES]
+
+
+def _template_cells(row: dict[str, Any], summary: dict[str, Any]) -> list[str]:
+    labels = [p["label"] for p in summary["manifest"]["policies"]]
+    rates = [Rate(**row["results"][label][suite]) for label in labels for suite in TEMPLATE_SUITES]
+    return [str(row["template"]), row["intent_template"]] + [f"{r.cell()} (n={r.n_tasks})" for r in rates]
+
+
+def template_markdown(summary: dict[str, Any]) -> str:
+    header = _template_header(summary)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += [
+        "| " + " | ".join(c.replace("|", "\\|") for c in _template_cells(r, summary)) + " |"
+        for r in summary["by_template"]
+    ]
+    note = (
+        "Success rate in % ± standard error over the template's tasks (n), local tasks under the WebArena "
+        "template they instantiate; local-only tasks are not listed."
+    )
+    return "\n".join(lines) + "\n\n" + note + "\n"
 
 
 def _columns(summary: dict[str, Any]) -> list[str]:
@@ -169,7 +247,7 @@ def _plots(summary: dict[str, Any], out: Path) -> list[str]:
             frontier.append((cost, sr))
             best = sr
     if len(frontier) > 1:
-        ax.plot(*zip(*frontier), linestyle="--", linewidth=1, color="grey", label="Pareto frontier")
+        ax.plot(*zip(*frontier, strict=True), linestyle="--", linewidth=1, color="grey", label="Pareto frontier")
         ax.legend(fontsize=8)
     ax.set_xlabel("cost per task ($)")
     ax.set_ylabel("success rate (%)")
@@ -194,6 +272,11 @@ def build_report(study: str | os.PathLike) -> Path:
         w = csv.writer(fh)
         w.writerow(_header(summary))
         w.writerows(_cells(r, summary) for r in summary["rows"])
+    (out / "by_template.md").write_text(template_markdown(summary))
+    with open(out / "by_template.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(_template_header(summary))
+        w.writerows(_template_cells(r, summary) for r in summary["by_template"])
     plots = _plots(summary, out)
     write_html(StudyStore(study), summary, plots, out)
     return out

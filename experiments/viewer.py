@@ -71,7 +71,7 @@ def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str,
 
 
 def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out: Path) -> Path:
-    from experiments.report import _cells, _header
+    from experiments.report import _cells, _header, _template_cells, _template_header
 
     latest = sorted(store.latest().values(), key=lambda r: (r.policy, r.task_id, r.seed))
     pages = [_page_name(r) for r in latest]
@@ -88,13 +88,15 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out
         )
         (out / pages[i]).write_text(html)
     by_policy: dict[str, list[dict[str, Any]]] = {}
-    for r, page in zip(latest, pages):
+    for r, page in zip(latest, pages, strict=True):
         by_policy.setdefault(r.policy, []).append(r.__dict__ | {"page": page, "success": r.success})
     index = _env.get_template("index.html").render(
         summary=summary,
         manifest=summary["manifest"],
         header=_header(summary),
         cells=[_cells(row, summary) for row in summary["rows"]],
+        template_header=_template_header(summary),
+        template_cells=[_template_cells(row, summary) for row in summary["by_template"]],
         plots=plots,
         by_policy=list(by_policy.items()),
     )

@@ -2,6 +2,11 @@
 
 Task files use WebArena's JSON format (a list of task objects); a missing site file simply contributes
 no tasks, so the suite grows as sites land.
+
+A task that instantiates one of WebArena's intent templates carries WebArena's ``intent_template_id``
+and its ``intent_template`` text word for word, so local and real results line up template by template.
+A task that instantiates none keeps a local template id of ``LOCAL_TEMPLATE_BASE`` or more: that range
+is the marker, and :func:`webarena_template_id` maps it to ``None``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ from typing import Any
 LOCAL_DIR = Path(__file__).resolve().parent
 TASKS_DIR = LOCAL_DIR / "tasks"
 SOLUTIONS_DIR = LOCAL_DIR / "solutions"
+WEBARENA_TASKS = LOCAL_DIR.parent / "data" / "test.raw.json"
+
+# Local-only template ids start here (WebArena's own ids stay below 1000).
+LOCAL_TEMPLATE_BASE = 10000
 
 # The keys of a WebArena task object (test.raw.json), the only ones a local task may have.
 TASK_KEYS = frozenset(
@@ -69,12 +78,27 @@ def get_task(task_id: int) -> dict[str, Any]:
     raise KeyError(f"no local task {task_id}")
 
 
-def task_ids(site: str | None = None, template: int | None = None) -> list[int]:
-    """Ids of the tasks that use ``site`` (among others) and/or come from intent template ``template``."""
+def webarena_template_id(task: dict[str, Any]) -> int | None:
+    """The WebArena intent template a local task instantiates, or None for a local-only task."""
+    template = int(task["intent_template_id"])
+    return None if template >= LOCAL_TEMPLATE_BASE else template
+
+
+@functools.lru_cache(maxsize=1)
+def webarena_templates() -> dict[int, str]:
+    """WebArena's intent template texts by id, as in ``test.raw.json``."""
+    return {int(t["intent_template_id"]): t["intent_template"] for t in json.loads(WEBARENA_TASKS.read_text())}
+
+
+def task_ids(site: str | None = None, template: int | None = None, webarena_template: int | None = None) -> list[int]:
+    """Ids of the tasks that use ``site`` (among others), come from intent template ``template`` and/or
+    instantiate WebArena's intent template ``webarena_template``."""
     return [
         task["task_id"]
         for task in _tasks()
-        if (site is None or site in task["sites"]) and (template is None or task["intent_template_id"] == template)
+        if (site is None or site in task["sites"])
+        and (template is None or task["intent_template_id"] == template)
+        and (webarena_template is None or webarena_template_id(task) == webarena_template)
     ]
 
 
