@@ -11,7 +11,7 @@ import pytest
 
 from envs.evaluator import Judge, check_eval_block, evaluate
 from envs.local.launcher import LocalSites
-from envs.local.registry import EVAL_KEYS, TASK_KEYS
+from envs.local.registry import EVAL_KEYS, LOCAL_TEMPLATE_BASE, TASK_KEYS
 from envs.local.sites import gitlab, reddit
 from envs.local.solutions import fill_placeholders
 
@@ -85,7 +85,7 @@ def test_task_files_follow_webarena_format(site):
     assert len(tasks) >= 14 and len({t["intent_template_id"] for t in tasks}) >= 5
     for task in tasks:
         assert set(task) == TASK_KEYS and set(task["eval"]) <= EVAL_KEYS and task["sites"] == [site]
-        assert task["task_id"] in ids and task["intent_template_id"] in ids
+        assert task["task_id"] in ids and task["intent_template_id"] - LOCAL_TEMPLATE_BASE in ids
         intent = task["intent_template"]
         for key, value in task["instantiation_dict"].items():
             intent = intent.replace("{{" + key + "}}", str(value))

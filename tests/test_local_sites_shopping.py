@@ -18,7 +18,7 @@ from envs.evaluation.judge import Judge
 from envs.evaluator import check_eval_block, evaluate
 from envs.local import data
 from envs.local.framework import SiteContext
-from envs.local.registry import TASK_KEYS, load_solutions, load_tasks
+from envs.local.registry import LOCAL_TEMPLATE_BASE, TASK_KEYS, load_solutions, load_tasks
 from envs.local.sites import shopping, shopping_admin
 
 SITES = ["shopping", "shopping_admin"]
@@ -371,7 +371,7 @@ def test_task_files_follow_webarena_format(site: str, lo: int, n_tasks: int, n_t
     assert len(tasks) >= n_tasks and len({t["intent_template_id"] for t in tasks}) >= n_templates
     for task in tasks:
         assert set(task) == TASK_KEYS
-        assert lo <= task["task_id"] < lo + 100 and lo <= task["intent_template_id"] < lo + 100
+        assert lo <= task["task_id"] < lo + 100 and lo <= task["intent_template_id"] - LOCAL_TEMPLATE_BASE < lo + 100
         intent = task["intent_template"]
         for key, value in task["instantiation_dict"].items():
             intent = intent.replace("{{" + key + "}}", str(value))
