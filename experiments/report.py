@@ -129,7 +129,7 @@ def template_rows(latest: list[EpisodeResult], labels: list[str]) -> list[dict[s
     return [
         {
             "template": template,
-            "intent_template": texts.get(template, ""),
+            "intent_template": texts.get(template, ("",))[0],
             "results": {
                 label: {suite: _rate(groups[template].get((label, suite), [])).__dict__ for suite in TEMPLATE_SUITES}
                 for label in labels

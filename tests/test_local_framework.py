@@ -31,8 +31,8 @@ def add_place(sites: LocalSites, name: str = EXTRA_PLACE) -> None:
     """A write done behind the server's back, as a site's form would do it."""
     with sqlite3.connect(sites.db_path) as conn:
         conn.execute(
-            "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) "
-            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1)",
+            "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id, postcode) "
+            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1, '15101')",
             (name,),
         )
     conn.close()

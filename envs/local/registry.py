@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +86,16 @@ def webarena_template_id(task: dict[str, Any]) -> int | None:
 
 
 @functools.lru_cache(maxsize=1)
-def webarena_templates() -> dict[int, str]:
-    """WebArena's intent template texts by id, as in ``test.raw.json``."""
-    return {int(t["intent_template_id"]): t["intent_template"] for t in json.loads(WEBARENA_TASKS.read_text())}
+def webarena_templates() -> dict[int, tuple[str, ...]]:
+    """WebArena's intent template texts by id, as in ``test.raw.json``, most used first.
+
+    Some ids carry several wordings there (template 42: "Show me the path and travel time from ..." and
+    "Show me the route and driving time from ..."); a local task may use any of them.
+    """
+    counts: dict[int, Counter[str]] = {}
+    for t in json.loads(WEBARENA_TASKS.read_text()):
+        counts.setdefault(int(t["intent_template_id"]), Counter())[t["intent_template"]] += 1
+    return {tid: tuple(text for text, _ in c.most_common()) for tid, c in counts.items()}
 
 
 def task_ids(site: str | None = None, template: int | None = None, webarena_template: int | None = None) -> list[int]:
