@@ -307,6 +307,7 @@ def create_app(ctx: SiteContext) -> Flask:
         return _back(url_for("forum", forum=row["name"]))
 
     @app.get("/f/<forum>/<int:sid>", defaults={"slug": ""})
+    @app.get("/f/<forum>/<int:sid>/", defaults={"slug": ""})  # the form WebArena's reddit_get_post_url builds
     @app.get("/f/<forum>/<int:sid>/<slug>")
     def submission(forum: str, sid: int, slug: str) -> str:
         post = _submission(forum, sid)
