@@ -73,12 +73,20 @@ WRONG_ANSWERS = {
     607: "10,000",
     608: "1,234",
     609: "2 h 10 min",
+    618: "Silverpine National Park, 12.0 km",
 }
 # url_match tasks: the same steps, but ending on a different page.
 WRONG_MODE = {408: "walking", 409: "driving", 421: "walking", 439: "driving", 454: "cycling", 601: "cycling"}
 WRONG_TARGET = {414: "bakery", 422: "cafes near Glenbury Town Hall", 509: "Kingston", 510: "Kingston", 600: "Kingston"}
 # program_html tasks on a page: stop one page early (on the search results instead of the place's page).
-WRONG_END = {436}
+WRONG_END = {436, 610}
+# State-changing or navigating tasks done to the wrong thing: (text, replacement) in typed values and URLs.
+WRONG_VALUE = {
+    616: ("Wilstead Stadium", "Kingston Stadium"),  # the club's current ground, not its 1950s one
+    622: ("submit/LifeProTips", "submit/aww"),
+    626: ("convexegg/chatgpt", "open-maps/geocoder"),
+    629: ("real user feedback", "user feedback"),
+}
 
 
 class PlantedJudge:
@@ -154,6 +162,13 @@ def wrong_steps(task_id: int) -> list[dict] | None:
         return steps
     if task_id in WRONG_END:
         del steps[-2]
+        return steps
+    if task_id in WRONG_VALUE:
+        old, new = WRONG_VALUE[task_id]
+        for step in steps:
+            for key in ("value", "url"):
+                if key in step:
+                    step[key] = step[key].replace(old, new)
         return steps
     return None
 
