@@ -118,6 +118,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tasks(args: argparse.Namespace) -> int:
     from experiments.tasksets import resolve
 
+    if args.coverage:
+        from envs.local.registry import coverage
+
+        print("| site | WebArena templates | tasks | local-only tasks | eval types | WebArena: templates (tasks) |")
+        print("|---|---|---|---|---|---|")
+        for row in coverage():
+            print(
+                f"| {row['site']} | {row['templates']} | {row['linked_tasks']} | {row['local_only_tasks']} | "
+                f"{', '.join(row['eval_types'])} | {row['webarena_templates']} ({row['webarena_tasks']}) |"
+            )
+        return 0
+
     for t in resolve(args.tasks):
         webarena = "none" if t.webarena_template is None else t.webarena_template
         print(
@@ -191,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tasks", help="list the tasks of a task set")
     p.add_argument("tasks", nargs="?", default="local")
+    p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 
     for name, func, text in (

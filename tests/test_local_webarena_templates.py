@@ -80,6 +80,20 @@ def test_task_set_and_listing_group_by_webarena_template():
         assert marks[task["task_id"]] == f"webarena_template={'none' if wanted is None else wanted}"
 
 
+def test_coverage_table_counts_templates_tasks_and_eval_types_per_site():
+    rows = {row["site"]: row for row in registry.coverage()}
+    assert rows["all"]["linked_tasks"] == len(LINKED) and rows["all"]["webarena_tasks"] == 812
+    assert rows["all"]["linked_tasks"] + rows["all"]["local_only_tasks"] == len(TASKS)
+    assert (rows["multi-site"]["webarena_templates"], rows["multi-site"]["webarena_tasks"]) == (11, 48)
+    maps = [t for t in LINKED if t["sites"] == ["map"]]
+    assert rows["map"]["templates"] == len({t["intent_template_id"] for t in maps})
+    assert rows["map"]["eval_types"] == ["program_html", "string_match", "url_match"]
+    table = subprocess.run(
+        [sys.executable, "-m", "experiments.cli", "tasks", "--coverage"], capture_output=True, text=True, check=True
+    ).stdout
+    assert f"| map | {rows['map']['templates']} | {rows['map']['linked_tasks']} |" in table
+
+
 def _outcome(job):
     """Local tasks succeed and real ones fail, so the two columns of a template row must differ."""
     local = job.task.env_id.startswith("webarena/local.")

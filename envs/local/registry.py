@@ -110,6 +110,39 @@ def task_ids(site: str | None = None, template: int | None = None, webarena_temp
     ]
 
 
+def site_group(task: dict[str, Any]) -> str:
+    """The row a task counts in for coverage: its site, or "multi-site"."""
+    return task["sites"][0] if len(task["sites"]) == 1 else "multi-site"
+
+
+def coverage() -> list[dict[str, Any]]:
+    """Per site group (then "all"): WebArena templates instantiated, tasks linked to them, local-only
+    tasks, and the eval types the linked tasks use, next to WebArena's own template and task counts."""
+    real: dict[str, dict[str, set[int]]] = {}
+    for t in json.loads(WEBARENA_TASKS.read_text()):
+        group = real.setdefault(site_group(t), {"templates": set(), "tasks": set()})
+        group["templates"].add(int(t["intent_template_id"]))
+        group["tasks"].add(int(t["task_id"]))
+    rows = []
+    groups = sorted({site_group(t) for t in _tasks()} | set(real), key=lambda g: (g == "multi-site", g))
+    for group in [*groups, "all"]:
+        mine = [t for t in _tasks() if group in ("all", site_group(t))]
+        linked = [t for t in mine if webarena_template_id(t) is not None]
+        theirs = [v for g, v in real.items() if group in ("all", g)]
+        rows.append(
+            {
+                "site": group,
+                "templates": len({t["intent_template_id"] for t in linked}),
+                "linked_tasks": len(linked),
+                "local_only_tasks": len(mine) - len(linked),
+                "eval_types": sorted({e for t in linked for e in t["eval"]["eval_types"]}),
+                "webarena_templates": len(set().union(*(v["templates"] for v in theirs))) if theirs else 0,
+                "webarena_tasks": sum(len(v["tasks"]) for v in theirs),
+            }
+        )
+    return rows
+
+
 @functools.lru_cache(maxsize=1)
 def _solutions() -> dict[int, tuple[dict[str, Any], ...]]:
     solutions: dict[int, tuple[dict[str, Any], ...]] = {}
