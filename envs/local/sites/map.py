@@ -50,7 +50,11 @@ SPEEDS: dict[str, dict[str, float]] = {
     "walking": {"primary": 5.0, "secondary": 5.0, "residential": 5.0, "trail": 4.5},
 }
 MODES = tuple(SPEEDS)
-ENGINE_LABELS = {"cycling": "Bicycle (OSRM)", "driving": "Car (OSRM)", "walking": "Foot (OSRM)"}
+ENGINE_LABELS = {
+    "cycling": "Cycling (bicycle, OSRM)",
+    "driving": "Driving (car, OSRM)",
+    "walking": "Walking (foot, OSRM)",
+}
 # Kinds as people type them in "<kind> near <place>" searches (plural or singular) -> the stored kind.
 KIND_WORDS = {
     "cafes": "cafe",
