@@ -119,8 +119,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tasks(args: argparse.Namespace) -> int:
     from experiments.tasksets import resolve
 
+    if args.coverage:
+        from envs.local.registry import coverage
+
+        print("| site | WebArena templates | tasks | local-only tasks | eval types | WebArena: templates (tasks) |")
+        print("|---|---|---|---|---|---|")
+        for row in coverage():
+            print(
+                f"| {row['site']} | {row['templates']} | {row['linked_tasks']} | {row['local_only_tasks']} | "
+                f"{', '.join(row['eval_types'])} | {row['webarena_templates']} ({row['webarena_tasks']}) |"
+            )
+        return 0
+
     for t in resolve(args.tasks):
-        print(f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\t{'+'.join(t.eval_types)}")
+        webarena = "none" if t.webarena_template is None else t.webarena_template
+        print(
+            f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\twebarena_template={webarena}"
+            f"\t{'+'.join(t.eval_types)}"
+        )
     return 0
 
 
@@ -168,7 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
     p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
     p.add_argument(
-        "--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids"
+        "--tasks",
+        default="local",
+        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev], or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
@@ -201,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tasks", help="list the tasks of a task set")
     p.add_argument("tasks", nargs="?", default="local")
+    p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 
     for name, func, text in (

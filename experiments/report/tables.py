@@ -4,7 +4,8 @@ The success table follows the layout of AgentOccam's Table 2 (one row per policy
 columns, each headed with its task count), with a standard error next to every rate. Beside it stand
 what papers rarely print: steps, LLM calls and prompt tokens per step, cost and wall time per task.
 Further tables appear when a study has something to show in them: the budgets (interactions, restores,
-episodes a budget ended), the calls per role, and the success after each trial of multi-trial methods.
+episodes a budget ended), the calls per role, the success after each trial of multi-trial methods, and
+the success per WebArena intent template, local and real side by side.
 A new table is one function added to :data:`TABLES`.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.report.summary import SITE_TITLES, Rate
+from experiments.report.summary import SITE_TITLES, TEMPLATE_SUITES, Rate
 
 ORACLE_MARK = " †"
 
@@ -149,7 +150,31 @@ def trial_table(summary: dict[str, Any]) -> Table | None:
     return Table("trials", "Success after each trial", header_, body, [note])
 
 
-TABLES: list[Callable[[dict[str, Any]], Table | None]] = [success_table, budget_table, role_table, trial_table]
+def template_table(summary: dict[str, Any]) -> Table | None:
+    """Success per WebArena intent template: each policy's rate on the local tasks of the template next to
+    its rate on the real ones, so a local result can be read against WebArena's template by template."""
+    if not summary.get("by_template"):
+        return None
+    labels = [p["label"] for p in summary["manifest"]["policies"]]
+    header_ = ["Template", "Intent template"] + [f"{label} ({suite})" for label in labels for suite in TEMPLATE_SUITES]
+    body = []
+    for row in summary["by_template"]:
+        rates = [Rate(**row["results"][label][suite]) for label in labels for suite in TEMPLATE_SUITES]
+        body.append([str(row["template"]), row["intent_template"]] + [f"{r.cell()} (n={r.n_tasks})" for r in rates])
+    note = (
+        "Success rate in % ± standard error over the template's tasks (n); local tasks count under the WebArena "
+        "template they instantiate, local-only tasks are not listed."
+    )
+    return Table("by_template", "Success by WebArena template", header_, body, [note])
+
+
+TABLES: list[Callable[[dict[str, Any]], Table | None]] = [
+    success_table,
+    budget_table,
+    role_table,
+    trial_table,
+    template_table,
+]
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:

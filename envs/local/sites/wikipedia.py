@@ -325,6 +325,40 @@ def _university_article(rng: random.Random, w: World, u: Any) -> dict[str, Any]:
     }
 
 
+# Sports clubs and their grounds (the grounds are the map's "<town> Stadium" places). A club that moved
+# names its former ground and the year it moved, so "the home stadium of X in the 1950s" has an answer.
+# (club, sport, home town, former home town or None, year of the move or None)
+CLUBS = (
+    ("Kingston Rovers", "football", "Kingston", "Wilstead", 1962),
+    ("Ironstead United", "football", "Ironstead", None, None),
+    ("Hartdale Hawks", "basketball", "Hartdale", "Marshford", 1981),
+    ("Crestridge Comets", "ice hockey", "Crestridge", None, None),
+    ("Kingshaven Mariners", "baseball", "Kingshaven", "Coldbrook", 1975),
+)
+
+
+def _club_article(rng: random.Random, club: tuple[str, str, str, str | None, int | None]) -> dict[str, Any]:
+    name, sport, town, former, moved = club
+    founded = (moved - rng.randint(30, 60)) if moved else rng.randint(1880, 1960)
+    ground = f"{town} Stadium"
+    summary = f"{name} is a professional {sport} club based in [[{town}]]. Its home ground is {ground}."
+    history = [f"The club was founded in {founded} by workers of the {town} mills and turned professional soon after."]
+    if former:
+        history.append(
+            f"From its foundation until {moved - 1} the club played its home games at {former} Stadium in "
+            f"[[{former}]]. In {moved} it moved to {ground}, where it has played ever since."
+        )
+    else:
+        history.append(f"It has played at {ground} since its foundation.")
+    return {
+        "kind": "club",
+        "summary": summary,
+        "infobox": [["Sport", sport], ["Founded", str(founded)], ["Ground", ground], ["Town", f"[[{town}]]"]],
+        "sections": [{"heading": "History", "paragraphs": history}],
+        "categories": ["Sports clubs", f"Sport in {town}"],
+    }
+
+
 def articles(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     """Every article as ``(title, fields)`` in a fixed order."""
     w = build_world()
@@ -334,6 +368,8 @@ def articles(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     out += [(p.name, _person_article(rng, w, p)) for p in w.people]
     out += [(d.title, _discovery_article(rng, w, d)) for d in w.discoveries]
     out += [(u.name, _university_article(rng, w, u)) for u in w.universities]
+    clubs = random.Random("webarena-gym-wiki-clubs-v1")  # own stream: every other article keeps its text
+    out += [(club[0], _club_article(clubs, club)) for club in CLUBS]
     return out
 
 
