@@ -86,7 +86,7 @@ WRONG_VALUE = {
     622: ("submit/LifeProTips", "submit/aww"),
     626: ("convexegg/chatgpt", "open-maps/geocoder"),
     629: ("real user feedback", "user feedback"),
-    633: ("/f/space/705/", "/f/space/1/"),  # one URL of the five is wrong
+    633: ("/f/space/1516/", "/f/space/1/"),  # one URL of the five is wrong
     636: ("- Orton's lemma\n", ""),  # one discovery missing from the README
 }
 
