@@ -122,12 +122,14 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     if args.coverage:
         from envs.local.registry import coverage
 
-        print("| site | WebArena templates | tasks | local-only tasks | eval types | WebArena: templates (tasks) |")
+        header = ["site", "WebArena templates", "tasks", "local-only tasks", "eval types (tasks)"]
+        print("| " + " | ".join([*header, "WebArena: templates (tasks)"]) + " |")
         print("|---|---|---|---|---|---|")
         for row in coverage():
             print(
                 f"| {row['site']} | {row['templates']} | {row['linked_tasks']} | {row['local_only_tasks']} | "
-                f"{', '.join(row['eval_types'])} | {row['webarena_templates']} ({row['webarena_tasks']}) |"
+                f"{', '.join(f'{e} {n}' for e, n in row['eval_type_tasks'].items())} | "
+                f"{row['webarena_templates']} ({row['webarena_tasks']}) |"
             )
         return 0
 

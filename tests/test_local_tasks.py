@@ -92,15 +92,18 @@ WRONG_VALUE = {
 
 
 class PlantedJudge:
-    """Stand-in for the LLM judge: it rejects the planted wrong answer and accepts anything else (its reply
-    carries both the fuzzy-match verdict and the unachievable-task one, so it serves both kinds of call)."""
+    """Stand-in for the LLM judge: it rejects the planted wrong answer and accepts anything else, in the
+    verdict words of the call it answers (an unachievable-task prompt asks for 'same' or 'different')."""
 
     def __init__(self) -> None:
         self.wrong: str | None = None
 
     def __call__(self, messages: list[dict]) -> str:
         text = " ".join(str(m.get("content", "")) for m in messages).lower()  # answers arrive cleaned
-        return "incorrect, different" if self.wrong and self.wrong.lower() in text else "correct, same"
+        wrong = bool(self.wrong) and self.wrong.lower() in text
+        if "verdict: same" in text:
+            return "Verdict: different" if wrong else "Verdict: same"
+        return "Verdict: incorrect" if wrong else "Verdict: correct"
 
 
 JUDGE = PlantedJudge()

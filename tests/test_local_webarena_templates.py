@@ -93,6 +93,7 @@ def test_coverage_table_counts_templates_tasks_and_eval_types_per_site():
     maps = [t for t in LINKED if t["sites"] == ["map"]]
     assert rows["map"]["templates"] == len({t["intent_template_id"] for t in maps})
     assert rows["map"]["eval_types"] == ["program_html", "string_match", "url_match"]
+    assert rows["map"]["eval_type_tasks"]["url_match"] == sum("url_match" in t["eval"]["eval_types"] for t in maps)
     table = subprocess.run(
         [sys.executable, "-m", "experiments.cli", "tasks", "--coverage"], capture_output=True, text=True, check=True
     ).stdout

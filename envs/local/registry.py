@@ -117,7 +117,8 @@ def site_group(task: dict[str, Any]) -> str:
 
 def coverage() -> list[dict[str, Any]]:
     """Per site group (then "all"): WebArena templates instantiated, tasks linked to them, local-only
-    tasks, and the eval types the linked tasks use, next to WebArena's own template and task counts."""
+    tasks, and the eval types the linked tasks use (with how many tasks use each), next to WebArena's own
+    template and task counts."""
     real: dict[str, dict[str, set[int]]] = {}
     for t in json.loads(WEBARENA_TASKS.read_text()):
         group = real.setdefault(site_group(t), {"templates": set(), "tasks": set()})
@@ -136,6 +137,7 @@ def coverage() -> list[dict[str, Any]]:
                 "linked_tasks": len(linked),
                 "local_only_tasks": len(mine) - len(linked),
                 "eval_types": sorted({e for t in linked for e in t["eval"]["eval_types"]}),
+                "eval_type_tasks": dict(Counter(e for t in linked for e in t["eval"]["eval_types"]).most_common()),
                 "webarena_templates": len(set().union(*(v["templates"] for v in theirs))) if theirs else 0,
                 "webarena_tasks": sum(len(v["tasks"]) for v in theirs),
             }
