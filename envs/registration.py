@@ -1,7 +1,14 @@
-"""Gymnasium ids for every task: ``webarena/<id>`` (real sites) and ``webarena/local.<id>`` (local suite).
+"""Gymnasium ids for every task: ``webarena/<id>`` (real sites), ``webarena-lite/<id>`` (WebArena-Lite on the
+real sites) and ``webarena/local.<id>`` (local suite).
 
-Registration reads no task file and imports nothing heavy: ids are known up front (the real suite) or
+Registration reads no task file and imports nothing heavy: ids are known up front (the real suites) or
 read from the local suite's small JSON files, and each entry point loads its task config on demand.
+
+WebArena-Lite (``envs/data/test_webarena_lite.raw.json``) is VisualAgentBench's human-verified subset of
+165 WebArena tasks with corrected evaluation configurations. Its ids are the subset's own numbering
+(0-164, the ``task_id`` of its file, which VisualAgentBench's runs and Plan-and-Act's use); each config
+names the WebArena task it corrects in ``old_task_id`` (BrowserGym's ``webarenalite.<n>`` ids use that
+one). The configs are read as shipped and scored by the same evaluator as every other task.
 """
 
 from __future__ import annotations
@@ -15,12 +22,22 @@ from typing import Any, Literal
 import gymnasium as gym
 
 NAMESPACE = "webarena"
+LITE_NAMESPACE = "webarena-lite"
+LOCAL_PREFIX = f"{NAMESPACE}/local."  # ids of the embedded suite
 REAL_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test.raw.json"
+LITE_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test_webarena_lite.raw.json"
 N_REAL_TASKS = 812
+N_LITE_TASKS = 165
 STEP_LIMIT_KWARG = "episode_step_limit"  # gym.make keeps max_episode_steps for its TimeLimit wrapper
 
 logger = logging.getLogger(__name__)
-Suite = Literal["real", "local"]
+Suite = Literal["real", "lite", "local"]
+
+
+def is_local(env_id: str) -> bool:
+    """Whether ``env_id`` is a task of the embedded suite, whose reset restores pristine site data (the
+    real WebArena sites keep what an episode changed until their containers are recreated)."""
+    return env_id.startswith(LOCAL_PREFIX)
 
 
 @functools.lru_cache(maxsize=1)
@@ -32,6 +49,17 @@ def _real_tasks() -> tuple[dict, ...]:
 def real_task_config(task_id: int) -> dict:
     """A fresh copy of WebArena task ``task_id`` (placeholders not yet replaced)."""
     return json.loads(json.dumps(_real_tasks()[task_id]))
+
+
+@functools.lru_cache(maxsize=1)
+def _lite_tasks() -> tuple[dict, ...]:
+    tasks = json.loads(LITE_TASKS_FILE.read_text())
+    return tuple(sorted(tasks, key=lambda task: task["task_id"]))
+
+
+def lite_task_config(task_id: int) -> dict:
+    """A fresh copy of WebArena-Lite task ``task_id`` (0-164; placeholders not yet replaced)."""
+    return json.loads(json.dumps(_lite_tasks()[task_id]))
 
 
 def _local_tasks() -> list[dict]:
@@ -51,16 +79,16 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def make_real_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/<task_id>``: the task on the self-hosted sites (``WA_*`` variables)."""
+def make_real_env(task_id: int, lite: bool = False, **kwargs: Any) -> gym.Env:
+    """Entry point of ``webarena/<task_id>`` and ``webarena-lite/<task_id>``: the task on the self-hosted
+    sites (``WA_*`` variables)."""
     from .env import WebArenaEnv
     from .sites import RealSiteHost, sites_in_config
 
-    config = real_task_config(task_id)
+    config = lite_task_config(task_id) if lite else real_task_config(task_id)
     host = functools.partial(RealSiteHost, sites_in_config(config))
-    return WebArenaEnv(
-        task_kwargs={"config": config, "host": host}, env_id=f"{NAMESPACE}/{task_id}", **_env_kwargs(kwargs)
-    )
+    env_id = f"{LITE_NAMESPACE if lite else NAMESPACE}/{task_id}"
+    return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
 
 
 def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
@@ -84,6 +112,12 @@ def register_all() -> None:
         env_id = f"{NAMESPACE}/{task_id}"
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=make_real_env, kwargs={"task_id": task_id}, nondeterministic=True)
+    for task_id in range(N_LITE_TASKS):
+        env_id = f"{LITE_NAMESPACE}/{task_id}"
+        if env_id not in gym.registry:
+            gym.register(
+                env_id, entry_point=make_real_env, kwargs={"task_id": task_id, "lite": True}, nondeterministic=True
+            )
     for task in _local_tasks():
         env_id = f"{NAMESPACE}/local.{task['task_id']}"
         if env_id not in gym.registry:
@@ -107,10 +141,12 @@ def list_env_ids(suite: Suite = "real", site: str | None = None, template: int |
     """Env ids of one suite, optionally only tasks using ``site`` and/or from intent template ``template``."""
     if suite == "real":
         tasks, prefix = _real_tasks(), f"{NAMESPACE}/"
+    elif suite == "lite":
+        tasks, prefix = _lite_tasks(), f"{LITE_NAMESPACE}/"
     elif suite == "local":
         tasks, prefix = tuple(_local_tasks()), f"{NAMESPACE}/local."
     else:
-        raise ValueError(f"suite must be 'real' or 'local', not {suite!r}")
+        raise ValueError(f"suite must be 'real', 'lite' or 'local', not {suite!r}")
     return [
         f"{prefix}{task['task_id']}"
         for task in tasks

@@ -188,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tasks",
         default="local",
-        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev], or env ids",
+        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
+        "webarena-lite[:site=|template=] or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
@@ -241,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130  # what a shell reports for Ctrl-C; compare() has already said how to resume
+    finally:
+        import envs
+
+        envs.shutdown()
 
 
 if __name__ == "__main__":

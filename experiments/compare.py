@@ -115,10 +115,33 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         budget_exhausted=traj.budget_exhausted,
         oracle_assisted=traj.oracle_assisted,
         trial_scores=[t["score"] for t in traj.trials],
+        trial_actions=trial_actions(traj.trials),
         role_calls=traj.role_stats(),
+        policy_counters=_policy_counters(traj.final_policy_state),
         err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
     )
+
+
+def trial_actions(trials: list[dict[str, Any]]) -> list[int]:
+    """Actions per trial: the policy's own count where its trial notes give one (``actions``: it may count
+    actions that never reach the browser, such as notes), else the interactions the trial used."""
+    counts, before = [], 0
+    for trial in trials:
+        used = int(trial.get("interactions") or 0)
+        own = (trial.get("notes") or {}).get("actions")
+        counts.append(own if isinstance(own, int) else used - before)
+        before = used
+    return counts
+
+
+def _policy_counters(state: Any) -> dict[str, float]:
+    """The numeric counters a policy reports in its final ``state()["counters"]`` (CoAct's exchanges,
+    re-plans ...), for the report's counter table; anything else there is left out."""
+    counters = state.get("counters") if isinstance(state, dict) else None
+    if not isinstance(counters, dict):
+        return {}
+    return {str(k): float(v) for k, v in counters.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
 def _git_revision() -> str | None:

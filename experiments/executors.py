@@ -76,6 +76,15 @@ def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], c
     # and Ctrl-C in the terminal reaches only the study loop, which then stops the workers itself.
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _serve_jobs(conn, runner)
+    finally:
+        import envs
+
+        envs.shutdown()  # the worker's idle browser and site servers go with it
+
+
+def _serve_jobs(conn: Connection, runner: JobRunner) -> None:
     while True:
         try:
             job = conn.recv()

@@ -61,7 +61,9 @@ class EpisodeResult:
     budget_exhausted: str | None = None  # "decisions" | "interactions" when a budget ended the episode
     oracle_assisted: bool = False  # the policy could ask the evaluator during the episode
     trial_scores: list[float | None] = field(default_factory=list)  # report-only verdict after each trial
+    trial_actions: list[int] = field(default_factory=list)  # actions each trial executed
     role_calls: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> calls, tokens, cost
+    policy_counters: dict[str, float] = field(default_factory=dict)  # numbers of the policy's state()["counters"]
     err_msg: str | None = None
     trajectory: str | None = None  # path relative to the study directory
     attempt: int = 1

@@ -11,6 +11,8 @@ A task set is written as a short spec so it fits on a command line and in the st
     webarena:template=323      real tasks of one intent template (webarena_template= is the same there)
     webarena:dev               one random task per intent template, fixed seed (our stand-in for AgentOccam's
                                unpublished 190-task dev set, card section 12 item 6)
+    webarena:lite              the 165 WebArena-Lite tasks (webarena-lite/<id>, corrected configurations)
+    webarena-lite:site=map     WebArena-Lite tasks of one site (template= works too)
     webarena/310,webarena/local.3   an explicit list of env ids
 """
 
@@ -70,6 +72,23 @@ def real_tasks() -> tuple[TaskInfo, ...]:
 
 
 @cache
+def lite_tasks() -> tuple[TaskInfo, ...]:
+    """The 165 WebArena-Lite tasks, ordered like their WebArena originals (BrowserGym's WebArena-Lite
+    metadata, keyed by WebArena id, mapped to the Lite ids)."""
+    data = resources.files("envs") / "data"
+    configs = json.loads((data / "test_webarena_lite.raw.json").read_text())
+    lite_id = {int(c["old_task_id"]): int(c["task_id"]) for c in configs}
+    deps: dict[int, tuple[str, ...]] = {}
+    with (data / "webarena_lite_metadata.csv").open() as fh:
+        for row in csv.DictReader(fh):
+            names = [int(d.split(".", 1)[1]) for d in row["depends_on"].split() if d]
+            deps[int(row["task_id"])] = tuple(f"webarena-lite/{lite_id[n]}" for n in names if n in lite_id)
+    return tuple(
+        _info("webarena-lite/", c, int(c["intent_template_id"]), deps.get(int(c["old_task_id"]), ())) for c in configs
+    )
+
+
+@cache
 def local_tasks() -> tuple[TaskInfo, ...]:
     from envs.local.registry import load_tasks, webarena_template_id
 
@@ -101,18 +120,25 @@ def resolve(spec: str) -> list[TaskInfo]:
     spec = spec.strip()
     if "/" in spec:
         wanted = [s.strip() for s in spec.split(",") if s.strip()]
-        known = {t.env_id: t for t in (*real_tasks(), *local_tasks())}
+        known = {t.env_id: t for t in (*real_tasks(), *lite_tasks(), *local_tasks())}
         missing = [e for e in wanted if e not in known]
         if missing:
             raise ValueError(f"unknown env ids: {', '.join(missing)}")
         return [known[e] for e in wanted]
+    if spec == "webarena:lite":
+        return list(lite_tasks())
     suite, _, filt = spec.partition(":")
     if suite == "local":
         tasks = local_tasks()
     elif suite == "webarena":
         tasks = real_tasks()
+    elif suite == "webarena-lite":
+        tasks = lite_tasks()
     else:
-        raise ValueError(f"unknown task set {spec!r}: use local[...], webarena[...] or a list of env ids")
+        raise ValueError(
+            f"unknown task set {spec!r}: use local[...], webarena[...], webarena:lite, webarena-lite[...] "
+            "or a list of env ids"
+        )
     if not filt:
         return list(tasks)
     if filt == "dev":

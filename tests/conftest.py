@@ -48,3 +48,10 @@ def playwright_leased():
 
     with playwright_lease() as playwright:
         yield playwright
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Close the idle browsers and site servers the session's environments left for reuse."""
+    import envs
+
+    envs.shutdown()

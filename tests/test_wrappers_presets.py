@@ -33,11 +33,13 @@ def test_preset_table():
 
 def test_presets_observe_only_what_they_read():
     # viewport presets need BrowserGym's element visibility; the full-page ones read the AX tree only
-    viewport = {name for name, p in PRESETS.items() if p.obs_config is None}
+    # (the simplified-HTML presets read the DOM snapshot, also a full observation)
+    viewport = {name for name, p in PRESETS.items() if p.obs_config is None and p.html is None}
+    html = {name for name, p in PRESETS.items() if p.html is not None}
     assert {name: p.obs_mode for name, p in PRESETS.items()} == {
-        name: "full" if name in viewport else "axtree" for name in PRESETS
+        name: "full" if name in viewport | html else "axtree" for name in PRESETS
     }
-    assert viewport == {"webarena", "reduced_actions"}
+    assert viewport == {"webarena", "reduced_actions"} and html == {"plan_and_act"}
     for kwargs, expected in (({}, "axtree"), ({"obs_mode": "full"}, "full")):
         env = make_env("webarena/local.0", "agentoccam", **kwargs)  # no browser before reset
         assert env.unwrapped.obs_mode == expected
@@ -50,7 +52,7 @@ def test_paired_action_mapping_runs_fill_and_enter_in_one_step():
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("name", [name for name, p in PRESETS.items() if p.html is None])  # bracketed grammar
 def test_preset_spaces_on_a_page(base_env, name):
     preset = PRESETS[name]
     env = preset.wrap(base_env)

@@ -1,8 +1,11 @@
-"""Named observation/action spaces, one per ablation row the wrappers control (agentoccam.md §10).
+"""Named observation/action spaces, one per ablation row the wrappers control (agentoccam.md §10), plus
+the simplified-HTML spaces of WebRL / WebArena-Lite that Plan-and-Act reads and writes.
 
 A preset is (observation wrapper + its config, enabled commands). History and planning *behaviour*
 belong to the policy; the presets only decide what the model sees and which commands it may use,
 so "history" has the spaces of "simplified_obs" and "agentoccam" adds the planning commands.
+``plan_and_act`` pairs the simplified-HTML observation (with ids, plus the id-free copy a planner reads)
+with the WebRL action grammar.
 
 ``make_env(env_id, preset)`` builds the env, puts the observation wrapper on it and the action
 wrapper outermost (so it validates ids against exactly what the model was shown).
@@ -17,7 +20,10 @@ from typing import Any
 import gymnasium as gym
 
 from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
+from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
+from wrappers.actions.webrl_grammar import COMMANDS as WEBRL_COMMANDS
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.html import HTMLConfig, SimplifiedHTMLObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 
 RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines (§10.2)
@@ -26,22 +32,26 @@ _NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home
 
 @dataclass(frozen=True)
 class Preset:
-    """One ablation row's spaces. ``obs_config`` None = the vanilla viewport text observation."""
+    """One ablation row's spaces. ``html`` set = the simplified-HTML observation with the WebRL actions;
+    else ``obs_config`` None = the vanilla viewport text observation, with the bracketed commands."""
 
     name: str
     description: str
     actions: tuple[str, ...]
     obs_config: ObsConfig | None = None
     viewport_lines: int | None = None  # line cap of the vanilla observation
+    html: HTMLConfig | None = None
 
     @property
     def obs_mode(self) -> str:
         """The env observation the preset reads: the viewport presets need BrowserGym's element
-        visibility (``"full"``: DOM snapshot and screenshot too); full-page presets read only the AX
-        tree (``"axtree"``), which makes each step several times cheaper."""
+        visibility and the HTML presets its DOM snapshot (``"full"``: screenshot too); the other
+        full-page presets read only the AX tree (``"axtree"``), which makes each step several times cheaper."""
         return "full" if self.obs_config is None else "axtree"
 
-    def wrap(self, env: gym.Env) -> AgentOccamActions:
+    def wrap(self, env: gym.Env) -> gym.Wrapper:
+        if self.html is not None:
+            return WebRLActions(SimplifiedHTMLObservation(env, self.html), WebRLActionConfig(self.actions))
         if self.obs_config is None:
             observed: gym.Env = WebArenaTextObservation(env, viewport_only=True, max_lines=self.viewport_lines)
         else:
@@ -73,6 +83,12 @@ PRESETS: dict[str, Preset] = {
             AGENTOCCAM_COMMANDS,
             ObsConfig(),
         ),
+        Preset(
+            "plan_and_act",
+            "simplified HTML, full page (with ids for the executor, id-free for the planner); WebRL actions",
+            WEBRL_COMMANDS,
+            html=HTMLConfig(),
+        ),
     )
 }
 
@@ -94,7 +110,7 @@ def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str
     return default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS, multiaction=True).to_python_code
 
 
-def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> AgentOccamActions:
+def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> gym.Wrapper:
     """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers.
 
     ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get

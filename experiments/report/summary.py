@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from envs.registration import is_local
 from experiments.store import EpisodeResult, StudyStore
 
 SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite")
@@ -70,17 +71,61 @@ def _roles(results: list[EpisodeResult]) -> dict[str, dict[str, float]]:
     return {role: {key: value / n for key, value in stats.items()} for role, stats in totals.items()}
 
 
+def _policy_counters(results: list[EpisodeResult]) -> dict[str, float]:
+    """Each counter the policy reports (``EpisodeResult.policy_counters``), per task."""
+    totals: dict[str, float] = {}
+    for r in results:
+        for key, value in r.policy_counters.items():
+            totals[key] = totals.get(key, 0.0) + value
+    n = len(results) or 1
+    return {key: value / n for key, value in totals.items()}
+
+
 def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
-    """Success rate after k trials (k = 1, 2, ...): the share of episodes solved in one of their first k
-    trials, by the loop's report-only verdicts (Devil's Advocate's Fig. 6); [] for single-trial methods."""
+    """Success rate after k trials (k = 1, 2, ...): the share of episodes whose latest trial up to k was
+    scored a success by the loop's report-only verdicts (an episode that ended earlier keeps its last
+    verdict); [] for single-trial methods. Not best-of-k: a later trial can undo an earlier success (a
+    state-changing task the agent judged unfinished, then restarted), so the curve may drop, as the
+    paper's curves do (Devil's Advocate, Fig. 6), and its last point is the episodes' final verdict."""
     if not any(r.trial_scores for r in results):
         return []
     longest = max(len(r.trial_scores) for r in results)
     curve = []
     for k in range(1, longest + 1):
-        solved = sum(1 for r in results if any((s or 0.0) >= 1.0 for s in r.trial_scores[:k]))
+        solved = sum(1 for r in results if r.trial_scores and (r.trial_scores[:k][-1] or 0.0) >= 1.0)
         curve.append(solved / len(results))
     return curve
+
+
+def _steps_by_outcome(results: list[EpisodeResult]) -> dict[str, float | None]:
+    """Mean steps over all, successful and failed episodes (Plan-and-Act's A.11 breakdown); None when none."""
+
+    def mean(group: list[EpisodeResult]) -> float | None:
+        return sum(r.n_steps for r in group) / len(group) if group else None
+
+    done = [r for r in results if r.status == "done"]
+    return {
+        "all": mean(done),
+        "success": mean([r for r in done if r.success]),
+        "failure": mean([r for r in done if not r.success]),
+    }
+
+
+def _trial_stats(results: list[EpisodeResult]) -> dict[str, float]:
+    """Devil's Advocate's Table 1 over the episodes that ran trials: mean actions in the first and in the
+    last trial, mean plan revisions (trials after the first), and how many episodes restarted a trial on
+    real WebArena (where a restart cannot undo what earlier trials changed on the sites); {} for none."""
+    tried = [r for r in results if r.trial_actions]
+    if not tried:
+        return {}
+    n = len(tried)
+    return {
+        "episodes": n,
+        "actions_first_trial": sum(r.trial_actions[0] for r in tried) / n,
+        "actions_last_trial": sum(r.trial_actions[-1] for r in tried) / n,
+        "plan_revisions": sum(len(r.trial_actions) - 1 for r in tried) / n,
+        "real_site_restarts": sum(1 for r in tried if len(r.trial_actions) > 1 and not is_local(r.env_id)),
+    }
 
 
 def summarize(study: str | os.PathLike) -> dict[str, Any]:
@@ -114,6 +159,10 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
                 "roles": _roles(mine),
                 "success_after_trial": _success_after_trial(mine),
+                "trial_stats": _trial_stats(mine),
+                "policy_counters": _policy_counters(mine),
+                "steps_by_outcome": {"all": _steps_by_outcome(mine)}
+                | {s: _steps_by_outcome([r for r in mine if r.site_group == s]) for s in sites},
             }
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}

@@ -137,17 +137,115 @@ def role_table(summary: dict[str, Any]) -> Table | None:
 
 def trial_table(summary: dict[str, Any]) -> Table | None:
     """Success after each trial of multi-trial methods (the loop's report-only verdicts)."""
-    curves = {r["policy"]: r["success_after_trial"] for r in summary["rows"] if r.get("success_after_trial")}
+    curves = {policy_label(r): r["success_after_trial"] for r in summary["rows"] if r.get("success_after_trial")}
     if not curves:
         return None
     longest = max(len(c) for c in curves.values())
     body = [[p] + [f"{100 * c[min(k, len(c) - 1)]:.1f}" for k in range(longest)] for p, c in curves.items()]
     header_ = ["Policy"] + [f"after trial {k + 1}" for k in range(longest)]
     note = (
-        "Success in % of episodes solved within the first k trials, each trial's answer scored by the evaluator "
-        "for this table only (the policy never saw these verdicts unless it is marked oracle-assisted)."
+        "Success in % of episodes whose latest trial up to k was a success (an episode that stopped earlier keeps "
+        "its last verdict), each trial's end state and answer scored by the evaluator for this table only (the "
+        "policy never saw these verdicts unless it is marked oracle-assisted)."
     )
     return Table("trials", "Success after each trial", header_, body, [note])
+
+
+def policy_label(row: dict[str, Any]) -> str:
+    """The policy's label, marked when it was oracle-assisted (every table that shows trials marks it)."""
+    return row["policy"] + (ORACLE_MARK if row.get("oracle_assisted") else "")
+
+
+RESTART_NOTE = (
+    "A new trial restores the task's start state: on the local suite the site data is pristine again; on real "
+    "WebArena only the browser starts over, and the sites keep what earlier trials changed on the server"
+)
+
+
+def trial_stats_table(summary: dict[str, Any]) -> Table | None:
+    """Devil's Advocate's Table 1: actions in the first and in the last trial, and plan revisions, per task."""
+    rows = [r for r in summary["rows"] if r.get("trial_stats")]
+    if not rows:
+        return None
+    body = [
+        [
+            policy_label(r),
+            f"{r['trial_stats']['actions_first_trial']:.2f}",
+            f"{r['trial_stats']['actions_last_trial']:.2f}",
+            f"{r['trial_stats']['plan_revisions']:.2f}",
+            str(r["trial_stats"]["episodes"]),
+        ]
+        for r in rows
+    ]
+    header_ = ["Policy", "Actions in first trial", "Actions in last trial", "Plan revisions", "Episodes"]
+    real = sum(r["trial_stats"].get("real_site_restarts", 0) for r in rows)
+    notes = [
+        "Means over the episodes that ran trials; plan revisions are the trials after the first.",
+        RESTART_NOTE + (f" ({real} episode(s) of this study restarted trials on real WebArena)." if real else "."),
+    ]
+    if any(r.get("oracle_assisted") for r in rows):
+        notes.append(f"{ORACLE_MARK.strip()} oracle-assisted: the evaluator decided when to start another trial.")
+    return Table("trial_stats", "Trials: actions and plan revisions", header_, body, notes)
+
+
+TABLES: list[Callable[[dict[str, Any]], Table | None]] = [success_table, budget_table, role_table, trial_table]
+TABLES.append(trial_stats_table)
+
+
+def counter_table(summary: dict[str, Any]) -> Table | None:
+    """The counters policies report about their own reasoning (CoAct: exchanges between its agents, local
+    revisions, global re-plans, force stops ...), per task; one row per policy that reports any."""
+    rows = [r for r in summary["rows"] if r.get("policy_counters")]
+    if not rows:
+        return None
+    keys = list(dict.fromkeys(k for r in rows for k in r["policy_counters"]))
+    body = [[r["policy"]] + [_count(r["policy_counters"].get(k)) for k in keys] for r in rows]
+    header_ = ["Policy"] + [k.replace("_", " ").capitalize() + "/task" for k in keys]
+    note = "Counters the policies keep in their reasoning state (their own definitions, see docs/methods/), per task."
+    return Table("policy_counters", "Policy counters", header_, body, [note])
+
+
+def _count(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+TABLES.append(counter_table)
+
+
+def outcome_steps_table(summary: dict[str, Any]) -> Table | None:
+    """Steps of successful and failed episodes per site (Plan-and-Act's A.11 table), for studies with a
+    planning policy (one whose calls include a planner or replanner role)."""
+    rows = summary["rows"]
+    if not any(role in r.get("roles", {}) for r in rows for role in ("planner", "replanner")):
+        return None
+
+    def steps(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    body = []
+    for r in rows:
+        for site in ["all", *summary["sites"]]:
+            by = r.get("steps_by_outcome", {}).get(site) or {}
+            rate_ = Rate(**r["success"][site])
+            if not rate_.n_tasks:
+                continue
+            body.append(
+                [
+                    r["policy"],
+                    SITE_TITLES[site],
+                    str(rate_.n_tasks),
+                    steps(by.get("all")),
+                    steps(by.get("success")),
+                    steps(by.get("failure")),
+                    f"{100 * rate_.mean:.1f}",
+                ]
+            )
+    header_ = ["Policy", "Website", "Tasks", "Avg. steps (all)", "Avg. steps (success)", "Avg. steps (fail)", "SR (%)"]
+    note = "Steps per episode, errored episodes left out; Plan-and-Act reports this breakdown per site (its A.11)."
+    return Table("outcome_steps", "Steps by outcome", header_, body, [note])
+
+
+TABLES.append(outcome_steps_table)
 
 
 def template_table(summary: dict[str, Any]) -> Table | None:
@@ -168,13 +266,7 @@ def template_table(summary: dict[str, Any]) -> Table | None:
     return Table("by_template", "Success by WebArena template", header_, body, [note])
 
 
-TABLES: list[Callable[[dict[str, Any]], Table | None]] = [
-    success_table,
-    budget_table,
-    role_table,
-    trial_table,
-    template_table,
-]
+TABLES.append(template_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:
