@@ -1,8 +1,8 @@
-"""WebArena tasks as Gymnasium environments (see docs/design.md).
+"""WebArena and MiniWoB++ tasks as Gymnasium environments (see docs/design.md).
 
 ``import envs`` registers ``webarena/<task_id>`` (the 812 real tasks), ``webarena-lite/<task_id>`` (the 165
-WebArena-Lite tasks) and ``webarena/local.<task_id>`` (the embedded suite); ``envs.make(env_id, **kwargs)``
-is ``gym.make`` after registration.
+WebArena-Lite tasks), ``webarena/local.<task_id>`` (the embedded suite) and ``miniwob/<task>`` (MiniWoB++);
+``envs.make(env_id, **kwargs)`` is ``gym.make`` after registration.
 """
 
 import os

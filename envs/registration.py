@@ -1,8 +1,9 @@
 """Gymnasium ids for every task: ``webarena/<id>`` (real sites), ``webarena-lite/<id>`` (WebArena-Lite on the
-real sites) and ``webarena/local.<id>`` (local suite).
+real sites), ``webarena/local.<id>`` (local suite) and ``miniwob/<task>`` (MiniWoB++, e.g. ``miniwob/click-test``).
 
 Registration reads no task file and imports nothing heavy: ids are known up front (the real suites) or
-read from the local suite's small JSON files, and each entry point loads its task config on demand.
+read from small JSON files (the local suite's tasks, MiniWoB++'s task names), and each entry point loads
+its task on demand.
 
 WebArena-Lite (``envs/data/test_webarena_lite.raw.json``) is VisualAgentBench's human-verified subset of
 165 WebArena tasks with corrected evaluation configurations. Its ids are the subset's own numbering
@@ -24,6 +25,7 @@ import gymnasium as gym
 NAMESPACE = "webarena"
 LITE_NAMESPACE = "webarena-lite"
 LOCAL_PREFIX = f"{NAMESPACE}/local."  # ids of the embedded suite
+MINIWOB_NAMESPACE = "miniwob"
 REAL_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test.raw.json"
 LITE_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test_webarena_lite.raw.json"
 N_REAL_TASKS = 812
@@ -31,7 +33,7 @@ N_LITE_TASKS = 165
 STEP_LIMIT_KWARG = "episode_step_limit"  # gym.make keeps max_episode_steps for its TimeLimit wrapper
 
 logger = logging.getLogger(__name__)
-Suite = Literal["real", "lite", "local"]
+Suite = Literal["real", "lite", "local", "miniwob"]
 
 
 def is_local(env_id: str) -> bool:
@@ -81,18 +83,28 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def make_real_env(task_id: int, lite: bool = False, **kwargs: Any) -> gym.Env:
     """Entry point of ``webarena/<task_id>`` and ``webarena-lite/<task_id>``: the task on the self-hosted
-    sites (``WA_*`` variables)."""
+    sites (``WA_*`` variables).
+
+    ``evaluator="agentoccam"`` also applies AgentOccam's corrected labels to a WebArena task (its intent
+    too, where a correction fixes a typo there), so the agent and the evaluator read the same task.
+    WebArena-Lite's configurations are its own corrections and are left as shipped.
+    """
     from .env import WebArenaEnv
+    from .evaluation.corrections import apply_agentoccam_corrections
     from .sites import RealSiteHost, sites_in_config
 
     config = lite_task_config(task_id) if lite else real_task_config(task_id)
+    if kwargs.get("evaluator") == "agentoccam" and not lite:
+        config = apply_agentoccam_corrections(config)
     host = functools.partial(RealSiteHost, sites_in_config(config))
     env_id = f"{LITE_NAMESPACE if lite else NAMESPACE}/{task_id}"
     return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
 
 
 def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites."""
+    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites (AgentOccam's
+    label corrections concern WebArena's tasks; ``evaluator="agentoccam"`` still grades with its
+    relaxed fuzzy grader)."""
     from .env import WebArenaEnv
     from .local.host import LocalSiteHost
     from .local.registry import get_task
@@ -104,6 +116,35 @@ def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
         env_id=f"{NAMESPACE}/local.{task_id}",
         **_env_kwargs(kwargs),
     )
+
+
+def make_miniwob_env(task: str, episode_max_time_ms: int | None = None, **kwargs: Any) -> gym.Env:
+    """Entry point of ``miniwob/<task>``: the MiniWoB++ task on pages served from 127.0.0.1 by the env.
+
+    ``max_episode_steps`` defaults to BrowserGym's MiniWoB++ budget (10); ``episode_max_time_ms`` is the
+    page's own clock (BrowserGym's 1,000,000 ms unless given).
+    """
+    from .env import WebArenaEnv
+    from .miniwob import EPISODE_MAX_TIME_MS, MAX_STEPS
+    from .miniwob.host import MiniWoBSiteHost
+    from .miniwob.task import MiniWoBTask
+
+    kwargs = _env_kwargs(kwargs)
+    kwargs.setdefault("max_episode_steps", MAX_STEPS)
+    task_kwargs = {
+        "task": task,
+        "host": MiniWoBSiteHost,
+        "episode_max_time_ms": episode_max_time_ms or EPISODE_MAX_TIME_MS,
+    }
+    return WebArenaEnv(
+        task_entrypoint=MiniWoBTask, task_kwargs=task_kwargs, env_id=f"{MINIWOB_NAMESPACE}/{task}", **kwargs
+    )
+
+
+def _miniwob_tasks() -> list[str]:
+    from .miniwob import task_names
+
+    return task_names()
 
 
 def register_all() -> None:
@@ -122,6 +163,25 @@ def register_all() -> None:
         env_id = f"{NAMESPACE}/local.{task['task_id']}"
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=make_local_env, kwargs={"task_id": task["task_id"]}, nondeterministic=True)
+    from .miniwob import is_nondeterministic
+
+    for name in _miniwob_tasks():
+        env_id = f"{MINIWOB_NAMESPACE}/{name}"
+        if env_id not in gym.registry:
+            gym.register(
+                env_id, entry_point=make_miniwob_env, kwargs={"task": name}, nondeterministic=is_nondeterministic(name)
+            )
+
+
+def default_max_steps(env_id: str) -> int:
+    """The step budget a task's suite gives an episode: BrowserGym's 10 for MiniWoB++, WebArena's 30 else."""
+    if env_id.startswith(f"{MINIWOB_NAMESPACE}/"):
+        from .miniwob import MAX_STEPS
+
+        return MAX_STEPS
+    from .env import DEFAULT_MAX_EPISODE_STEPS
+
+    return DEFAULT_MAX_EPISODE_STEPS
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
@@ -138,7 +198,10 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
 
 
 def list_env_ids(suite: Suite = "real", site: str | None = None, template: int | None = None) -> list[str]:
-    """Env ids of one suite, optionally only tasks using ``site`` and/or from intent template ``template``."""
+    """Env ids of one suite, optionally only tasks using ``site`` and/or from intent template ``template``
+    (MiniWoB++ tasks have neither: ``suite="miniwob"`` lists them all)."""
+    if suite == "miniwob":
+        return [f"{MINIWOB_NAMESPACE}/{name}" for name in _miniwob_tasks()]
     if suite == "real":
         tasks, prefix = _real_tasks(), f"{NAMESPACE}/"
     elif suite == "lite":
@@ -146,7 +209,7 @@ def list_env_ids(suite: Suite = "real", site: str | None = None, template: int |
     elif suite == "local":
         tasks, prefix = tuple(_local_tasks()), f"{NAMESPACE}/local."
     else:
-        raise ValueError(f"suite must be 'real', 'lite' or 'local', not {suite!r}")
+        raise ValueError(f"suite must be 'real', 'lite', 'local' or 'miniwob', not {suite!r}")
     return [
         f"{prefix}{task['task_id']}"
         for task in tasks

@@ -47,14 +47,35 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
     kwargs = {}
     if getattr(args, "judge_model", None):
         kwargs["judge_model"] = args.judge_model
+    if getattr(args, "evaluator", None):
+        kwargs["evaluator"] = args.evaluator
     return kwargs
+
+
+def _study_policies(args: argparse.Namespace) -> list:
+    """The ``--policy`` specs, then the rows of the ``--ablation`` ladder (which also picks the evaluator
+    its paper scored with unless ``--evaluator`` names one)."""
+    from experiments.ablations import EVALUATORS, ladder
+
+    policies = [_policy_spec(p, args.model) for p in args.policy or ()]
+    ablation = getattr(args, "ablation", None)
+    if ablation:
+        if not args.model:
+            raise SystemExit(f"--ablation {ablation} needs a model: pass --model or set {MODEL_ENV_VAR}")
+        policies += ladder(ablation, args.model)
+        if not args.evaluator and ablation in EVALUATORS:
+            args.evaluator = EVALUATORS[ablation]
+            print(f"Evaluator: {args.evaluator} (the one the {ablation} paper scored its ablation with)")
+    if not policies:
+        raise SystemExit("name at least one --policy or an --ablation")
+    return policies
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from experiments.compare import compare
     from experiments.report import build_report
 
-    policies = [_policy_spec(p, args.model) for p in args.policy]
+    policies = _study_policies(args)
     study = compare(
         policies,
         args.tasks,
@@ -109,6 +130,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     args.out = args.out or str(Path("studies") / f"demo-{stamp}")
     args.policy = names
+    args.ablation = None
     args.model = model
     args.seeds = [0]
     args.executor, args.ray_address, args.resume, args.max_attempts = "process", None, False, 2
@@ -165,6 +187,12 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
         "--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})"
     )
     p.add_argument("--judge-model", help="litellm model for fuzzy/N/A evaluation (default WebArena's)")
+    p.add_argument(
+        "--evaluator",
+        choices=("webarena", "agentoccam"),
+        default=None,
+        help="WebArena's evaluator (default) or AgentOccam's rectified one (its corrected labels and fuzzy grader)",
+    )
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     p.add_argument(
         "--max-steps", type=int, default=None, help="decision budget per episode (default: each policy's own)"
@@ -180,16 +208,23 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from experiments.ablations import LADDERS as ABLATIONS
+
     parser = argparse.ArgumentParser(prog="webarena-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
-    p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
+    p.add_argument("--policy", action="append", help="policy name[:key=value,...]; repeat for several")
+    p.add_argument(
+        "--ablation",
+        choices=sorted(ABLATIONS),
+        help="run a paper's ablation ladder as policies of this study (agentoccam: its Table 2 rows)",
+    )
     p.add_argument(
         "--tasks",
         default="local",
         help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
-        "webarena-lite[:site=|template=] or env ids",
+        "webarena-lite[:site=|template=], miniwob[:<task>,...], or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
@@ -228,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, text in (
         ("serve", cmd_serve, "start local sites to click around (options: see `serve --help`)"),
         ("bench", cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
-        ("rl", cmd_rl, "train an RL agent (stable-baselines3) on a local task"),
+        ("rl", cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
     ):
         p = sub.add_parser(name, help=text, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)

@@ -1,4 +1,4 @@
-"""Task sets a study can run: the local suite, real WebArena, or any list of env ids.
+"""Task sets a study can run: the local suite, real WebArena, MiniWoB++, or any list of env ids.
 
 A task set is written as a short spec so it fits on a command line and in the study manifest:
 
@@ -10,10 +10,12 @@ A task set is written as a short spec so it fits on a command line and in the st
     webarena:site=gitlab       real tasks of one site
     webarena:template=323      real tasks of one intent template (webarena_template= is the same there)
     webarena:dev               one random task per intent template, fixed seed (our stand-in for AgentOccam's
-                               unpublished 190-task dev set, card section 12 item 6)
+                               unpublished 190-task dev set; see docs/methods/agentoccam.md)
     webarena:lite              the 165 WebArena-Lite tasks (webarena-lite/<id>, corrected configurations)
     webarena-lite:site=map     WebArena-Lite tasks of one site (template= works too)
-    webarena/310,webarena/local.3   an explicit list of env ids
+    miniwob                    the 125 MiniWoB++ tasks (BrowserGym's), 10 steps each unless --max-steps
+    miniwob:click-test         one MiniWoB++ task; miniwob:click-test,click-button for several
+    webarena/310,webarena/local.3,miniwob/click-test   an explicit list of env ids
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class TaskInfo:
     eval_types: tuple[str, ...]
     depends_on: tuple[str, ...] = field(default=())  # env ids that must finish first (real WebArena only)
     webarena_template: int | None = None  # WebArena's intent template id; None for a local-only task
+    max_steps: int | None = None  # the suite's own step budget (MiniWoB++: BrowserGym's 10); None: the policy's
 
     @property
     def site_group(self) -> str:
@@ -95,6 +98,26 @@ def local_tasks() -> tuple[TaskInfo, ...]:
     return tuple(_info("webarena/local.", c, webarena_template_id(c)) for c in load_tasks())
 
 
+@cache
+def miniwob_tasks() -> tuple[TaskInfo, ...]:
+    """MiniWoB++'s tasks; ids are their places in the sorted list, each task its own template."""
+    from envs.miniwob import EVAL_TYPE, MAX_STEPS, SITE, task_names
+
+    return tuple(
+        TaskInfo(f"miniwob/{name}", index, (SITE,), index, (EVAL_TYPE,), max_steps=MAX_STEPS)
+        for index, name in enumerate(task_names())
+    )
+
+
+def _miniwob_subset(names: str) -> list[TaskInfo]:
+    by_name = {t.env_id.split("/", 1)[1]: t for t in miniwob_tasks()}
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in by_name]
+    if unknown:
+        raise ValueError(f"unknown MiniWoB++ tasks: {', '.join(unknown)} (list them with: webarena-gym tasks miniwob)")
+    return [by_name[n] for n in wanted]
+
+
 def _filter(tasks: tuple[TaskInfo, ...], key: str, value: str) -> list[TaskInfo]:
     if key == "site":
         return [t for t in tasks if value in t.sites or (value == "multisite" and len(t.sites) > 1)]
@@ -120,7 +143,7 @@ def resolve(spec: str) -> list[TaskInfo]:
     spec = spec.strip()
     if "/" in spec:
         wanted = [s.strip() for s in spec.split(",") if s.strip()]
-        known = {t.env_id: t for t in (*real_tasks(), *lite_tasks(), *local_tasks())}
+        known = {t.env_id: t for t in (*real_tasks(), *lite_tasks(), *local_tasks(), *miniwob_tasks())}
         missing = [e for e in wanted if e not in known]
         if missing:
             raise ValueError(f"unknown env ids: {', '.join(missing)}")
@@ -128,6 +151,8 @@ def resolve(spec: str) -> list[TaskInfo]:
     if spec == "webarena:lite":
         return list(lite_tasks())
     suite, _, filt = spec.partition(":")
+    if suite == "miniwob":
+        return _miniwob_subset(filt) if filt else list(miniwob_tasks())
     if suite == "local":
         tasks = local_tasks()
     elif suite == "webarena":
@@ -136,8 +161,8 @@ def resolve(spec: str) -> list[TaskInfo]:
         tasks = lite_tasks()
     else:
         raise ValueError(
-            f"unknown task set {spec!r}: use local[...], webarena[...], webarena:lite, webarena-lite[...] "
-            "or a list of env ids"
+            f"unknown task set {spec!r}: use local[...], webarena[...], webarena:lite, webarena-lite[...], "
+            "miniwob[...] or a list of env ids"
         )
     if not filt:
         return list(tasks)

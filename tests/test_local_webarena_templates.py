@@ -126,3 +126,29 @@ def test_study_report_lines_up_local_and_real_results_per_template(tmp_path: Pat
     report = build_report(study)
     assert (report / "by_template.csv").read_text().count("\n") == 2
     assert "Success by WebArena template" in (report / "index.html").read_text()
+
+
+def test_by_template_groups_only_webarena_and_local_tasks():
+    """A WebArena-Lite task counts under its WebArena template; a MiniWoB++ task, whose template ids are its
+    own numbering, and a local-only task count under none."""
+    from experiments.report.summary import by_template
+    from experiments.store import EpisodeResult
+
+    linked = LINKED[0]
+    template = registry.webarena_template_id(linked)
+    local_only = next(t for t in TASKS if registry.webarena_template_id(t) is None)
+
+    def result(env_id: str, template_id: int) -> EpisodeResult:
+        return EpisodeResult("p", env_id, 0, "x", template_id, 0, "done", reward=1.0)
+
+    rows = by_template(
+        [
+            result(f"webarena/local.{linked['task_id']}", template),
+            result("webarena-lite/7", template),
+            result("miniwob/click-test", template),
+            result(f"webarena/local.{local_only['task_id']}", local_only["intent_template_id"]),
+        ],
+        ["p"],
+    )
+    assert [row["template"] for row in rows] == [template]
+    assert rows[0]["results"]["p"]["local"]["n_tasks"] == 1 and rows[0]["results"]["p"]["webarena"]["n_tasks"] == 1
