@@ -141,8 +141,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tasks(args: argparse.Namespace) -> int:
     from experiments.tasksets import resolve
 
+    if args.coverage:
+        from envs.local.registry import coverage
+
+        header = ["site", "WebArena templates", "tasks", "local-only tasks", "eval types (tasks)"]
+        print("| " + " | ".join([*header, "WebArena: templates (tasks)"]) + " |")
+        print("|---|---|---|---|---|---|")
+        for row in coverage():
+            print(
+                f"| {row['site']} | {row['templates']} | {row['linked_tasks']} | {row['local_only_tasks']} | "
+                f"{', '.join(f'{e} {n}' for e, n in row['eval_type_tasks'].items())} | "
+                f"{row['webarena_templates']} ({row['webarena_tasks']}) |"
+            )
+        return 0
+
     for t in resolve(args.tasks):
-        print(f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\t{'+'.join(t.eval_types)}")
+        webarena = "none" if t.webarena_template is None else t.webarena_template
+        print(
+            f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\twebarena_template={webarena}"
+            f"\t{'+'.join(t.eval_types)}"
+        )
     return 0
 
 
@@ -205,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tasks",
         default="local",
-        help="task set: local[:site=|template=], webarena[:site=|template=|dev|lite], "
+        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
         "webarena-lite[:site=|template=], miniwob[:<task>,...], or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
@@ -239,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tasks", help="list the tasks of a task set")
     p.add_argument("tasks", nargs="?", default="local")
+    p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 
     for name, func, text in (

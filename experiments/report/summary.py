@@ -1,5 +1,10 @@
 """A study's results as plain data: success rates with standard errors per policy and site, and
-per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows)."""
+per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows).
+
+Results are also grouped by WebArena intent template: a local task counts under the WebArena template it
+instantiates, a real task under its own, so a policy's local and real results on one template stand side
+by side (local-only tasks, which instantiate none, are left out of that grouping).
+"""
 
 from __future__ import annotations
 
@@ -201,4 +206,57 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
     counts["all"] = len({r.env_id for r in latest})
-    return {"study": str(store.root), "manifest": manifest, "sites": sites, "task_counts": counts, "rows": rows}
+    return {
+        "study": str(store.root),
+        "manifest": manifest,
+        "sites": sites,
+        "task_counts": counts,
+        "rows": rows,
+        "by_template": by_template(latest, labels),
+    }
+
+
+LOCAL_PREFIX = "webarena/local."
+REAL_PREFIXES = ("webarena/", "webarena-lite/")  # WebArena's own tasks (WebArena-Lite keeps their template ids)
+TEMPLATE_SUITES = ("local", "webarena")
+
+
+def _webarena_template(r: EpisodeResult) -> tuple[str, int | None]:
+    """("local" | "webarena", the WebArena intent template the episode's task instantiates).
+
+    A local episode is looked up in the suite's task files (its recorded template id may predate the link
+    to WebArena's ids); a task the suite no longer has, or one of another suite (MiniWoB++), counts under
+    none.
+    """
+    from envs.local import registry
+
+    if not r.env_id.startswith(LOCAL_PREFIX):
+        return "webarena", r.template_id if r.env_id.startswith(REAL_PREFIXES) else None
+    try:
+        return "local", registry.webarena_template_id(registry.get_task(int(r.env_id[len(LOCAL_PREFIX) :])))
+    except (KeyError, ValueError):
+        return "local", None
+
+
+def by_template(latest: list[EpisodeResult], labels: list[str]) -> list[dict[str, Any]]:
+    """One row per WebArena intent template the study touched: its text and, per policy, the success rate
+    on the local tasks and on the real tasks of that template."""
+    from envs.local.registry import webarena_templates
+
+    groups: dict[int, dict[tuple[str, str], list[EpisodeResult]]] = {}
+    for r in latest:
+        suite, template = _webarena_template(r)
+        if template is not None:
+            groups.setdefault(template, {}).setdefault((r.policy, suite), []).append(r)
+    texts = webarena_templates()
+    return [
+        {
+            "template": template,
+            "intent_template": texts.get(template, ("",))[0],
+            "results": {
+                label: {suite: rate(groups[template].get((label, suite), [])).__dict__ for suite in TEMPLATE_SUITES}
+                for label in labels
+            },
+        }
+        for template in sorted(groups)
+    ]

@@ -6,7 +6,8 @@ what papers rarely print: steps, LLM calls and prompt tokens per step, cost and 
 Further tables appear when a study has something to show in them: the budgets (interactions, restores,
 episodes a budget ended), the calls per role, the success after each trial of multi-trial methods, and
 AgentOccam's two ablation tables: how often each command was used (its Table 3) and the observation
-tokens per step in GPT-2 tokens (its Table 4).
+tokens per step in GPT-2 tokens (its Table 4), and the success per WebArena intent template, local and real
+side by side.
 A new table is one function added to :data:`TABLES`.
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.report.published import MINIWOB
-from experiments.report.summary import SITE_TITLES, Rate
+from experiments.report.summary import SITE_TITLES, TEMPLATE_SUITES, Rate
 
 ORACLE_MARK = " †"
 
@@ -352,6 +353,27 @@ def search_table(summary: dict[str, Any]) -> Table | None:
 
 
 TABLES.append(search_table)
+
+
+def template_table(summary: dict[str, Any]) -> Table | None:
+    """Success per WebArena intent template: each policy's rate on the local tasks of the template next to
+    its rate on the real ones, so a local result can be read against WebArena's template by template."""
+    if not summary.get("by_template"):
+        return None
+    labels = [p["label"] for p in summary["manifest"]["policies"]]
+    header_ = ["Template", "Intent template"] + [f"{label} ({suite})" for label in labels for suite in TEMPLATE_SUITES]
+    body = []
+    for row in summary["by_template"]:
+        rates = [Rate(**row["results"][label][suite]) for label in labels for suite in TEMPLATE_SUITES]
+        body.append([str(row["template"]), row["intent_template"]] + [f"{r.cell()} (n={r.n_tasks})" for r in rates])
+    note = (
+        "Success rate in % ± standard error over the template's tasks (n); local tasks count under the WebArena "
+        "template they instantiate, local-only tasks are not listed."
+    )
+    return Table("by_template", "Success by WebArena template", header_, body, [note])
+
+
+TABLES.append(template_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:
