@@ -193,7 +193,6 @@ DRIVER = textwrap.dedent(
     from experiments.synth.context import SynthConfig
     from experiments.synth.pipeline import run
     from llm import Script
-from synth_support import grounded, pair, trajectory_fixture
     sys.path.insert(0, {tests!r})
     from synth_support import teacher_script
 

@@ -5,8 +5,9 @@ drawn with the call's sampling seed), each as its query, its initial page withou
 asks for ``n_new`` new query-plan pairs [P: 5 -> 10]. Every pair names the example whose initial page it
 starts from; the pair reuses that seed's page by reference (its planner input is the new query with that
 page). A query left with the task-generation line ``Initial HTML State from Example Index: N`` has it
-removed (§6.10); a query that repeats an evaluated task's intent is dropped. Calls continue until
-``n_expand`` pairs exist [P: 10,000]; a call whose answer stays unusable is rejected and replaced.
+removed (§6.10); a query that repeats an evaluated task's intent is dropped. Calls continue until at
+least ``n_expand`` pairs exist [P: 10,000], in whole calls (a pair paid for is never thrown away); a call
+whose answer stays unusable is rejected and replaced.
 """
 
 from __future__ import annotations
