@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from experiments.synth.store import JsonlStore, PageStore
@@ -98,3 +101,54 @@ def trajectory_fixture(run_dir: Path, n_steps: int) -> None:
         "kept": True,
     }
     JsonlStore(run_dir / "stage1" / "trajectories.jsonl").append([record])
+
+
+class TeacherServer:
+    """An OpenAI-compatible chat server on 127.0.0.1 answering as a scripted teacher, for runs of the
+    ``webarena-gym`` command in a subprocess: the request's model names the role (``--role-model
+    ROLE=openai/ROLE``), ``answers[role](messages)`` is the reply, after ``delay`` seconds. ``roles``
+    lists the role of every answered call."""
+
+    def __init__(self, answers: dict, delay: float = 0.0) -> None:
+        self.answers, self.delay, self.roles = answers, delay, []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                role = body["model"].rpartition("/")[2]
+                time.sleep(server.delay)
+                text = server.answers[role](body["messages"])
+                server.roles.append(role)
+                reply = json.dumps(
+                    {
+                        "id": f"chatcmpl-{len(server.roles)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": role,
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> TeacherServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

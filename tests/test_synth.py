@@ -10,12 +10,11 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from synth_support import grounded, pair, trajectory_fixture
+from synth_support import TeacherServer, grounded, pair, teacher_script, trajectory_fixture
 
 from experiments.synth import schemas
 from experiments.synth.parsing import (
@@ -186,31 +185,16 @@ def test_teacher_reasks_with_the_error_then_gives_up(tmp_path):
 
 # -- a killed run resumes without duplicates ----------------------------------------------------------------
 
-DRIVER = textwrap.dedent(
-    """
-    import json, re, sys, time
-    from pathlib import Path
-    from experiments.synth.context import SynthConfig
-    from experiments.synth.pipeline import run
-    from llm import Script
-    sys.path.insert(0, {tests!r})
-    from synth_support import teacher_script
-
-    delay = float(sys.argv[2])
-    calls = Path(sys.argv[3])
-    def counted(role, answer):
-        def item(messages):
-            time.sleep(delay)
-            with open(calls, "a") as fh:
-                fh.write(role + "\\n")
-            return answer(messages)
-        return Script.forever(item)
-    script = Script({{role: counted(role, a) for role, a in teacher_script().items()}})
-    cfg = SynthConfig(out=Path(sys.argv[1]), teacher_model="gpt-4o", seeds="webarena/local.203", validation_fraction=0,
-                      queries=0, demonstrator=None, n_seed=2, n_new=2, n_expand=12, concurrency=2, progress=False)
-    run(cfg, (2, 3), resume=(Path(sys.argv[1]) / "synth.json").exists(), script=script)
-    """
-)
+def synth_command(run_dir: Path, url: str, *extra: str) -> list[str]:
+    """``webarena-gym synth run`` of Stages 2 and 3 with every teacher role served by ``url``."""
+    roles = [f"--role-model={role}=openai/{role}" for role in teacher_script()]
+    return [
+        str(Path(sys.executable).with_name("webarena-gym")),
+        *("synth", "run", "--out", str(run_dir), "--stages", "2,3", "--teacher-model", "openai/teacher"),
+        *("--teacher-api-base", url, *roles, "--seeds", "webarena/local.203", "--validation-fraction", "0"),
+        *("--queries", "0", "--demonstrator", "none", "--n-seed", "2", "--n-new", "2", "--expand", "12"),
+        *("--concurrency", "2", "--no-progress", *extra),
+    ]
 
 
 def _records(run_dir: Path) -> dict[str, list[dict]]:
@@ -220,26 +204,32 @@ def _records(run_dir: Path) -> dict[str, list[dict]]:
     }
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_repeating_or_duplicating_items(tmp_path):
-    run_dir, calls = tmp_path / "run", tmp_path / "calls.txt"
+    run_dir = tmp_path / "run"
     trajectory_fixture(run_dir, 6)  # 1 plan + 5 replans + 1 + 5 + 6 CoT traces, then 6 expansion calls
-    script = tmp_path / "driver.py"
-    script.write_text(DRIVER.format(tests=str(Path(__file__).parent)))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, str(script), str(run_dir), "0.4", str(calls)], env=env, cwd=REPO)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (run_dir / "stage2" / "cot.jsonl").exists():
-        assert proc.poll() is None, "the run ended before it could be killed"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    before = _records(run_dir)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": "sk-local-test"}
+    with TeacherServer(teacher_script(), delay=0.4) as server:
+        proc = subprocess.Popen(synth_command(run_dir, server.url), env=env, cwd=tmp_path)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (run_dir / "stage2" / "cot.jsonl").exists():
+            assert proc.poll() is None, "the run ended before it could be killed"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        before = _records(run_dir)
+        answered_before = len(server.roles)
     done_before = sum(len(v) for v in before.values())
     assert before["plans"] and before["cot"] and not before["expansion"]
-    made_before = len(calls.read_text().splitlines())
-    calls.unlink()
+    assert answered_before >= done_before  # a call answered just before the kill may have left no record
 
-    subprocess.run([sys.executable, str(script), str(run_dir), "0", str(calls)], env=env, cwd=REPO, check=True)
+    with TeacherServer(teacher_script()) as server:
+        fresh = subprocess.run(synth_command(run_dir, server.url), env=env, cwd=tmp_path, capture_output=True)
+        assert fresh.returncode == 1 and b"--resume" in fresh.stderr  # a run directory is never overwritten
+        done = subprocess.run(
+            synth_command(run_dir, server.url, "--resume"), env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
     after = _records(run_dir)
     for name, records in after.items():
         keys = [r["key"] for r in records]
@@ -247,10 +237,12 @@ def test_a_killed_run_resumes_without_repeating_or_duplicating_items(tmp_path):
         schemas.validate_records(name, records)
     assert len(after["plans"]) == 1 and len(after["replans"]) == 5 and len(after["cot"]) == 12
     assert len(after["expansion"]) == 12 and len({r["batch"] for r in after["expansion"]}) == 6
-    resumed = calls.read_text().splitlines()
     stage2_items = 1 + 5 + 12
-    # the resumed run asked only for what was missing (a call in flight at the kill left no record)
-    assert len(resumed) == stage2_items + 6 - done_before
-    assert made_before >= done_before
+    assert len(server.roles) == stage2_items + 6 - done_before  # the resumed run asked only for what was missing
     for name, old in before.items():  # what was there before the kill is kept as it was
         assert all(record in after[name] for record in old)
+    assert "[stage 2] estimate before starting" in done.stdout and "[stage 3] spent: $" in done.stdout
+    assert "| 3 | expansion pairs | 12 | 12 |" in done.stdout  # the summary, per site (reddit)
+    assert all(r["teacher"]["model"] == "openai/expander" for r in after["expansion"])
+    for path in run_dir.rglob("*.json*"):
+        assert str(tmp_path) not in path.read_text() and "sk-local-test" not in path.read_text(), path
