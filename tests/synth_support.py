@@ -65,14 +65,20 @@ def teacher_script() -> dict:
     }
 
 
-def trajectory_fixture(run_dir: Path, n_steps: int) -> None:
+def trajectory_fixture(
+    run_dir: Path,
+    n_steps: int,
+    env_id: str = "webarena/local.203",
+    site: str = "reddit",
+    intent: str = 'List all forums whose names start with the letter "B".',
+) -> None:
     """A kept Stage 1 trajectory (as Stage 1 writes it) so Stages 2 and 3 can run without a browser."""
     pages = PageStore(run_dir / "pages")
     steps = [
         {
             "index": k,
             "url": f"http://127.0.0.1/page{k}",
-            "page": pages.put(f'<html><body><a id="{k}">link {k}</a></body></html>'),
+            "page": pages.put(f'<html><body><a id="{k}">{site} link {k} of {env_id}</a></body></html>'),
             "action": f'# Element: link {k}\ndo(action="Click", element="{k}")',
             "snippet": f'<a id="{k}">link {k}</a>',
         }
@@ -80,15 +86,15 @@ def trajectory_fixture(run_dir: Path, n_steps: int) -> None:
     ]
     steps[-1]["action"] = 'exit(message="books, boston")'
     record = {
-        "key": "stage1|fixture|webarena/local.203|0",
+        "key": f"stage1|fixture|{env_id}|0",
         "source": "seed",
         "study": "stage1",
         "episode": "episodes/fixture__a1",
-        "env_id": "webarena/local.203",
-        "task_id": "webarena/local.203",
-        "site": "reddit",
-        "sites": ["reddit"],
-        "intent": 'List all forums whose names start with the letter "B".',
+        "env_id": env_id,
+        "task_id": env_id,
+        "site": site,
+        "sites": [site],
+        "intent": intent,
         "policy": "fixture",
         "model": "gpt-4o",
         "page_format": "html",

@@ -17,6 +17,8 @@ import pytest
 from synth_support import TeacherServer, grounded, pair, teacher_script, trajectory_fixture
 
 from experiments.synth import schemas
+from experiments.synth.context import SynthConfig
+from experiments.synth.pipeline import run
 from experiments.synth.parsing import (
     parse_classification,
     parse_cot_action,
@@ -181,6 +183,37 @@ def test_teacher_reasks_with_the_error_then_gives_up(tmp_path):
     assert gave_up.value.answer == "maybe" and len(stubborn._calls) == 3
     estimate = stubborn.estimate("orm", [[{"role": "user", "content": "judge " * 100}]], 10)
     assert estimate["calls"] == 10 and estimate["prompt_tokens"] > 1000 and estimate["cost"] > 0
+
+
+# -- Stage 3 -----------------------------------------------------------------------------------------------
+
+
+def test_expansion_takes_sites_in_turn_and_each_pair_reuses_its_seeds_page(tmp_path):
+    run_dir = tmp_path / "run"
+    trajectory_fixture(run_dir, 2)
+    trajectory_fixture(run_dir, 2, "webarena/local.224", intent='Search the site for posts about "telescope".')
+    trajectory_fixture(run_dir, 3, "webarena/local.0", "shopping", "Get the order number of my most recent cancelled order")
+    shown: list[str] = []
+
+    def expander(messages):  # every pair starts from the page of the call's last example
+        shown.append(messages[0]["content"])
+        n, last = re.search(r"Write (\d+) new data pairs.* from 1 to (\d+)\.", messages[-1]["content"]).groups()
+        return "".join(pair(i, f"New task {len(shown)}.{i}", last) for i in range(1, int(n) + 1))
+
+    cfg = SynthConfig(out=run_dir, teacher_model="gpt-4o", seeds="webarena/local.203,webarena/local.224,webarena/local.0",
+                      validation_fraction=0, queries=0, n_seed=5, n_new=2, n_expand=8, cot=False,
+                      concurrency=1, progress=False)  # fmt: skip
+    run(cfg, (2, 3), script=Script({r: Script.forever(a) for r, a in {**teacher_script(), "expander": expander}.items()}), echo=lambda line: None)
+    plans = {p["key"]: p for p in schemas.validate_file("plans", run_dir / "stage2/plans.jsonl")}
+    pairs = schemas.validate_file("expansion", run_dir / "stage3/expansion.jsonl")
+    assert [p["site"] for p in pairs] == ["reddit"] * 2 + ["shopping"] * 2 + ["reddit"] * 2 + ["shopping"] * 2
+    for p in pairs:
+        seed = plans[p["source"]]
+        assert p["source"] == p["seeds"][p["seed_index"] - 1] and seed["site"] == p["site"]
+        assert p["page"] == seed["page"] and {plans[s]["site"] for s in p["seeds"]} == {p["site"]}
+    assert {p["seed_index"] for p in pairs if p["site"] == "reddit"} == {2}  # the second of the two seeds shown
+    assert "reddit link 0" in shown[0] and "shopping" not in shown[0] and "shopping link 0" in shown[1]
+    assert ' id="' not in shown[0]  # planners read pages without element ids
 
 
 # -- a killed run resumes without duplicates ----------------------------------------------------------------
