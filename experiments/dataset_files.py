@@ -112,12 +112,13 @@ def rendered_records(
 
 def write_card(out: Path, title: str, configs: dict[str, dict[str, str]], body: str) -> None:
     """``README.md`` with the configurations (name -> split -> relative file) ``datasets`` loads."""
-    lines = ["---", "configs:"]
+    lines = ["---", "configs:" if configs else "configs: []"]  # nothing selected: still a valid card
     for name, splits in configs.items():
         lines += [f"- config_name: {name}", "  data_files:"]
         for split, path in splits.items():
             lines += [f"  - split: {split}", f"    path: {json.dumps(path)}"]
     lines += ["---", "", f"# {title}", "", body.strip(), ""]
+    out.mkdir(parents=True, exist_ok=True)
     (out / "README.md").write_text("\n".join(lines))
 
 

@@ -167,4 +167,6 @@ def main(argv: list[str] | None = None) -> int:
         validation_fraction=args.validation_fraction,
     )
     print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+    if not counts["episodes"]:
+        print("no finished episode passed the filters; nothing but the dataset card was written")
     return 0

@@ -22,6 +22,7 @@ from benchmarks.support.oracle import WebRLOracle
 from experiments.compare import EpisodeJob, PolicySpec, compare, run_job
 from experiments.dataset_files import check_layout
 from experiments.datasets import export_study
+from experiments.datasets import main as dataset_main
 from experiments.synth import schemas
 from experiments.synth.context import FILES, SynthConfig
 from experiments.synth.pipeline import run
@@ -271,6 +272,19 @@ def test_every_stage_on_local_tasks_then_resume_and_export(tmp_path):
     assert [s["done"] for s in steps if s["task_id"] == "webarena/local.203"] == [False, False, True]
     assert steps[0]["observation"].startswith("<") and strip_ids(steps[0]["observation"]) != steps[0]["observation"]
     assert all(c["role"] == "executor" and c["messages"][-1]["role"] == "assistant" for c in chats)
+    # the command's filters: by policy (label or name) and by reward
+    by_policy = tmp_path / "by-policy"
+    assert dataset_main([str(out / "stage1" / "study"), "--out", str(by_policy), "--policy", "react"]) == 0
+    assert not (by_policy / "data").exists()
+    study_args = [str(out / "stage1" / "study"), "--out", str(by_policy), "--policy", "plan_and_act_no_planner"]
+    assert dataset_main([*study_args, "--max-reward", "0", "--validation-fraction", "0.5"]) == 0
+    unscored = schemas.validate_file("steps", by_policy / "data/steps.train.jsonl")
+    unscored += schemas.validate_file("steps", by_policy / "data/steps.validation.jsonl")
+    assert {s["task_id"].split("#")[0] for s in unscored} == {"webarena/local.203", "webarena/local.224"}
+    assert all(s["episode_reward"] == 0.0 and "#" in s["task_id"] for s in unscored)  # the synthetic queries
+    held = [{c["task_id"] for c in schemas.validate_file("chat", by_policy / f"data/chat.{split}.jsonl")}
+            for split in ("train", "validation")]  # fmt: skip
+    assert all(held) and held[0].isdisjoint(held[1])  # whole tasks are held out
 
     if importlib.util.find_spec("datasets"):  # where the library is installed, it loads both layouts too
         import datasets
