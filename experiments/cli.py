@@ -189,6 +189,15 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     return dataset_main(args.rest)
 
 
+# Commands whose own parser reads the rest of the command line.
+PASS_THROUGH = {
+    "serve": (cmd_serve, "start local sites to click around (options: see `serve --help`)"),
+    "dataset": (cmd_dataset, "export a study as a training set (options: see `dataset --help`)"),
+    "bench": (cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
+    "rl": (cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
+}
+
+
 def _add_study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})"
@@ -271,12 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_synth(sub)
 
-    for name, func, text in (
-        ("serve", cmd_serve, "start local sites to click around (options: see `serve --help`)"),
-        ("dataset", cmd_dataset, "export a study as a training set (options: see `dataset --help`)"),
-        ("bench", cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
-        ("rl", cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
-    ):
+    for name, (func, text) in PASS_THROUGH.items():
         p = sub.add_parser(name, help=text, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=func)
@@ -284,7 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in PASS_THROUGH:  # its own parser gets every argument, `--help` and options first too
+        args = argparse.Namespace(func=PASS_THROUGH[argv[0]][0], rest=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

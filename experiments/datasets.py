@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from experiments.dataset_files import (
     write_card,
     write_jsonl,
 )
-from experiments.store import EpisodeResult, StudyStore
+from experiments.store import RESULTS_FILE, EpisodeResult, StudyStore
 from experiments.trajectory import Trajectory
 from llm.messages import text_of
 
@@ -49,6 +50,8 @@ def episodes(
     sites: Sequence[str] = (),
 ) -> list[EpisodeResult]:
     """The study's finished episodes (last attempt of each) that pass the filters, in a fixed order."""
+    if not (study / RESULTS_FILE).exists():
+        raise FileNotFoundError(f"{study} is not a study directory (it has no {RESULTS_FILE})")
     out = []
     for r in StudyStore(study).latest().values():
         if r.status != "done" or not r.trajectory:
@@ -156,16 +159,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--role", action="append", default=[], help="chat file: only calls of this role; repeatable")
     p.add_argument("--validation-fraction", type=float, default=0.0, help="tasks held out as the validation split")
     args = p.parse_args(argv)
-    counts = export_study(
-        args.study,
-        args.out,
-        min_reward=args.min_reward,
-        max_reward=args.max_reward,
-        policies=args.policy,
-        sites=args.site,
-        roles=args.role,
-        validation_fraction=args.validation_fraction,
-    )
+    try:
+        counts = export_study(
+            args.study,
+            args.out,
+            min_reward=args.min_reward,
+            max_reward=args.max_reward,
+            policies=args.policy,
+            sites=args.site,
+            roles=args.role,
+            validation_fraction=args.validation_fraction,
+        )
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     print(", ".join(f"{k}: {v}" for k, v in counts.items()))
     if not counts["episodes"]:
         print("no finished episode passed the filters; nothing but the dataset card was written")

@@ -90,9 +90,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_run(path: str) -> None:
+    from experiments.synth.pipeline import MANIFEST
+
+    if not (Path(path) / MANIFEST).exists():
+        raise SystemExit(f"error: {path} is not a run of the pipeline (it has no {MANIFEST})")
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from experiments.synth.training import export_training
 
+    _check_run(args.run)
     counts = export_training(args.run, args.out, template=args.template, executor_plan=args.executor_plan)
     for path, n in counts.items():
         print(f"{n:>8}  {path}")
@@ -103,6 +111,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     from experiments.synth.summary import write
 
+    _check_run(args.run)
     print(write(args.run))
     return 0
 
