@@ -18,7 +18,6 @@ from synth_support import TeacherServer, grounded, pair, teacher_script, traject
 
 from experiments.synth import schemas
 from experiments.synth.context import SynthConfig
-from experiments.synth.pipeline import run
 from experiments.synth.parsing import (
     parse_classification,
     parse_cot_action,
@@ -29,6 +28,7 @@ from experiments.synth.parsing import (
     parse_targeted,
     render_plan,
 )
+from experiments.synth.pipeline import run
 from experiments.synth.splits import Exclusion, SeedLeakError, seed_tasks, split, task_config
 from experiments.synth.store import JsonlStore
 from experiments.synth.teacher import ParseError, Teacher, TeacherGaveUp
@@ -192,7 +192,9 @@ def test_expansion_takes_sites_in_turn_and_each_pair_reuses_its_seeds_page(tmp_p
     run_dir = tmp_path / "run"
     trajectory_fixture(run_dir, 2)
     trajectory_fixture(run_dir, 2, "webarena/local.224", intent='Search the site for posts about "telescope".')
-    trajectory_fixture(run_dir, 3, "webarena/local.0", "shopping", "Get the order number of my most recent cancelled order")
+    trajectory_fixture(
+        run_dir, 3, "webarena/local.0", "shopping", "Get the order number of my most recent cancelled order"
+    )
     shown: list[str] = []
 
     def expander(messages):  # every pair starts from the page of the call's last example
@@ -200,10 +202,15 @@ def test_expansion_takes_sites_in_turn_and_each_pair_reuses_its_seeds_page(tmp_p
         n, last = re.search(r"Write (\d+) new data pairs.* from 1 to (\d+)\.", messages[-1]["content"]).groups()
         return "".join(pair(i, f"New task {len(shown)}.{i}", last) for i in range(1, int(n) + 1))
 
-    cfg = SynthConfig(out=run_dir, teacher_model="gpt-4o", seeds="webarena/local.203,webarena/local.224,webarena/local.0",
-                      validation_fraction=0, queries=0, n_seed=5, n_new=2, n_expand=8, cot=False,
-                      concurrency=1, progress=False)  # fmt: skip
-    run(cfg, (2, 3), script=Script({r: Script.forever(a) for r, a in {**teacher_script(), "expander": expander}.items()}), echo=lambda line: None)
+    seeds = "webarena/local.203,webarena/local.224,webarena/local.0"
+    cfg = SynthConfig(out=run_dir, teacher_model="gpt-4o", seeds=seeds, validation_fraction=0, queries=0,
+                      n_seed=5, n_new=2, n_expand=8, cot=False, concurrency=1, progress=False)  # fmt: skip
+    run(
+        cfg,
+        (2, 3),
+        script=Script({r: Script.forever(a) for r, a in {**teacher_script(), "expander": expander}.items()}),
+        echo=lambda line: None,
+    )
     plans = {p["key"]: p for p in schemas.validate_file("plans", run_dir / "stage2/plans.jsonl")}
     pairs = schemas.validate_file("expansion", run_dir / "stage3/expansion.jsonl")
     assert [p["site"] for p in pairs] == ["reddit"] * 2 + ["shopping"] * 2 + ["reddit"] * 2 + ["shopping"] * 2
@@ -217,6 +224,7 @@ def test_expansion_takes_sites_in_turn_and_each_pair_reuses_its_seeds_page(tmp_p
 
 
 # -- a killed run resumes without duplicates ----------------------------------------------------------------
+
 
 def synth_command(run_dir: Path, url: str, *extra: str) -> list[str]:
     """``webarena-gym synth run`` of Stages 2 and 3 with every teacher role served by ``url``."""

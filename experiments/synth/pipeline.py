@@ -95,7 +95,7 @@ def run(
         f"seed pool: {len(splits.train)} tasks of {cfg.seeds} ({len(splits.validation)} held out for validation, "
         f"{len(splits.excluded)} excluded as evaluated by {', '.join(exclusion.specs)})"
     )
-    if splits.validation and 4 in stages and cfg.validation_study is None:
+    if splits.validation and cfg.validation_study is None:  # what Stage 4 will need, said early
         echo(
             "validation study for Stage 4: webarena-gym compare --policy <the policy under test> --tasks "
             + ",".join(t.env_id for t in splits.validation)
