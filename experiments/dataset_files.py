@@ -3,7 +3,7 @@
 * Chat JSONL: one object per example with a ``messages`` list of ``{"role", "content"}`` (system, user,
   assistant), the layout TRL's SFT trainer, torchtune's chat datasets (OpenAI style) and LLaMA-Factory's
   ShareGPT format (with the tags in ``dataset_info.json``) read.
-* Rendered records (plan_and_act.md §6.10): torchtune's ``{"input", "output"}`` and LLaMA-Factory's
+* Rendered records (Plan-and-Act's released training files): torchtune's ``{"input", "output"}`` and LLaMA-Factory's
   ``{"instruction", "input": "", "output"}``, the prompt rendered with a chat template and the generation
   prompt (built in: ``llama3``, the paper's models; or any Jinja chat template file, rendered sandboxed).
 * A Hugging Face ``datasets`` layout: the directory's ``README.md`` declares one configuration per file

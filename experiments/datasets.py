@@ -14,7 +14,7 @@ simplified HTML for Plan-and-Act, and every model call's messages) and writes::
 Every record carries the study's name, the task id, the env id, the site, the policy and the seed; none
 carries a credential or a machine path. Filters: the episode's reward (``min_reward``/``max_reward``),
 the policy labels, the sites, and the call roles of the chat file. With ``validation_fraction`` whole
-tasks are held out (``validation`` split, seed 42 as the card's splits).
+tasks are held out (``validation`` split, seed 42 as Plan-and-Act's splits).
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def test_grounded_plans_must_cover_every_action_once_consecutively_in_order():
     assert [s.actions for s in parse_grounded(grounded([[3], [4, 5]]), 3, 5)] == [(3,), (4, 5)]  # a replan's range
     assert parse_grounded(grounded([[0, 1]]).replace("[0, 1]", "0-1"), 0, 1)[0].actions == (0, 1)
     for groups, first, last, message in (
-        ([[0, 3, 4], [1, 2]], 0, 4, "not consecutive"),  # the card's forbidden split
+        ([[0, 3, 4], [1, 2]], 0, 4, "not consecutive"),  # the paper's forbidden split
         ([[0, 1], [3]], 0, 3, "actions [2] are in no step"),
         ([[0, 1], [1, 2]], 0, 2, "in more than one step"),
         ([[0], [1, 2]], 0, 1, "do not exist"),

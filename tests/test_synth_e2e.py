@@ -91,7 +91,7 @@ def full_teacher(asked: list[str]) -> Script:
     answers = teacher_script()
     first_plan = []
 
-    def plan_annotator(messages):  # the first answer breaks the card's order rule and is asked again
+    def plan_annotator(messages):  # the first answer breaks the paper's order rule and is asked again
         if not first_plan:
             first_plan.append(1)
             return grounded([[0, 2], [1]])
@@ -227,7 +227,7 @@ def test_every_stage_on_local_tasks_then_resume_and_export(tmp_path):
     run(SynthConfig(**{**vars(cfg), "n_expand": 6}), (3,), resume=True, script=full_teacher(more), echo=printed.append)
     assert more == ["expander"] and len(JsonlStore(out / FILES["expansion"]).load()) == 8
 
-    # training files in the card's formats, loadable as datasets
+    # training files in the paper's formats, loadable as datasets
     counts = export_training(out, tmp_path / "train")
     layout = check_layout(tmp_path / "train")
     assert set(layout) == {"planner", "replanner", "executor", "planner_cot", "replanner_cot", "executor_cot"}

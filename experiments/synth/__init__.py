@@ -1,4 +1,5 @@
-"""Plan-and-Act's synthetic training-data pipeline (plan_and_act.md §6), on any WebArena-style tasks.
+"""Plan-and-Act's synthetic training-data pipeline (the paper's Section 4), on any WebArena-style tasks;
+described for users in docs/methods/plan_and_act.md ("Training data").
 
 Stage 1 (``stage1``) generates queries from seed tasks, filters them, rolls them out with any policy of
 the project and keeps the successful episodes (the env's evaluator or an LLM outcome reward model);

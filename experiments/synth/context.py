@@ -1,4 +1,4 @@
-"""A run of the pipeline: its options (with the card's defaults), its directory and what stages share.
+"""A run of the pipeline: its options (with the paper's defaults), its directory and what stages share.
 
 Layout of a run directory (every stage's output is its own JSONL file; see ``schemas.py``)::
 
@@ -54,7 +54,7 @@ FIXED_ON_RESUME = ("seeds", "eval_tasks", "validation_fraction", "split_seed", "
 
 @dataclass
 class SynthConfig:
-    """The pipeline's options. Defaults: P = the paper, C = the authors' code, I = ours (the card is silent)."""
+    """The pipeline's options. Defaults: P = the paper, C = the authors' code, I = ours (both are silent)."""
 
     out: Path
     teacher_model: str

@@ -1,7 +1,7 @@
-"""Strict readers of the teacher's answers, one per output format of plan_and_act.md §6.
+"""Strict readers of the teacher's answers, one per output format of the paper's data prompts.
 
 Each raises :class:`~experiments.synth.teacher.ParseError` with a message written for the teacher (the
-re-ask shows it). Formats (interfaces the card fixes, or ours where it is silent):
+re-ask shows it). Formats (the paper's or the released code's interfaces, or ours where both are silent):
 
 * queries: ``[Start Task N]`` / ``Task:`` / ``Initial HTML State from Example Index: M`` / ``[End Task N]``;
 * feasibility: ``## Task N`` / ``Verdict: FEASIBLE|INFEASIBLE`` / ``Reason:`` (ours);
@@ -9,8 +9,8 @@ re-ask shows it). Formats (interfaces the card fixes, or ours where it is silent
   ``## Classification`` (``Class X`` or ``Other``, A.7);
 * grounded plans and replans (A.5, A.9): ``## Step N`` / ``Reasoning:`` / ``Description:`` / ``Step:`` /
   ``Actions:``, checked: every action covered once, each step's indices consecutive, steps in order;
-* CoT: reasoning, then the plan or the action between its tags (§6.10); a CoT action must reproduce the
-  given action exactly;
+* CoT: reasoning, then the plan or the action between its tags (the released code's targets); a CoT action
+  must reproduce the given action exactly;
 * plan pairs (A.6, A.8): ``## Data Pair i`` / ``User Query:`` / ``Initial HTML State:`` (A.6 only, an
   example's number) / ``Global Plan:`` with ``## Step N`` / ``Reasoning:`` / ``Step:`` steps.
 """
@@ -164,7 +164,7 @@ def parse_grounded(text: str, first: int, last: int) -> list[GroundedStep]:
 
 
 def check_coverage(steps: list[GroundedStep], first: int, last: int) -> None:
-    """The card's check: the steps take actions ``first..last`` one after another, each exactly once."""
+    """The paper's check: the steps take actions ``first..last`` one after another, each exactly once."""
     covered = [a for s in steps for a in s.actions]
     wanted = list(range(first, last + 1))
     if covered == wanted:
@@ -262,7 +262,9 @@ def _pair(body: str, number: int, with_index: bool, n_examples: int) -> Pair:
         body[p + len(label) : positions[i + 1] if i + 1 < len(positions) else len(body)].strip()
         for i, (p, label) in enumerate(zip(positions, labels, strict=True))
     ]
-    query = _LEAKED_INDEX.sub("", parts[0]).strip()  # §6.10: a task-generation line leaking into the query
+    query = _LEAKED_INDEX.sub(
+        "", parts[0]
+    ).strip()  # as the released code does: a task-generation line leaking into the query
     if not query:
         raise ParseError(f"data pair {number} has an empty User Query")
     example = None

@@ -1,15 +1,16 @@
 """The teacher's prompts, one builder per call (wording in ``prompts.txt``, the project's own).
 
-What each prompt carries follows plan_and_act.md §6: query generation from seed queries (§6.2; the paper
-adapts WebRL's self-instruct prompt, which it does not print, so ours asks for the task-generation block
-format of §6.12 (g)), the plan annotator (A.5), the replanning annotator with its collapsed rounds (A.9),
-the CoT annotators (§6.5, §6.12), synthetic plan expansion (A.6), the failure classifier (A.7) and the
-targeted generator (A.8). Feasibility, the outcome reward model and the classifier of failed episodes are
-ours (the paper names an LLM filter, ORM-Llama-3.1-8B and a hand analysis). Section labels, tags, round
-labels and placeholders are the card's interfaces.
+What each prompt carries follows the paper's Section 4 and appendix: query generation from seed queries
+(Sec. 4.1; the paper adapts WebRL's self-instruct prompt, which it does not print, so ours asks for the
+task-generation block format of the released code's task generator), the plan annotator (A.5), the
+replanning annotator with its collapsed rounds (A.9), the CoT annotators (Sec. 4.2.2 and the released code),
+synthetic plan expansion (A.6), the failure classifier (A.7) and the targeted generator (A.8). Feasibility,
+the outcome reward model and the classifier of failed episodes are ours (the paper names an LLM filter,
+ORM-Llama-3.1-8B and a hand analysis). Section labels, tags, round labels and placeholders are the paper's
+interfaces.
 
-Decisions the card leaves open ([I]):
-* the annotators number actions from 0 (the card's coverage check runs over 0..len-1);
+Decisions the paper leaves open ([I]):
+* the annotators number actions from 0 (the coverage check runs over 0..len-1);
 * a trajectory's action is shown as its comment lines and its call, as the executor wrote it;
 * the replanning chat starts with round 0 (the query, the first page, all actions as future ones) whose
   answer is the grounded plan, so every later round has the previous plans as its own earlier answers;

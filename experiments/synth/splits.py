@@ -1,8 +1,7 @@
 """Which tasks may seed the pipeline: the evaluation exclusion, seed pools and the held-out split.
 
-The card's rule (plan_and_act.md §6.11): WebArena-Lite's 165 test tasks stay out of every seed pool, and
-the validation set used for failure analysis is separate from the test set. Here that is a check, not a
-convention:
+The rule: WebArena-Lite's 165 test tasks stay out of every seed pool, and the validation set used for
+failure analysis is separate from the test set. Here that is a check, not a convention:
 
 * :class:`Exclusion` holds every task that will be evaluated: WebArena-Lite's test tasks always (with
   the WebArena tasks they correct, ``old_task_id``), plus every task set named with ``--eval-tasks``.
@@ -27,7 +26,7 @@ from experiments.synth.parsing import normalize
 from experiments.tasksets import TaskInfo
 
 EVALUATION_SETS = ("webarena:lite",)  # always evaluated: the paper's test set
-SPLIT_SEED = 42  # the card's validation-split seed (§6.8, §6.10)
+SPLIT_SEED = 42  # the released code's validation-split seed
 
 
 class SeedLeakError(ValueError):

@@ -1,4 +1,4 @@
-"""Stage 1, action trajectories (plan_and_act.md §6.2): queries from seed tasks, a feasibility filter,
+"""Stage 1, action trajectories (the paper's Sec. 4.1): queries from seed tasks, a feasibility filter,
 demonstrator rollouts and an outcome filter.
 
 1. **Queries.** Each call shows the teacher ``n_seed`` seed tasks of one site (sites taken round-robin,

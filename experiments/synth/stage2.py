@@ -1,17 +1,17 @@
-"""Stage 2, grounded plans (plan_and_act.md §6.3-§6.5): a plan per kept trajectory, a replan per later
+"""Stage 2, grounded plans (the paper's Sec. 4.2, App. A.5, A.9): a plan per kept trajectory, a replan per later
 step, and reasoning traces.
 
 * **Grounded plan** (A.5): the teacher reads the query, the first page (without element ids) and the
-  numbered actions, and groups the actions into high-level steps, naming each step's actions. The card's
+  numbered actions, and groups the actions into high-level steps, naming each step's actions. The paper's
   checks are enforced: every action is in exactly one step, each step's indices are consecutive and the
   steps take the actions in order; a plan that fails them is asked again (bounded), then rejected. The
-  planner's target keeps Reasoning and Step only (A.3's format) [I, §6.3].
+  planner's target keeps Reasoning and Step only (A.3's format) [I].
 * **Replanning data** (A.9): one chat per trajectory, round ``k`` (1 .. n-1) showing the page before
   action ``k`` and the actions still to come (``k`` .. n-1), earlier rounds collapsed to placeholders and
   answered by the earlier plans; the replan must cover exactly the future actions (same checks). A
   training pair per step: (query, previous plans, previous actions, page) -> replan (A.10's input).
   A rejected round ends the trajectory's chain (later rounds build on it).
-* **CoT** (§6.5): for every plan and replan the teacher writes the reasoning that leads to it; for every
+* **CoT** (Sec. 4.2.2): for every plan and replan the teacher writes the reasoning that leads to it; for every
   action, the reasoning that finds it on the page given the plan in force (the replan of that step, the
   grounded plan at step 0), and must reproduce the action exactly.
 

@@ -1,11 +1,11 @@
-"""Stage 3, synthetic plan expansion (plan_and_act.md §6.6, A.6).
+"""Stage 3, synthetic plan expansion (the paper's Sec. 4.3, App. A.6).
 
 Each call shows the teacher ``n_seed`` grounded plans of one site (sites taken round-robin [C], seeds
 drawn with the call's sampling seed), each as its query, its initial page without ids and its plan, and
 asks for ``n_new`` new query-plan pairs [P: 5 -> 10]. Every pair names the example whose initial page it
 starts from; the pair reuses that seed's page by reference (its planner input is the new query with that
 page). A query left with the task-generation line ``Initial HTML State from Example Index: N`` has it
-removed (§6.10); a query that repeats an evaluated task's intent is dropped. Calls continue until at
+removed (as the released code does); a query that repeats an evaluated task's intent is dropped. Calls continue until at
 least ``n_expand`` pairs exist [P: 10,000], in whole calls (a pair paid for is never thrown away); a call
 whose answer stays unusable is rejected and replaced.
 """

@@ -1,4 +1,4 @@
-"""Stage 4, targeted augmentation (plan_and_act.md §6.7, A.7, A.8).
+"""Stage 4, targeted augmentation (the paper's Sec. 4.3, App. A.7, A.8).
 
 1. **Failure analysis.** Every failed episode of a validation study (the policy under test run on the
    held-out validation tasks, ``splits.json``) is classified into its site's failure classes by the

@@ -1,6 +1,7 @@
 """The teacher: every LLM call the pipeline makes, per role, with strict parsing and bounded re-asks.
 
-Roles and their defaults (plan_and_act.md §6, §7; [I] = the card leaves it open, our choice):
+Roles and their defaults (the paper's Sec. 4 and 5.1; [C] = the released code; [I] = the paper leaves it
+open, our choice):
 
 ==================  ===========  ==========  ==================================================
 role                temperature  max_tokens  what it does
@@ -20,7 +21,7 @@ targeted            0.7 [I]      4096        Stage 4: one similar pair per kept 
 The paper used GPT-4o for queries, plans and expansion and DeepSeek-R1-Distill-Llama-70B for CoT; any
 litellm model string works for any role (``roles[...].model``), through the project's one LLM layer
 (retries, cache, cost). An answer that does not parse is asked again with the bad answer and the parse
-error, up to ``max_retries`` times (the card's three); then :class:`TeacherGaveUp` and the item is
+error, up to ``max_retries`` times (the released code's three); then :class:`TeacherGaveUp` and the item is
 recorded as rejected. A provider that keeps failing raises :class:`llm.LLMError`, which stops the stage
 (nothing is lost; ``--resume`` continues).
 

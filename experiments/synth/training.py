@@ -1,4 +1,4 @@
-"""Planner, replanner and executor training files from a run (plan_and_act.md §6.8-§6.10).
+"""Planner, replanner and executor training files from a run (the released code's training-data builders).
 
 Inputs are built with the policy's own prompt builders (``policies.plan_and_act.prompts``), so a model
 fine-tuned on these files is prompted exactly as ``plan_and_act`` prompts it. Per file set (``name``):
@@ -7,7 +7,7 @@ fine-tuned on these files is prompted exactly as ``plan_and_act`` prompts it. Pe
   targeted pair; ``replanner``: query + earlier plans + actions so far + current page (no ids) -> replan
   (A.10), one per replanning record; ``executor``: task + plan in force + earlier rounds + current page
   (ids) -> action (A.4 + WebRL), one per step of every kept trajectory on simplified HTML. The executor's
-  plan is the step's replan (``executor_plan="dynamic"``, the card's final system), the grounded plan
+  plan is the step's replan (``executor_plan="dynamic"``, the paper's final system), the grounded plan
   (``"static"``) or none (``"none"``, the No-Planner row); earlier pages are WebRL's placeholder.
 * ``planner_cot``, ``replanner_cot``, ``executor_cot``: the CoT prompts with the CoT targets
   (reasoning, ``</think>``, then the plan or action between its tags), for the items that have a Stage 2
@@ -17,9 +17,9 @@ fine-tuned on these files is prompted exactly as ``plan_and_act`` prompts it. Pe
 Each is written as chat JSONL (``chat/``), as torchtune records (``torchtune/``: ``input``, ``output``)
 and LLaMA-Factory records (``llamafactory/``: ``instruction``, ``input``, ``output``), the prompt rendered
 with a chat template (``llama3`` by default, ``<think>\\n`` after the generation prompt for CoT targets).
-Splits hold out whole tasks with seed 42: 5 % for the planner sets, 10 % for the executor sets (§6.8,
-§6.10). Every record carries its task id, site, source and study (the run's stage-1 study, an imported
-study, or ``synthetic`` for generated pairs).
+Splits hold out whole tasks with seed 42: 5 % for the planner sets, 10 % for the executor sets (the
+released code's splits). Every record carries its task id, site, source and study (the run's stage-1
+study, an imported study, or ``synthetic`` for generated pairs).
 """
 
 from __future__ import annotations
@@ -45,14 +45,14 @@ from experiments.synth.store import JsonlStore, PageStore
 from policies.plan_and_act import prompts as pa
 from wrappers.observations.html import PLACEHOLDER, strip_ids
 
-PLANNER_VALIDATION = 0.05  # [C] §6.10
-EXECUTOR_VALIDATION = 0.1  # [C] §6.8
+PLANNER_VALIDATION = 0.05  # [C]
+EXECUTOR_VALIDATION = 0.1  # [C]
 SPLIT_SEED = 42  # [C]
 THINK = "<think>\n"
 
 
 def cot_target(reasoning: str, body: str, tags: tuple[str, str]) -> str:
-    """§6.10's CoT target: reasoning, ``</think>``, a blank line, then the body between its tags."""
+    """The released code's CoT target: reasoning, ``</think>``, a blank line, then the body between its tags."""
     return f"{reasoning.strip()}\n</think>\n\n{tags[0]}\n{body.strip()}\n{tags[1]}"
 
 
