@@ -81,13 +81,27 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def make_real_env(task_id: int, lite: bool = False, **kwargs: Any) -> gym.Env:
+def _overridden(config: dict, task_overrides: dict[str, Any] | None) -> dict:
+    """The task config with some of its keys replaced: a variant of the task on the same sites and start
+    pages (a synthetic query is the task's config with another ``intent`` and no evaluator of its own)."""
+    if not task_overrides:
+        return config
+    unknown = sorted(set(task_overrides) - set(config) - {"eval"})
+    if unknown:
+        raise ValueError(f"task_overrides names keys the task config does not have: {', '.join(unknown)}")
+    return {**config, **json.loads(json.dumps(task_overrides))}
+
+
+def make_real_env(
+    task_id: int, lite: bool = False, task_overrides: dict[str, Any] | None = None, **kwargs: Any
+) -> gym.Env:
     """Entry point of ``webarena/<task_id>`` and ``webarena-lite/<task_id>``: the task on the self-hosted
     sites (``WA_*`` variables).
 
     ``evaluator="agentoccam"`` also applies AgentOccam's corrected labels to a WebArena task (its intent
     too, where a correction fixes a typo there), so the agent and the evaluator read the same task.
-    WebArena-Lite's configurations are its own corrections and are left as shipped.
+    WebArena-Lite's configurations are its own corrections and are left as shipped. ``task_overrides``
+    then replaces keys of the task config (see :func:`_overridden`).
     """
     from .env import WebArenaEnv
     from .evaluation.corrections import apply_agentoccam_corrections
@@ -96,20 +110,21 @@ def make_real_env(task_id: int, lite: bool = False, **kwargs: Any) -> gym.Env:
     config = lite_task_config(task_id) if lite else real_task_config(task_id)
     if kwargs.get("evaluator") == "agentoccam" and not lite:
         config = apply_agentoccam_corrections(config)
+    config = _overridden(config, task_overrides)
     host = functools.partial(RealSiteHost, sites_in_config(config))
     env_id = f"{LITE_NAMESPACE if lite else NAMESPACE}/{task_id}"
     return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
 
 
-def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
+def make_local_env(task_id: int, task_overrides: dict[str, Any] | None = None, **kwargs: Any) -> gym.Env:
     """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites (AgentOccam's
     label corrections concern WebArena's tasks; ``evaluator="agentoccam"`` still grades with its
-    relaxed fuzzy grader)."""
+    relaxed fuzzy grader; ``task_overrides``: see :func:`_overridden`)."""
     from .env import WebArenaEnv
     from .local.host import LocalSiteHost
     from .local.registry import get_task
 
-    config = get_task(task_id)
+    config = _overridden(get_task(task_id), task_overrides)
     host = functools.partial(LocalSiteHost, tuple(config["sites"]))
     return WebArenaEnv(
         task_kwargs={"config": config, "host": host},

@@ -1,4 +1,5 @@
-"""The `webarena-gym` command: compare policies, rebuild reports, serve the local sites, run the demo."""
+"""The `webarena-gym` command: compare policies, rebuild reports, serve the local sites, run the demo,
+generate Plan-and-Act training data (`synth`) and export studies as training sets (`dataset`)."""
 
 from __future__ import annotations
 
@@ -182,6 +183,21 @@ def cmd_rl(args: argparse.Namespace) -> int:
     return rl_main(args.rest)
 
 
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from experiments.datasets import main as dataset_main
+
+    return dataset_main(args.rest)
+
+
+# Commands whose own parser reads the rest of the command line.
+PASS_THROUGH = {
+    "serve": (cmd_serve, "start local sites to click around (options: see `serve --help`)"),
+    "dataset": (cmd_dataset, "export a study as a training set (options: see `dataset --help`)"),
+    "bench": (cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
+    "rl": (cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
+}
+
+
 def _add_study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})"
@@ -260,11 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 
-    for name, func, text in (
-        ("serve", cmd_serve, "start local sites to click around (options: see `serve --help`)"),
-        ("bench", cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
-        ("rl", cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
-    ):
+    from experiments.synth.cli import register as register_synth
+
+    register_synth(sub)
+
+    for name, (func, text) in PASS_THROUGH.items():
         p = sub.add_parser(name, help=text, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=func)
@@ -272,7 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in PASS_THROUGH:  # its own parser gets every argument, `--help` and options first too
+        args = argparse.Namespace(func=PASS_THROUGH[argv[0]][0], rest=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -35,6 +35,16 @@ def test_tasks_lists_a_task_set():
     assert len(lines) == 128 and all("map" in line.split("\t")[1] for line in lines)
 
 
+def test_commands_with_their_own_parser_get_every_argument_options_first_too(tmp_path):
+    shown = cli("dataset", "--help")
+    assert shown.returncode == 0 and "--min-reward" in shown.stdout and "study" in shown.stdout
+    missing = cli("dataset", "--out", str(tmp_path / "out"), str(tmp_path / "no-study"))
+    assert missing.returncode != 0 and "no-study" in missing.stderr  # the study, not the option, was read
+    assert "--expand" in cli("synth", "run", "--help").stdout
+    not_a_run = cli("synth", "export", str(tmp_path), "--out", str(tmp_path / "train"))
+    assert not_a_run.returncode == 1 and "not a run of the pipeline" in not_a_run.stderr
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_demo_without_a_model_runs_labelled_baselines_and_says_how_to_add_one(tmp_path):

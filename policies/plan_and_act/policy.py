@@ -28,7 +28,8 @@ Decisions on the card's gaps, next to what they concern:
 
 What the training-data pipeline needs is recorded per decision in ``Decision.parsed`` (the step record):
 the plan written at that step (text, steps, reasoning, role, the SHA-256 of the id-free page it saw), the
-executor's raw answer, reasoning, action and the SHA-256 of the page it saw (the step's observation);
+executor's raw answer, reasoning, action, the SHA-256 of the page it saw (the step's observation) and that
+page's history snippet (so snippet-style executor data needs no re-crawl, whatever ``executor_history``);
 ``state()`` indexes every plan version and every round.
 """
 
@@ -188,13 +189,14 @@ class PlanAndActPolicy(Policy):
         except RetriesSpent as spent:
             return self._stop(str(spent), parsed, calls + spent.calls, error=str(spent))
         text = action.action.text()
+        snippet = self._snippet(obs, action)
         self.s.rounds.append(
             Round(
                 step=step,
                 action=text,
                 call=action.action.call(),
                 reasoning=action.reasoning,
-                page=self._history_page(obs, action),
+                page=PLACEHOLDER if self.executor_history == "placeholder" else snippet,
                 html_sha256=sha256(html),
                 plan_version=len(self.s.plans) - 1 if self.s.plans else None,
             )
@@ -205,6 +207,7 @@ class PlanAndActPolicy(Policy):
             "action": text,
             "html_sha256": sha256(html),
             "url": str(obs.get("url", "")),
+            "snippet": snippet,  # this page as a later round's history may show it (training data, either mode)
         }
         return Decision(action=text, thought=action.reasoning, parsed=parsed, llm_calls=calls)
 
@@ -282,10 +285,9 @@ class PlanAndActPolicy(Policy):
             return completion.text, result
         raise AssertionError("unreachable")
 
-    def _history_page(self, obs: Obs, action: ParsedAction) -> str:
-        """What later executor rounds show for this round's page (the card's garbage collection)."""
-        if self.executor_history == "placeholder":
-            return PLACEHOLDER
+    def _snippet(self, obs: Obs, action: ParsedAction) -> str:
+        """This round's page cut to the acted-on element's neighbourhood (the card's garbage collection);
+        the placeholder line when there is no page object or no element."""
         page = obs.get("text_tree")
         snippet = getattr(page, "snippet", None)
         return snippet(action.action.element) if snippet is not None else PLACEHOLDER

@@ -1,0 +1,179 @@
+"""Any study as a training set: its episodes' steps and model calls, as files fine-tuning libraries read.
+
+``export_study(study, out)`` reads a study directory (``results.jsonl`` and the trajectories; nothing is
+re-run or re-crawled: every step's trajectory record already holds the page the policy read, the
+simplified HTML for Plan-and-Act, and every model call's messages) and writes::
+
+    out/data/steps.<split>.jsonl   per step: the observation the policy saw, the action, the step's reward,
+                                   done, the model's output (each call's role and answer), the episode's reward
+    out/data/chat.<split>.jsonl    per model call that led to a step: its messages plus the answer as the
+                                   assistant's message (``messages``), with the call's role
+    out/README.md                  the ``datasets`` configurations ``steps`` and ``chat`` with their splits
+    out/dataset_info.json          LLaMA-Factory's entry for the chat files (ShareGPT form, OpenAI tags)
+
+Every record carries the study's name, the task id, the env id, the site, the policy and the seed; none
+carries a credential or a machine path. Filters: the episode's reward (``min_reward``/``max_reward``),
+the policy labels, the sites, and the call roles of the chat file. With ``validation_fraction`` whole
+tasks are held out (``validation`` split, seed 42 as Plan-and-Act's splits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from experiments.dataset_files import (
+    chat_record,
+    llamafactory_entries,
+    sanitize,
+    split_groups,
+    write_card,
+    write_jsonl,
+)
+from experiments.store import RESULTS_FILE, EpisodeResult, StudyStore
+from experiments.trajectory import Trajectory
+from llm.messages import text_of
+
+SPLIT_SEED = 42
+
+
+def episodes(
+    study: Path,
+    *,
+    min_reward: float | None = None,
+    max_reward: float | None = None,
+    policies: Sequence[str] = (),
+    sites: Sequence[str] = (),
+) -> list[EpisodeResult]:
+    """The study's finished episodes (last attempt of each) that pass the filters, in a fixed order."""
+    if not (study / RESULTS_FILE).exists():
+        raise FileNotFoundError(f"{study} is not a study directory (it has no {RESULTS_FILE})")
+    out = []
+    for r in StudyStore(study).latest().values():
+        if r.status != "done" or not r.trajectory:
+            continue
+        if min_reward is not None and r.reward < min_reward or max_reward is not None and r.reward > max_reward:
+            continue
+        if policies and r.policy not in policies and r.policy.split(" [")[0] not in policies:
+            continue
+        if sites and r.site_group not in sites:
+            continue
+        out.append(r)
+    return sorted(out, key=lambda r: r.key)
+
+
+def _records(study: Path, result: EpisodeResult, roles: Sequence[str]) -> tuple[list[dict], list[dict]]:
+    traj = Trajectory.load(study / result.trajectory)  # type: ignore[operator]
+    meta = {
+        "study": study.name,
+        "task_id": result.env_id,
+        "env_id": traj.env_id,
+        "site": result.site_group,
+        "policy": result.policy,
+        "seed": result.seed,
+        "episode_reward": float(result.reward),
+    }
+    steps, chats = [], []
+    last = len(traj.steps) - 1
+    for rec in traj.steps:
+        calls = [c for c in rec.llm_calls if not c.get("error") and c.get("responses")]
+        steps.append(
+            {
+                **meta,
+                "step": rec.index,
+                "url": rec.url,
+                "observation": rec.observation,
+                "action": rec.action,
+                "reward": float(rec.reward),
+                "done": bool(rec.terminated or rec.truncated or rec.index == last),  # the last step ends it
+                "action_error": rec.action_error,
+                "model_output": [{"role": str(c["role"]), "output": str(c["responses"][0])} for c in calls],
+            }
+        )
+        for c in calls:
+            if roles and c["role"] not in roles:
+                continue
+            messages = [{"role": m["role"], "content": text_of(m)} for m in c["messages"]]
+            chats.append(chat_record(messages, str(c["responses"][0]), **meta, step=rec.index, role=str(c["role"])))
+    return steps, chats
+
+
+def export_study(
+    study: str | Path,
+    out: str | Path,
+    *,
+    min_reward: float | None = None,
+    max_reward: float | None = None,
+    policies: Sequence[str] = (),
+    sites: Sequence[str] = (),
+    roles: Sequence[str] = (),
+    validation_fraction: float = 0.0,
+    seed: int = SPLIT_SEED,
+) -> dict[str, Any]:
+    """Write the study's training files into ``out`` (see the module docstring); returns the counts."""
+    study, out = Path(study), Path(out)
+    chosen = episodes(study, min_reward=min_reward, max_reward=max_reward, policies=policies, sites=sites)
+    steps: list[dict[str, Any]] = []
+    chats: list[dict[str, Any]] = []
+    for result in chosen:
+        s, c = _records(study, result, roles)
+        steps += s
+        chats += c
+    roots = [study.resolve(), out.resolve(), Path.cwd()]
+    steps, chats = sanitize(steps, roots), sanitize(chats, roots)
+    configs: dict[str, dict[str, str]] = {}
+    counts: dict[str, Any] = {"episodes": len(chosen)}
+    for name, records in (("steps", steps), ("chat", chats)):
+        train, validation = split_groups(records, lambda r: r["task_id"], validation_fraction, seed)
+        for split, part in (("train", train), ("validation", validation)):
+            if part:
+                path = f"data/{name}.{split}.jsonl"
+                counts[f"{name}.{split}"] = write_jsonl(out / path, part)
+                configs.setdefault(name, {})[split] = path
+    write_card(
+        out,
+        f"Training data from the study {study.name}",
+        configs,
+        f"Exported by webarena-gym from {len(chosen)} episodes. `steps`: one record per step (observation, "
+        "action, reward, done, the model's output). `chat`: one record per model call, `messages` in the "
+        "chat format TRL, torchtune and LLaMA-Factory read.",
+    )
+    if "chat" in configs:
+        entries = llamafactory_entries({f"{study.name}_{s}": p for s, p in configs["chat"].items()}, chat=True)
+        (out / "dataset_info.json").write_text(json.dumps(entries, indent=1))
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="webarena-gym dataset", description="export a study as a training set")
+    p.add_argument("study", help="a study directory (webarena-gym compare --out ...)")
+    p.add_argument("--out", required=True, help="directory to write the training set into")
+    p.add_argument("--min-reward", type=float, default=None, help="keep episodes with at least this reward")
+    p.add_argument("--max-reward", type=float, default=None, help="keep episodes with at most this reward")
+    p.add_argument("--policy", action="append", default=[], help="keep this policy (label or name); repeatable")
+    p.add_argument("--site", action="append", default=[], help="keep this site (or multisite); repeatable")
+    p.add_argument("--role", action="append", default=[], help="chat file: only calls of this role; repeatable")
+    p.add_argument("--validation-fraction", type=float, default=0.0, help="tasks held out as the validation split")
+    args = p.parse_args(argv)
+    try:
+        counts = export_study(
+            args.study,
+            args.out,
+            min_reward=args.min_reward,
+            max_reward=args.max_reward,
+            policies=args.policy,
+            sites=args.site,
+            roles=args.role,
+            validation_fraction=args.validation_fraction,
+        )
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+    if not counts["episodes"]:
+        print("no finished episode passed the filters; nothing but the dataset card was written")
+    return 0
