@@ -434,7 +434,7 @@ def build_world() -> World:
                 nationality=town.country,
             )
         )
-    for a, b in zip(people[::7], people[3::7]):
+    for a, b in zip(people[::7], people[3::7], strict=False):  # the last seventh may have no partner
         a.spouse, b.spouse = b.name, a.name
 
     universities = [
@@ -536,7 +536,8 @@ MOTTOS = (
 
 SUMMARIES = {
     "physics": (
-        "a change in the electrical resistance of thin metal films under strong magnetic fields, first measured by {name} in {year}",
+        "a change in the electrical resistance of thin metal films under strong magnetic fields, "
+        "first measured by {name} in {year}",
         "the limit above which a rotating fluid column breaks into stable vortices, derived by {name} in {year}",
     ),
     "chemistry": (

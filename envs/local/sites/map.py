@@ -11,6 +11,7 @@ url_match tasks work.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import random
 import sqlite3
@@ -78,7 +79,7 @@ def _town_links(towns: list[Town]) -> list[tuple[int, int, str]]:
         links.setdefault((min(i, trail), max(i, trail)), "trail")
     big = sorted(range(n), key=lambda i: -towns[i].population)[:8]
     big.sort(key=lambda i: math.atan2(towns[i].lat - towns[0].lat, towns[i].lon - towns[0].lon))
-    for i, j in zip(big, big[1:]):
+    for i, j in itertools.pairwise(big):
         links[(min(i, j), max(i, j))] = "motorway"
     return [(i, j, kind) for (i, j), kind in sorted(links.items())]
 
@@ -207,7 +208,8 @@ def find_place(text: str) -> sqlite3.Row | None:
     like = f"%{text}%"
     return query_one(
         "SELECT *, (CASE WHEN lower(name) = lower(?) THEN 0 WHEN name LIKE ? THEN 1 WHEN name LIKE ? THEN 2 "
-        "ELSE 3 END) AS rank FROM map_place WHERE name LIKE ? OR address LIKE ? ORDER BY rank, length(name), name LIMIT 1",
+        "ELSE 3 END) AS rank FROM map_place WHERE name LIKE ? OR address LIKE ? "
+        "ORDER BY rank, length(name), name LIMIT 1",
         (text, f"{text}%", like, like, like),
     )
 
