@@ -271,7 +271,7 @@ def create_app(ctx: SiteContext) -> Flask:
             errors.append(f"Could not find a place matching '{src_text}'.")
         if dst is None:
             errors.append(f"Could not find a place matching '{dst_text}'.")
-        if errors:
+        if errors or src is None or dst is None:
             return render_template("directions.html", form=form, errors=errors), 404
         if (src["name"], dst["name"]) != (src_text, dst_text):  # canonical URL: the places' full names
             return redirect(url_for("directions", **{"from": src["name"], "to": dst["name"], "mode": mode}))
