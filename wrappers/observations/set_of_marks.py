@@ -71,7 +71,7 @@ class SetOfMarksObservation(ForwardsEnvCalls, gym.ObservationWrapper):
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         props: dict[str, dict[str, Any]] = observation.get("extra_element_properties") or {}
-        shot = observation.get("screenshot")
+        shot: Any = observation.get("screenshot")  # an image array under obs_mode="full"
         drawable = isinstance(shot, np.ndarray) and shot.ndim == 3 and shot.shape[0] > 1 and bool(props)
         if not drawable and not self._warned:
             warnings.warn(
