@@ -58,7 +58,7 @@ def study_tasks(per_site: int) -> list:
     solutions = registry.load_solutions()
 
     def replayable(task) -> bool:
-        steps = solutions.get(task.task_id)
+        steps = solutions.get(task.task_id) or []
         return bool(steps) and not any(step["action"] in _NOT_AGENTOCCAM for step in steps)
 
     by_site = [[t for t in tasksets.local_tasks() if t.sites == (site,) and replayable(t)][:per_site] for site in SITES]
