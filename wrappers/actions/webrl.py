@@ -1,5 +1,5 @@
 """The WebRL / WebArena-Lite action space (Plan-and-Act's executor) as a Gymnasium wrapper over any
-BrowserGym environment (plan_and_act.md §2.2).
+BrowserGym environment (docs/methods/plan_and_act.md).
 
 ``step(text)`` takes one action of :mod:`wrappers.actions.webrl_grammar` (comment lines allowed) and runs
 the matching BrowserGym action(s). Invalid text never reaches the browser: the previous observation
