@@ -10,7 +10,11 @@ setup:
 demo: setup
 	$(VENV)/bin/webarena-gym demo
 
+# Lint, format check and type check first (seconds), then the tests.
 test: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q -rfE
 
 bench: setup

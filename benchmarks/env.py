@@ -42,7 +42,8 @@ def bench_page(rows: int = PAGE_ROWS) -> str:
         "<!doctype html><html><head><title>Bench shop</title></head><body>"
         f"<header><h1>Bench shop</h1><nav><ul>{nav}</ul></nav>"
         "<form onsubmit='return false'><input type='search' aria-label='Search'><button>Search</button></form>"
-        "</header><main><button id='counter' onclick=\"this.textContent = 'Clicked ' + (++window.n || (window.n = 1))\">"
+        "</header><main>"
+        "<button id='counter' onclick=\"this.textContent = 'Clicked ' + (++window.n || (window.n = 1))\">"
         "Clicked 0</button><table><thead><tr><th>Name</th><th>Price</th><th>Quantity</th><th></th></tr></thead>"
         f"<tbody>{body}</tbody></table></main><footer><p>Bench footer</p></footer></body></html>"
     )
@@ -96,7 +97,8 @@ class _Contender:
     """One thing to time per round: a callable returning after one step."""
 
     def __init__(self, name: str, step: Callable[[], None], plain: bool = False) -> None:
-        self.name, self.step, self.plain, self.samples = name, step, plain, []
+        self.name, self.step, self.plain = name, step, plain
+        self.samples: list[float] = []
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
@@ -133,7 +135,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             ours_obs = {mode: env.reset(seed=0)[0] for mode, env in ours.items()}
             n_nodes = len(ours_obs["axtree"]["axtree_object"]["nodes"])
             action = {name: f"click('{_counter_bid(obs)}')" for name, obs in [("plain", plain_obs), *ours_obs.items()]}
-            floor_page = ours["axtree"].browser.new_context().new_page()  # same browser and driver
+            browser = ours["axtree"].browser
+            assert browser is not None  # reset() started it
+            floor_page = browser.new_context().new_page()  # same browser and driver
             floor_page.goto(url)
             cdp = floor_page.context.new_cdp_session(floor_page)
             button = floor_page.locator("#counter")

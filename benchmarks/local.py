@@ -49,22 +49,25 @@ def _walk_action(obs: dict, step: int) -> str:
 
 def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
     import envs
+    from envs.env import WebArenaEnv
     from envs.sites import origin
 
     rounds = 5 if quick else 20
     env = envs.make(f"webarena/local.{RESET_TASK}", judge_mock="correct")
     try:
+        base = env.unwrapped  # the env's own snapshot and restore are what is timed
+        assert isinstance(base, WebArenaEnv)
         env.reset()  # warm-up: server, browser, login cookies
         resets = _timed(env.reset, rounds)
         obs, _ = env.reset()
         for step in range(N_STEPS):
             obs, *_ = env.step(_walk_action(obs, step))
-        snap = env.unwrapped.snapshot()
+        snap = base.snapshot()
         url = obs["url"]
 
         def restore_exact() -> None:
-            _, info = env.unwrapped.restore(snap)
-            assert info["restore_method"] == "exact" and env.unwrapped.page.url == url
+            _, info = base.restore(snap)
+            assert info["restore_method"] == "exact" and base.page.url == url
 
         # A snapshot holding localStorage takes the new-context path (how every exact restore ran
         # before the context was reused); timed in the same rounds for a fair comparison.
@@ -72,11 +75,11 @@ def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
         seeded = dataclasses.replace(snap, storage_state={**snap.storage_state, "origins": stored})
 
         def restore_new_context() -> None:
-            _, info = env.unwrapped.restore(seeded)
-            assert info["restore_method"] == "exact" and env.unwrapped.page.url == url
+            _, info = base.restore(seeded)
+            assert info["restore_method"] == "exact" and base.page.url == url
 
         def restore_replay() -> None:
-            _, info = env.unwrapped.restore(dataclasses.replace(snap, site_state=None))
+            _, info = base.restore(dataclasses.replace(snap, site_state=None))
             assert info["restore_method"] == "replay"
 
         exact, new_context = [], []
@@ -84,7 +87,7 @@ def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
             exact += _timed(restore_exact, 1)
             new_context += _timed(restore_new_context, 1)
         replay = _timed(restore_replay, max(3, rounds // 4))
-        host = env.unwrapped.host
+        host = base.host
         site_restore = _timed(lambda: host.restore_state(snap.site_state), rounds)
         site_reset = _timed(host.reset_state, rounds)
     finally:

@@ -98,15 +98,17 @@ def _episode(task_id: int) -> dict[str, float]:
         raise RuntimeError(f"task {task_id}: {traj.err_msg}")
     step = traj.steps[0]
     calls = step.handle_calls
+    if traj.tree is None:
+        raise RuntimeError(f"task {task_id}: the trajectory records no search tree")
     iterations = traj.tree["iterations"]
 
     def spent(op: str) -> list[float]:
         return [c["elapsed_s"] for c in calls if c["op"] == op]
 
-    act = step.timings["act_s"]
+    act_s = step.timings["act_s"]
     steps, restores, snapshots = spent("step"), spent("restore"), spent("snapshot")
     llm = sum(c["latency_s"] for c in step.llm_calls)
-    overhead = act - sum(steps)
+    overhead = act_s - sum(steps)
     return {
         "iterations": iterations,
         "overhead": overhead / iterations,

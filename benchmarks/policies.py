@@ -52,8 +52,11 @@ def _with_reference(name: str, task_id: int, cpu: list[float]) -> Any:
     from benchmarks.support.oracle import ReferenceOracle
     from llm import Script
     from policies import make_policy
+    from policies.agentoccam.policy import AgentOccamPolicy
+    from policies.react import ReActPolicy
 
     policy = make_policy(name, script=Script({}))
+    assert isinstance(policy, (ReActPolicy, AgentOccamPolicy))  # the two policies of RENDER
     oracle = ReferenceOracle(task_id, policy.preset, RENDER[name])
     policy.llm.script = Script({"actor": [oracle] * 30})
     oracle.attach(policy)
@@ -66,7 +69,7 @@ def _with_reference(name: str, task_id: int, cpu: list[float]) -> Any:
         finally:
             cpu.append(time.thread_time() - start)
 
-    policy.act = timed
+    policy.act = timed  # type: ignore[method-assign]  # times the policy's own act, wrapped as it runs
     return policy
 
 
@@ -85,7 +88,12 @@ def _ms(values: list[float]) -> tuple[float, float]:
 def _measure(name: str, tasks: tuple[int, ...]) -> list[dict[str, Any]]:
     from experiments.rollout import run_episode
 
-    act, env, loop, prompt, obs, cpu = [], [], [], [], [], []
+    act: list[float] = []
+    env: list[float] = []
+    loop: list[float] = []
+    cpu: list[float] = []
+    prompt: list[int] = []
+    obs: list[int] = []
     solved, errors = 0, []
     for task_id in tasks:
         traj = run_episode(f"webarena/local.{task_id}", _with_reference(name, task_id, cpu))

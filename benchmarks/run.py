@@ -1,9 +1,9 @@
 """The benchmark runner: ``python -m benchmarks [--quick] [--only NAME] [--out FILE]`` (``make bench``).
 
-Every module ``benchmarks/<name>.py`` (this package, except the runner and ``support``) exposes ``run(quick: bool) -> list[dict]``; each row has
-``name``, ``value``, ``unit``, ``target`` and ``note``. The rows are printed and written, with a
-description of the machine they were measured on, into one section per module of
-``docs/benchmarks.md`` (sections of modules not run are kept).
+Every module ``benchmarks/<name>.py`` (this package, except the runner and ``support``) exposes
+``run(quick: bool) -> list[dict]``; each row has ``name``, ``value``, ``unit``, ``target`` and ``note``.
+The rows are printed and written, with a description of the machine they were measured on, into one
+section per module of ``docs/benchmarks.md`` (sections of modules not run are kept).
 """
 
 from __future__ import annotations

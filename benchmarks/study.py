@@ -8,9 +8,10 @@ only AgentOccam's commands, interleaved by site, each run with two seeds, throug
 :func:`experiments.compare.compare` with the process executor. Throughput is episodes over the study's
 whole wall time, worker start-up included (the workers' fork server, started once per process,
 is started before the first timed study); 1- and 2-worker studies alternate, twice, and the figures
-pool both rounds. Memory is sampled in two further studies, so sampling never slows a timed one. For context, the 1-worker study is also run with the
-per-process reuse of browsers and site servers off (``WEBARENA_GYM_REUSE_BROWSER=0``,
-``WEBARENA_GYM_REUSE_SITES=0``: a Chromium launch, server start and login per episode).
+pool both rounds. Memory is sampled in two further studies, so sampling never slows a timed one. For
+context, the 1-worker study is also run with the per-process reuse of browsers and site servers off
+(``WEBARENA_GYM_REUSE_BROWSER=0``, ``WEBARENA_GYM_REUSE_SITES=0``: a Chromium launch, server start and
+login per episode).
 
 Memory per worker is the sum of PSS (``/proc/<pid>/smaps_rollup``) over a worker process and all its
 descendants (browser, Playwright driver, site servers), plus an even share of the fork server the
@@ -57,11 +58,12 @@ def study_tasks(per_site: int) -> list:
     solutions = registry.load_solutions()
 
     def replayable(task) -> bool:
-        steps = solutions.get(task.task_id)
+        steps = solutions.get(task.task_id) or []
         return bool(steps) and not any(step["action"] in _NOT_AGENTOCCAM for step in steps)
 
     by_site = [[t for t in tasksets.local_tasks() if t.sites == (site,) and replayable(t)][:per_site] for site in SITES]
-    return [task for group in zip(*by_site) for task in group]
+    # Round robin over the sites, as many rounds as the shortest site has tasks.
+    return [task for group in zip(*by_site, strict=False) for task in group]
 
 
 def scripted_agentoccam(job: EpisodeJob):

@@ -152,8 +152,10 @@ def measure(pages: list[CapturedPage], repeats: int) -> list[dict[str, Any]]:
         walls += wall
         text = process_axtree(p.axtree_object).render(ids=True)
         flat = flatten_axtree_to_str(p.axtree_object)
-        plain = process_axtree(p.axtree_object, unaligned).render(ids=True)
-        per_site.setdefault(p.site, []).append((len(enc.encode(text)), len(enc.encode(flat)), len(enc.encode(plain))))
+        passes_off = process_axtree(p.axtree_object, unaligned).render(ids=True)
+        per_site.setdefault(p.site, []).append(
+            (len(enc.encode(text)), len(enc.encode(flat)), len(enc.encode(passes_off)))
+        )
     rows = []
     for site, counts in per_site.items():
         aligned, flat, plain = (sum(c[i] for c in counts) for i in range(3))

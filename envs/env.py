@@ -101,7 +101,8 @@ class _Episode:
 class WebArenaEnv(BrowserEnv):
     """A WebArena task as a Gymnasium environment (contract: docs/design.md, "envs")."""
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
+    page_history: dict[playwright.sync_api.Page, None]  # BrowserGym's tab order, most recent last
 
     def __init__(
         self,
@@ -356,7 +357,7 @@ class WebArenaEnv(BrowserEnv):
             self._settle()  # (an exact restore's tabs have loaded: each goto waited for its load event)
         self._focus_tab(snap.active_tab)
         obs = self._observe()
-        return obs, {"env_id": self.env_id, **self.task.task_info(), **info, "step": snap.step_count}
+        return obs, {"env_id": self.env_id, **self._task.task_info(), **info, "step": snap.step_count}
 
     def close(self) -> None:
         self._close_episode()
@@ -378,11 +379,11 @@ class WebArenaEnv(BrowserEnv):
 
     def _open_context(self, storage_state: dict | None = None) -> None:
         """A fresh browser context (cookies, storage, tabs) on the reused browser, guarded."""
-        viewport = self.viewport or self.task.viewport
+        viewport = self.viewport or self._task.viewport
         context_kwargs = {
             "viewport": viewport,
-            "locale": self.locale or self.task.locale,
-            "timezone_id": self.timezone_id or self.task.timezone_id,
+            "locale": self.locale or self._task.locale,
+            "timezone_id": self.timezone_id or self._task.timezone_id,
             "record_video_dir": f"{self.record_video_dir}/task_video" if self.record_video_dir else None,
             "record_video_size": viewport if self.record_video_dir else None,
             **self.pw_context_kwargs,  # the caller's settings win
@@ -394,7 +395,7 @@ class WebArenaEnv(BrowserEnv):
         except playwright.sync_api.Error:  # died since the last episode without us noticing
             self._lease.mark_dead()
             self.context = self._lease.ensure().new_context(**context_kwargs)
-        self.context.set_default_timeout(self.timeout or self.task.timeout)
+        self.context.set_default_timeout(self.timeout or self._task.timeout)
         self.context.expose_binding(
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
         )
@@ -406,7 +407,7 @@ class WebArenaEnv(BrowserEnv):
 
     def _start_chat(self, goal_object: list[dict]) -> None:
         self.goal_object = goal_object
-        viewport = self.viewport or self.task.viewport
+        viewport = self.viewport or self._task.viewport
         chat_class = HeadlessChat if self.headless else Chat
         self.chat = chat_class(
             headless=self.headless,
@@ -444,7 +445,7 @@ class WebArenaEnv(BrowserEnv):
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
         # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out
         # is a truncation.
-        outcome = self.task.check(self.page) if answer is None else None
+        outcome = self._task.check(self.page) if answer is None else None
         timed_out = bool(outcome and outcome.get("timed_out"))
         limit = self.max_episode_steps
         out_of_steps = answer is None and outcome is None and limit is not None and episode.step_count >= limit
@@ -485,7 +486,7 @@ class WebArenaEnv(BrowserEnv):
         page, history = self.page, self.page_history.copy()
         for open_page in self.context.pages:  # the evaluator reads HTML: no bid marks in it
             unmark(open_page)
-        evaluation = self.task.evaluate(self.page, answer, last_url=self.page.url)
+        evaluation = self._task.evaluate(self.page, answer, last_url=self.page.url)
         self.page, self.page_history = page, history
         return evaluation
 
@@ -621,6 +622,13 @@ class WebArenaEnv(BrowserEnv):
         if not self._lease.alive():
             raise EpisodeError("the browser is not running (it crashed or was closed)")
 
+    @property
+    def _task(self) -> EnvTask:
+        """The episode's task: the episode pieces run only between reset() and the episode's end."""
+        if self.task is None:
+            raise RuntimeError("no task: call reset() first")
+        return self.task
+
     def _close_episode(self, keep_task: bool = False) -> None:
         """Close the episode's chat and context (not the browser); safe on a dead browser."""
         if self.task is not None and not keep_task:
@@ -648,7 +656,8 @@ class WebArenaEnv(BrowserEnv):
         self._episode.over = True
         crashed = (
             not self._lease.alive()
-            or isinstance(exc, (playwright.sync_api.TargetClosedError, EpisodeError))
+            or isinstance(exc, EpisodeError)
+            or type(exc).__name__ == "TargetClosedError"  # Playwright 1.44 does not export the class
             or "crashed" in str(exc).lower()
         )
         if crashed:  # the disconnect may not have reached us yet: the next reset starts a new browser

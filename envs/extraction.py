@@ -86,7 +86,10 @@ _FOCUSED_SCRIPT = """(attr) => {
 @functools.lru_cache(maxsize=2)
 def marking_script(with_visibility: bool) -> tuple[str, bool]:
     """(script, sticky): BrowserGym's marking script with the edits above for this mode."""
-    original = pkgutil.get_data("browsergym.core", "javascript/frame_mark_elements.js").decode("utf-8")
+    shipped = pkgutil.get_data("browsergym.core", "javascript/frame_mark_elements.js")
+    if shipped is None:
+        raise RuntimeError("browsergym.core ships no javascript/frame_mark_elements.js")
+    original = shipped.decode("utf-8")
     edits = [(old, new) for old, new, full, axtree in _SCRIPT_EDITS if (full if with_visibility else axtree)]
     if any(old not in original for old, _ in edits):
         logger.warning("BrowserGym's marking script changed; using it unmodified (slower)")

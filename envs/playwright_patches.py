@@ -56,8 +56,8 @@ def install_launch_patch() -> None:
 
 def _light_stack(context: int = 1) -> list[inspect.FrameInfo]:
     """``inspect.stack()`` without reading source files (no ``code_context``)."""
-    frames = []
-    frame = sys._getframe(1)
+    frames: list[inspect.FrameInfo] = []
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
         frames.append(inspect.FrameInfo(frame, code.co_filename, frame.f_lineno, code.co_name, None, None))
@@ -69,8 +69,8 @@ def _light_extract_stack(f: types.FrameType | None = None, limit: int | None = N
     """``traceback.extract_stack()`` without the source lines: Playwright records a stack per call
     for its error messages, and reading (and stat-ing) the source of every frame cost more than the
     call. The lines are still read, lazily, if an error message is ever formatted."""
-    frame = f if f is not None else sys._getframe(1)
-    frames = []
+    frame: types.FrameType | None = f if f is not None else sys._getframe(1)
+    frames: list[traceback.FrameSummary] = []
     while frame is not None and (limit is None or len(frames) < limit):
         frames.append(traceback.FrameSummary(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
                                              lookup_line=False))  # fmt: skip
@@ -88,8 +88,8 @@ def _deserialize_message(self, data: str | bytes) -> dict:
     """Playwright's message parsing, noting whether the message can contain object references."""
     global _reference_free_result
     message = json.loads(data)
-    marker = b'"guid"' if isinstance(data, bytes) else '"guid"'
-    _reference_free_result = message.get("result") if marker not in data else None
+    has_reference = b'"guid"' in data if isinstance(data, bytes) else '"guid"' in data
+    _reference_free_result = None if has_reference else message.get("result")
     return message
 
 

@@ -162,29 +162,44 @@ def _miniwob_tasks() -> list[str]:
     return task_names()
 
 
+def _entry(factory: str) -> str:
+    """A factory as Gymnasium's ``module:name`` entry point (a spec with one can be written as JSON)."""
+    return f"{__name__}:{factory}"
+
+
 def register_all() -> None:
     """Register every id (idempotent). Every spec is nondeterministic: live websites are."""
     for task_id in range(N_REAL_TASKS):
         env_id = f"{NAMESPACE}/{task_id}"
         if env_id not in gym.registry:
-            gym.register(env_id, entry_point=make_real_env, kwargs={"task_id": task_id}, nondeterministic=True)
+            gym.register(
+                env_id, entry_point=_entry("make_real_env"), kwargs={"task_id": task_id}, nondeterministic=True
+            )
     for task_id in range(N_LITE_TASKS):
         env_id = f"{LITE_NAMESPACE}/{task_id}"
         if env_id not in gym.registry:
             gym.register(
-                env_id, entry_point=make_real_env, kwargs={"task_id": task_id, "lite": True}, nondeterministic=True
+                env_id,
+                entry_point=_entry("make_real_env"),
+                kwargs={"task_id": task_id, "lite": True},
+                nondeterministic=True,
             )
     for task in _local_tasks():
         env_id = f"{NAMESPACE}/local.{task['task_id']}"
         if env_id not in gym.registry:
-            gym.register(env_id, entry_point=make_local_env, kwargs={"task_id": task["task_id"]}, nondeterministic=True)
+            gym.register(
+                env_id, entry_point=_entry("make_local_env"), kwargs={"task_id": task["task_id"]}, nondeterministic=True
+            )
     from .miniwob import is_nondeterministic
 
     for name in _miniwob_tasks():
         env_id = f"{MINIWOB_NAMESPACE}/{name}"
         if env_id not in gym.registry:
             gym.register(
-                env_id, entry_point=make_miniwob_env, kwargs={"task": name}, nondeterministic=is_nondeterministic(name)
+                env_id,
+                entry_point=_entry("make_miniwob_env"),
+                kwargs={"task": name},
+                nondeterministic=is_nondeterministic(name),
             )
 
 

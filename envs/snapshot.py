@@ -79,7 +79,9 @@ def clean_context(
         session.detach()
     context.clear_cookies()
     if cookies:
-        context.add_cookies(cookies)
+        # Playwright 1.44 types the parameter with a TypedDict it does not export; these are the
+        # cookies its own storage_state() returned.
+        context.add_cookies(cookies)  # type: ignore[arg-type]
     return first
 
 

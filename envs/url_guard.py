@@ -70,7 +70,7 @@ class UrlGuard:
             return
         self.blocked.append(request.url)
         try:
-            request.frame
+            _ = request.frame  # raises while a new tab has no frame yet
         except playwright.sync_api.Error:
             # A new tab's first navigation: abort it, so the tab commits an error page, gets reported
             # to us and is closed after the action.

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import Any, cast
 
 from experiments.store import EpisodeResult
 
@@ -53,9 +53,10 @@ class Executor(ABC):
 # -- local processes -------------------------------------------------------------------------------
 
 WORKER_IMPORTS = "experiments.worker_imports"
+WorkerContext = mp.context.ForkServerContext | mp.context.SpawnContext
 
 
-def worker_context() -> mp.context.BaseContext:
+def worker_context() -> WorkerContext:
     """Workers are forked from a server that has already imported :data:`WORKER_IMPORTS`: they
     start at once and share those modules' memory, and no Playwright state or threads of the study
     process leak into them (the server forks from a clean single thread). Spawn where fork is missing."""
@@ -99,7 +100,7 @@ def _serve_jobs(conn: Connection, runner: JobRunner) -> None:
 
 
 class _Slot:
-    def __init__(self, ctx: mp.context.BaseContext, runner: JobRunner):
+    def __init__(self, ctx: WorkerContext, runner: JobRunner) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, runner, dict(os.environ), os.getcwd()), daemon=True)
         self.proc.start()
@@ -107,10 +108,11 @@ class _Slot:
         self.job: Any = None
 
     def stop(self, hard: bool) -> None:
-        if self.proc.is_alive():
+        pid = self.proc.pid  # None only before start(), which __init__ called
+        if pid is not None and self.proc.is_alive():
             if hard:
                 try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
+                    os.killpg(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     self.proc.kill()
             else:
@@ -144,7 +146,8 @@ class ProcessExecutor(Executor):
             return []
         out: list[tuple[int, Finished]] = []
         for ready in wait([*busy, *sentinels], timeout=timeout):
-            i = busy.get(ready, sentinels.get(ready))  # type: ignore[arg-type]
+            # wait() returns the objects it was given: the busy slots' connections and their sentinels
+            i = sentinels[ready] if isinstance(ready, int) else busy[cast(Connection, ready)]
             slot = self._slots[i]
             if slot.job is None:
                 continue
@@ -197,10 +200,11 @@ class RayExecutor(Executor):
                 runtime_env={"env_vars": {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}},
             )
         self._owns_ray = address is None
-        self._actor_cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(_RayWorker)
+        # Any: Ray's annotations type neither the actor class's nor its methods' ``.remote``.
+        self._actor_cls: Any = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(_RayWorker)
         self._runner = runner
         self.n_slots = n_workers
-        self._actors = [self._actor_cls.remote(runner) for _ in range(n_workers)]
+        self._actors: list[Any] = [self._actor_cls.remote(runner) for _ in range(n_workers)]
         self._pending: dict[Any, tuple[int, Any]] = {}  # object ref -> (slot, job)
 
     def submit(self, slot: int, job: Any) -> None:

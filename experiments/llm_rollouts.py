@@ -37,7 +37,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import Any, cast
 
 from llm.script import Script
 
@@ -198,12 +198,12 @@ def _run(jobs: list[_Job], model: Any, batched: bool, workers: int) -> list[Roll
     """Hand jobs to worker processes; answer their completion requests with ``model`` meanwhile."""
     if not jobs:
         return []
-    ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+    ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else mp.get_context("spawn")
     remote = model is not None
     pool: list[tuple[mp.process.BaseProcess, Connection]] = []
     for _ in range(max(1, min(workers, len(jobs)))):
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker, args=(child, remote, dict(os.environ)), daemon=True)
+        proc: mp.process.BaseProcess = ctx.Process(target=_worker, args=(child, remote, dict(os.environ)), daemon=True)
         proc.start()
         child.close()
         pool.append((proc, parent))
@@ -214,7 +214,7 @@ def _run(jobs: list[_Job], model: Any, batched: bool, workers: int) -> list[Roll
                 busy[conn] = pending.pop(0)
                 conn.send(busy[conn])
         while busy:
-            ready = wait(list(busy))
+            ready = cast(list[Connection], wait(list(busy)))  # wait() returns the connections it was given
             requests: list[tuple[Connection, Any]] = []
             for conn in ready:
                 try:

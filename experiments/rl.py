@@ -73,7 +73,7 @@ class TrainConfig:
 def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
     """Train, evaluate against random on held-out seeds, save; returns the summary written to ``eval.json``."""
     import torch
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
     if config.algo not in ALGOS:
         raise ValueError(f"algo must be one of {', '.join(ALGOS)}, not {config.algo!r}")
@@ -84,7 +84,7 @@ def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
     torch.set_num_threads(1)  # the browsers need the cores more than a 64-unit MLP does
     env_ids = config.env_ids
     fns = _env_fns(config)
-    vec = SubprocVecEnv(fns, start_method="forkserver") if config.vec == "subproc" else DummyVecEnv(fns)
+    vec: VecEnv = SubprocVecEnv(fns, start_method="forkserver") if config.vec == "subproc" else DummyVecEnv(fns)
     vec = VecMonitor(vec)
     started, cpu_started = time.monotonic(), time.process_time()
     try:
@@ -137,7 +137,7 @@ def _env_fns(config: TrainConfig) -> list[Callable[[], Any]]:
 
 
 def _make_model(config: TrainConfig, vec: Any, out: Path) -> Any:
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "n_steps": config.n_steps,
         "batch_size": config.batch_size,
         "n_epochs": config.n_epochs,

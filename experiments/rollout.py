@@ -157,8 +157,8 @@ class RolloutHandle:
                 raise BudgetExhausted(
                     "interactions", f"the interaction budget ({self._budget.interactions} actions) is spent"
                 )
-            result = self._env.step(action)
-            obs, reward, terminated, truncated, info = result
+            obs, reward, terminated, truncated, info = self._env.step(action)
+            result: StepResult = (obs, float(reward), terminated, truncated, info)
             if _reached_env(info):
                 self.counters["interactions"] += 1
             if terminated or truncated:  # the env ended the episode itself (a dead browser)
@@ -401,7 +401,8 @@ def run_episode(
             break
         t1 = time.perf_counter()
         try:
-            result = env.step(decision.action)
+            obs, reward, terminated, truncated, info = env.step(decision.action)
+            result: StepResult = (obs, float(reward), terminated, truncated, info)
         except Exception as exc:
             _fail(traj, "env", exc)
             break

@@ -7,7 +7,7 @@ Its answers reach the caller through litellm's own ``mock_response`` path, so th
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from llm.errors import ScriptExhaustedError
@@ -34,7 +34,7 @@ class Script:
 
     TIMEOUT = "<<script:timeout>>"
 
-    def __init__(self, responses: dict[str, Sequence[ScriptItem] | _Forever]):
+    def __init__(self, responses: Mapping[str, Sequence[ScriptItem] | _Forever]) -> None:
         self._queues: dict[str, list[ScriptItem] | _Forever] = {
             role: items if isinstance(items, _Forever) else list(items) for role, items in responses.items()
         }

@@ -37,7 +37,7 @@ class Brain:
 
 
 def plan(*phases: tuple[str, str]) -> str:
-    """A global plan as a model writes it (the card's output format)."""
+    """A global plan as a model writes it (CoAct's output format)."""
     blocks = [
         f"**Subtask {i}:**\n- **Subtask**: {subtask}\n- **Expected State**: {state}"
         for i, (subtask, state) in enumerate(phases, 1)

@@ -22,13 +22,16 @@ INDEX_HTML = """<!doctype html><html><head><title>Test shop</title></head><body>
 <a href="{outside}/secret.html">Outside link</a>
 <a href="{outside}/secret.html" target="_blank">Outside tab</a>
 <label>Quantity <input id="qty" type="text" name="qty"></label>
-<button id="add" onclick="document.getElementById('out').textContent = 'added ' + document.getElementById('qty').value">Add</button>
+<button id="add"
+  onclick="document.getElementById('out').textContent = 'added ' + document.getElementById('qty').value">Add</button>
 <div id="out" role="status"></div>
 </body></html>"""
 PAGE2_HTML = """<!doctype html><html><head><title>Second page</title></head><body>
 <h1>Second page</h1><p>The answer is 42.</p><a href="/index.html">Back home</a></body></html>"""
 DIALOG_HTML = """<!doctype html><html><head><title>Dialogs</title></head><body>
-<button id="delete" onclick="document.getElementById('out').textContent = confirm('Delete this item?') ? 'deleted' : 'kept'">Delete</button>
+<button id="delete"
+onclick="document.getElementById('out').textContent = confirm('Delete this item?') ? 'deleted' : 'kept'">
+Delete</button>
 <button id="hello" onclick="alert('Saved!')">Save</button>
 <div id="out" role="status"></div>
 </body></html>"""

@@ -29,7 +29,8 @@ def test_report_sections_are_replaced_one_at_a_time(tmp_path):
 def test_the_summary_survives_a_header_written_by_an_older_runner(tmp_path):
     out = tmp_path / "benchmarks.md"
     out.write_text(
-        "# Benchmarks\n\nWritten by an older runner.\n\n## Targets\n\nkept\n\n<!-- bench:env -->\nold\n<!-- /bench:env -->\n"
+        "# Benchmarks\n\nWritten by an older runner.\n\n## Targets\n\nkept\n\n"
+        "<!-- bench:env -->\nold\n<!-- /bench:env -->\n"
     )
     bench.write_report(out, {"env": bench.render_section("env", [], "m", quick=True)})
     text = out.read_text()

@@ -18,7 +18,10 @@ from experiments.store import StudyStore
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TASKS = "webarena/local.121,webarena/local.203,webarena/local.9"
-SCRIPTED_ANSWER = "Let's think step by step. The top search term is hollister. In summary, the next action I will perform is ```stop [hollister]```"
+SCRIPTED_ANSWER = (
+    "Let's think step by step. The top search term is hollister. "
+    "In summary, the next action I will perform is ```stop [hollister]```"
+)
 POLICIES = [
     PolicySpec("reference", label="reference solutions (non-LLM upper bound)"),
     PolicySpec("random", {"seed": 3}, label="random actions (non-LLM floor)"),

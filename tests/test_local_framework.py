@@ -204,7 +204,11 @@ def test_every_task_has_webarena_keys_a_solution_and_an_id_in_its_range():
 
 def test_my_task_files_cover_every_eval_kind():
     mine = [t for t in registry.load_tasks() if t["task_id"] >= 400]
-    for lo, hi, n_tasks, n_templates in ((400, 500, 8, 3), (500, 600, 8, 3), (600, 700, 6, 2)):  # map, wiki, multi
+    for lo, hi, n_tasks, n_templates in (
+        (400, 500, 8, 3),  # map
+        (500, 600, 8, 3),  # wikipedia
+        (600, 700, 6, 2),  # cross-site
+    ):
         group = [t for t in mine if lo <= t["task_id"] < hi]
         assert len(group) >= n_tasks and len({t["intent_template_id"] for t in group}) >= n_templates
     kinds = {k for t in mine for k in (t["eval"]["reference_answers"] or {})}

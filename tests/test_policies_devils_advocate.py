@@ -92,7 +92,7 @@ class StandInHandle:
                          self.restores, self.gotos)  # fmt: skip
 
     def snapshot(self) -> str:
-        raise AssertionError("Devil's Advocate never snapshots (card §11)")
+        raise AssertionError("Devil's Advocate never snapshots: it goes back by URL")
 
     def restore(self, token: str) -> tuple[dict[str, Any], dict[str, Any]]:
         assert token == self.initial
@@ -176,7 +176,7 @@ def in_order(text: str, *parts: str) -> bool:
     return -1 not in positions and positions == sorted(positions)
 
 
-def test_plan_prompt_has_the_cards_sections_in_order():
+def test_plan_prompt_has_the_papers_sections_in_order():
     prompt = T.plan_prompt(sites="- SITES", website="WEBSITE", instructions="", start_screen="SCREEN", task="TASK",
                            failed_plans=T.render_failures([(1, ["Click A"], "every remedy failed")]),
                            history=T.render_history([T.Memo(1, "The action is to click A.")]))  # fmt: skip
@@ -186,13 +186,13 @@ def test_plan_prompt_has_the_cards_sections_in_order():
                     "1. The action is to click A.", "numbered 1., 2., 3.")  # fmt: skip
 
 
-def test_action_prompt_lists_the_cards_grammar_in_order_and_only_enabled_commands():
+def test_action_prompt_lists_the_papers_grammar_in_order_and_only_enabled_commands():
     commands = T.render_commands(("click", "type", "scroll", "go_back", "note_down", "go_forward"))
     assert [line.split(":", 1)[1].strip() for line in commands.splitlines()] == [
         "click [element_id]", "scroll [up] or scroll [down]", "go_back", "type [element_id] [text to type]",
         "note_down [what to write down]",
     ]  # fmt: skip
-    assert "goto" not in commands and "go_forward" not in commands  # not enabled / never offered (card §8)
+    assert "goto" not in commands and "go_forward" not in commands  # not enabled / never offered
     prompt = T.action_prompt(sites="- SITES", task="TASK", plan="PLAN", history="HISTORY", step="STEP",
                              observation="OBS", notes="NOTES", commands=commands)  # fmt: skip
     assert in_order(prompt, "www.reddit.com", "- SITES", "TASK", "PLAN", "HISTORY", "STEP", "OBS", "NOTES",
@@ -245,7 +245,7 @@ GRAMMAR = T.PROMPT_COMMANDS + T.UNLISTED_COMMANDS
         ("The next action is: ```click [12]```", "click [12]"),
         ("I will click on the link. click [12] to open it.", "click [12]"),
         ("`scroll [down]`.", "scroll [down]"),
-        ("type [7] [blue shoes]", "type [7] [blue shoes] [1]"),  # Enter by default (card §8)
+        ("type [7] [blue shoes]", "type [7] [blue shoes] [1]"),  # Enter by default
         ("type [7] [size [M] shirt]", "type [7] [size [M] shirt] [1]"),
         ("go_back.", "go_back"),
         ("goto [http://shop.test/orders]", "goto [http://shop.test/orders]"),
@@ -254,7 +254,7 @@ GRAMMAR = T.PROMPT_COMMANDS + T.UNLISTED_COMMANDS
         ("Maybe click [12] and then type [3] [x]", "click [12]"),
     ],
 )
-def test_actions_are_read_in_the_cards_grammar(reply, action):
+def test_actions_are_read_in_the_papers_grammar(reply, action):
     assert T.parse_action(reply, GRAMMAR) == action
 
 
@@ -341,7 +341,7 @@ def test_other_readers_never_raise_on_any_text(reply):
         pass
 
 
-# -- the machinery (card §13) ------------------------------------------------------------------------------
+# -- the machinery (Alg. 1) ---------------------------------------------------------------------------------
 
 
 def scrolled_then_wrong_click() -> dict[str, Any]:
@@ -410,7 +410,7 @@ def test_deep_backtracking_returns_to_an_earlier_state_when_a_states_remedies_ar
     assert run.actions == ["click [1]", "click [5]", "click [7]", "click [6]", "click [3]", "stop [done]"]
     orders = "http://shop.test/orders"
     assert run.ops("goto") == [("goto", orders), ("goto", orders), ("goto", HOME)]  # k < t on the last one
-    assert run.decisions[4].parsed["subtask"] == 0  # the subtask index travels with the entry (card §3.2 item 2)
+    assert run.decisions[4].parsed["subtask"] == 0  # the subtask index travels with the entry
     assert run.roles.count("action") == 2
 
 
@@ -453,7 +453,7 @@ def test_an_empty_stack_revises_the_plan_after_restoring_the_initial_state():
     assert "RootWebArea 'http://shop.test/'" in revision  # the new trial starts from the initial screen
     last = run.ops("end_trial")[1][1]
     assert last["restore_method"] == "reset" and last["site_data"].startswith("pristine again")
-    # The history persists into the new trial's prompts (card §8), under a heading per trial.
+    # The history persists into the new trial's prompts, under a heading per trial.
     assert "In trial 1:" in run.prompts["action"][1] and "In trial 1:" in run.prompts["answer"][0]
 
 
@@ -511,7 +511,7 @@ def test_notes_run_inside_the_policy_and_reach_later_prompts():
         "1. Order 195 was cancelled" in run.prompts["action"][1]
         and "1. Order 195 was cancelled" in run.prompts["answer"][0]
     )
-    assert run.ops("end_trial")[0][1]["actions"] == 2  # ... but counts as an action (card §12)
+    assert run.ops("end_trial")[0][1]["actions"] == 2  # ... but counts as an action
 
 
 def test_long_observations_are_summarised_once_per_page():
@@ -566,7 +566,7 @@ def test_branch_only_history_shows_the_current_branch_and_plan_exhaustion_backtr
         "answer": ["###Answer done"],
     }
     run = drive(policy(script, remedies=1, history_mode="branch_only"))
-    # The only subtask was done but the task was not: treated as a NO (card §3.2 item 3), so no new
+    # The only subtask was done but the task was not: treated as a NO, so no new
     # action was generated at the wish list and remedy 1 ran from home.
     assert run.actions == ["click [2]", "click [1]", "stop [done]"]
     assert run.roles.count("action") == 1

@@ -344,10 +344,10 @@ def test_reasks_show_a_concrete_example_never_a_placeholder():
 # -- configuration -------------------------------------------------------------------------------------
 
 
-def test_defaults_are_the_papers_and_the_cards():
+def test_defaults_are_the_papers_and_the_documented_ones():
     config = make_policy("plan_mcts").search_config
     assert (config.iterations, config.max_depth, config.width) == (10, 5, 3)  # PAPER
-    assert (config.c, config.macro_samples, config.operator_steps, config.refinements) == (1.0, 3, 5, 1)  # §11
+    assert (config.c, config.macro_samples, config.operator_steps, config.refinements) == (1.0, 3, 5, 1)  # UNSPECIFIED
     assert config.status_scores == {"A": 1.0, "B": 0.75, "C": 0.5, "D": 0.25, "E": 0.0}
     assert (config.refine_from, config.final_select, config.early_stop) == ("failure", "max_q", True)
     assert make_policy("plan_mcts").preset == "set_of_marks"

@@ -18,7 +18,8 @@ from wrappers.actions.grammar import COMMAND_SPECS, Command, InvalidActionError,
 
 PAGE = """<!doctype html><html><head><title>Probe shop</title></head><body>
 <h1>Probe shop</h1>
-<form onsubmit="document.getElementById('out').textContent = 'searched ' + document.getElementById('q').value; return false;">
+<form onsubmit="document.getElementById('out').textContent = 'searched ' + document.getElementById('q').value;
+  return false;">
   <input id="q" type="text" aria-label="Search" value="old text">
   <button type="submit">Go</button>
 </form>

@@ -94,7 +94,8 @@ class NumericWebArena(gym.Wrapper):
         self.k, self.goal_dim, self.text_dim = k, goal_dim, text_dim
         self.type_text, self.answer, self.allow_stop = type_text, answer, allow_stop
         self.slot_dim = len(ROLES) + 1 + NAME_DIM + len(_SLOT_FLAGS)
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (goal_dim + text_dim + k * self.slot_dim,), np.float32)
+        self._size = goal_dim + text_dim + k * self.slot_dim
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (self._size,), np.float32)
         self.action_space = gym.spaces.Discrete(2 * k + 1)
         self._obs: dict[str, Any] = {}
         self._goal = ""
@@ -120,7 +121,7 @@ class NumericWebArena(gym.Wrapper):
     def step(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         command = self.command(int(action))
         if command is None:
-            info = {"action_error": f"slot {int(action) % self.k} is empty", "command": None}
+            info: dict[str, Any] = {"action_error": f"slot {int(action) % self.k} is empty", "command": None}
             info["action_mask"] = self.action_masks()
             return self._encode(self._obs), 0.0, False, False, info
         obs, reward, terminated, truncated, info = self.env.step(command)
@@ -153,7 +154,7 @@ class NumericWebArena(gym.Wrapper):
     def _encode(self, obs: dict[str, Any]) -> np.ndarray:
         self._obs = obs
         self._elements = interactive_elements(obs, self.k)
-        vector = np.zeros(self.observation_space.shape, np.float32)
+        vector = np.zeros(self._size, np.float32)
         vector[: self.goal_dim] = hashed_words(self._goal, self.goal_dim)
         start = self.goal_dim + self.text_dim
         vector[self.goal_dim : start] = hashed_words(page_text(obs), self.text_dim)

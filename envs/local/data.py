@@ -52,7 +52,7 @@ def build(path: str | Path, sites: list[str]) -> None:
     try:
         modules = [load_site(site) for site in sites]
         create_schema(conn, (getattr(module, "SCHEMA", "") for module in modules))
-        for site, module in zip(sites, modules):
+        for site, module in zip(sites, modules, strict=True):
             seed = getattr(module, "seed", None)
             if seed is not None:
                 seed(conn, site_rng(site))

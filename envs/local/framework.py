@@ -64,6 +64,21 @@ def query_one(sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlit
     return get_db().execute(sql, params).fetchone()
 
 
+def query_row(sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Row:
+    """The row a query always returns (an aggregate, or a row the caller knows exists)."""
+    row = query_one(sql, params)
+    if row is None:
+        raise LookupError(f"no row for {sql!r}")
+    return row
+
+
+def inserted_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row ``cur``'s INSERT added (sqlite3 leaves ``lastrowid`` None when none was)."""
+    if cur.lastrowid is None:
+        raise LookupError("the statement inserted no row")
+    return cur.lastrowid
+
+
 def execute(sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
     """Run one write and commit it at once; returns ``lastrowid``."""
     db = get_db()

@@ -190,7 +190,8 @@ class LocalSites:
             return
         if proc.poll() is None:
             try:
-                proc.stdin.close()  # the server exits at EOF on stdin
+                if proc.stdin is not None:
+                    proc.stdin.close()  # the server exits at EOF on stdin
                 proc.wait(timeout=3)
             except (OSError, subprocess.TimeoutExpired):
                 proc.kill()

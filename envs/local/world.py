@@ -383,12 +383,12 @@ def build_world() -> World:
         lat, lon = offset(CENTRE_LAT, CENTRE_LON, radius * math.sin(angle), radius * math.cos(angle))
         towns.append(_town(rng, name, home, lat, lon, mapped=True, river=rng.choice(rivers)))
     for i, name in enumerate(town_names[40:]):
-        country = country_names[1 + i % (len(country_names) - 1)]
+        abroad = country_names[1 + i % (len(country_names) - 1)]
         towns.append(
             _town(
                 rng,
                 name,
-                country,
+                abroad,
                 round(rng.uniform(-40, 60), 4),
                 round(rng.uniform(-120, 140), 4),
                 mapped=False,
@@ -434,7 +434,7 @@ def build_world() -> World:
                 nationality=town.country,
             )
         )
-    for a, b in zip(people[::7], people[3::7]):
+    for a, b in zip(people[::7], people[3::7], strict=False):  # the last seventh may have no partner
         a.spouse, b.spouse = b.name, a.name
 
     universities = [
@@ -447,7 +447,7 @@ def build_world() -> World:
         )
         for t in towns[:40:3]
     ]
-    discoveries = []
+    discoveries: list[Discovery] = []
     for person in people:
         if person.occupation not in SCIENCES:
             continue
@@ -536,7 +536,8 @@ MOTTOS = (
 
 SUMMARIES = {
     "physics": (
-        "a change in the electrical resistance of thin metal films under strong magnetic fields, first measured by {name} in {year}",
+        "a change in the electrical resistance of thin metal films under strong magnetic fields, "
+        "first measured by {name} in {year}",
         "the limit above which a rotating fluid column breaks into stable vortices, derived by {name} in {year}",
     ),
     "chemistry": (

@@ -56,7 +56,7 @@ def _tree(traj: dict[str, Any]) -> dict[str, Any] | None:
         return None
     path = set(tree.get("final_path") or [])
     nodes = {n["id"]: {**n, "on_path": n["id"] in path, "children": []} for n in tree["nodes"]}
-    roots = []
+    roots: list[dict[str, Any]] = []
     for node in nodes.values():
         parent = nodes.get(node.get("parent"))
         (parent["children"] if parent is not None else roots).append(node)

@@ -180,7 +180,7 @@ class CoActPolicy(Policy):
         self._actions = tuple(actions) if actions else None
         self.llm = build_llm(
             {
-                # [C] 384 for every call; [I] 1024 for the planner, whose plans and collation run longer.
+                # The authors' code: 384 for every call; here 1024 for the planner (its plans and collation run longer).
                 # Per role: global_planner_max_tokens=..., local_agent_model=... (build_llm's role options).
                 GLOBAL: CallSettings(temperature=temperature, top_p=top_p, max_tokens=GLOBAL_MAX_TOKENS),
                 LOCAL: CallSettings(temperature=temperature, top_p=top_p, max_tokens=LOCAL_MAX_TOKENS),
@@ -317,7 +317,7 @@ class CoActPolicy(Policy):
                 s.plan = self._global_plan(obs, calls, "revise")
                 s.global_replans += 1
                 s.plan_version += 1
-                s.phase, s.phase_revisions, s.mode = 0, {}, HANDOFF  # restart at phase 1 of the new plan [C]
+                s.phase, s.phase_revisions, s.mode = 0, {}, HANDOFF  # phase 1 of the new plan, as the authors' code
 
     def _observe(self, obs: Obs) -> None:
         """Read the result of the action sent last decision off the observation it led to."""

@@ -1,4 +1,4 @@
-"""Devil's Advocate (devils_advocate.md): anticipatory reflection, alignment checks with backtracking,
+"""Devil's Advocate (docs/methods/devils_advocate.md): anticipatory reflection, alignment checks with backtracking,
 and plan revision across trials, zero-shot.
 
 Per trial: a plan (numbered subtasks) from the start screen, the failed plans and the history. Then
@@ -18,7 +18,7 @@ One executed action per decision: the loop runs each action and the next ``act``
 backtracking, restores and ``note_down`` (which changes nothing in the browser) happen inside a
 decision. The trajectory therefore has one step per browser action, plus the answer.
 
-Decisions where the card leaves a choice open (each an option with the card's default):
+Decisions where the paper leaves a choice open (each an option; the default first):
 * ``remedies`` R=2 (the Fig. 4 example), ``remedy_mode="chained"`` (each follow-up continues one
   conversation; ``"independent"`` asks each from the first answer); repeats of the first attempt or of
   an earlier remedy are dropped;
@@ -47,7 +47,7 @@ Decisions where the card leaves a choice open (each an option with the card's de
   is used whole; an element-mapping reply without an id keeps the old id;
 * an action the browser rejected is judged like any other, with the error shown under Screen 2;
 * when no action may run any more (cap or a loop budget), the agent answers from the current screen
-  (card §5 ``give_up``); temperature 1.0 and 512 reply tokens for every call role (paper).
+  (``give_up``); temperature 1.0 and 512 reply tokens for every call role (paper).
 
 Modules: ``text`` (prompt texts and readers), ``policy`` (the class, registered as ``devils_advocate``
 and ``devils_advocate_oracle``).

@@ -42,7 +42,7 @@ def _page(obs: Obs) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Screen:
-    """A state S_t as the method records it (card §4): the page's URL and observation, the search-tree
+    """A state S_t as the method records it (Alg. 1): the page's URL and observation, the search-tree
     node it is, and the history entries on the branch that reached it (``history_mode="branch_only"``)."""
 
     url: str
@@ -51,7 +51,7 @@ class Screen:
     path: tuple[int, ...] = ()
 
     def same_as(self, other: Screen) -> bool:
-        """Card §3.2 item 5: the same URL and the same observation up to whitespace."""
+        """The same URL and the same observation up to whitespace (the paper leaves equality open)."""
         return self.url == other.url and _normalise(self.text) == _normalise(other.text)
 
 
@@ -92,8 +92,8 @@ def _choose(name: str, value: str, options: tuple[str, ...]) -> str:
 class DevilsAdvocatePolicy(Policy):
     """Devil's Advocate (anticipatory reflection); ``retry_on="oracle"`` is the look-ahead variant."""
 
-    # The card's observation is WebArena's viewport tree of a 1280x720 screen and its action space is
-    # click/type/scroll/goto/go_back/go_forward (§8, §11): the ``webarena`` preset is the one that has
+    # The paper's observation is WebArena's viewport tree of a 1280x720 screen and its action space is
+    # click/type/scroll/goto/go_back/go_forward: the ``webarena`` preset is the one that has
     # both (``reduced_actions`` lacks goto and go_forward, the full-page presets lack scroll). Its extra
     # commands (hover, press, tabs) are never offered; note_down is the policy's own (no browser action).
     preset = "webarena"
@@ -131,7 +131,7 @@ class DevilsAdvocatePolicy(Policy):
         self.instructions = instructions
         self.intros = {**T.site_intros(), **(site_intros or {})}
         self.preset = preset
-        # The paper's cap is on actions per task (30), across trials (card §5, §12): that is the loop's
+        # The paper's cap is on actions per task (30), across trials: that is the loop's
         # interaction budget. Every action is one decision, plus one decision for the final answer.
         self.max_interactions = self.max_actions * (self.max_trials if cap_scope == "trial" else 1)
         self.max_steps = self.max_interactions + 1
@@ -149,14 +149,14 @@ class DevilsAdvocatePolicy(Policy):
         self.plan: list[str] = []
         self.trials: list[TrialRecord] = []
         self.failures: list[tuple[int, list[str], str]] = []  # (trial, plan, why) for {FAILED PLAN}
-        self.history: list[T.Memo] = []  # append-only and kept across trials (card §3.1, §8)
+        self.history: list[T.Memo] = []  # append-only and kept across trials (Alg. 1)
         self.notes: list[str] = []  # note_down texts, kept across trials
         self.stack: list[Entry] = []
         self.screen: Screen | None = None
         self.subtask: int | None = None
         self.expand = False  # the last action was aligned: generate the next action and remedies here
         self.pending: Entry | None = None  # the action handed to the loop, judged on the next call
-        self.actions = 0  # executed actions over all trials, note_down included (card §12)
+        self.actions = 0  # executed actions over all trials, note_down included
         self.trial_actions = 0
         self.summaries: dict[str, str] = {}
         # Always present (0 until they happen), so every run's report has the same columns.
@@ -245,7 +245,7 @@ class DevilsAdvocatePolicy(Policy):
             if self.expand:  # lines 14-18
                 self.expand = False
                 self._expand()
-            if not self.stack:  # plan failure (card §3.3.3)
+            if not self.stack:  # plan failure
                 decision = self._plan_failed(handle)
                 if decision is not None:
                     return decision
@@ -326,7 +326,7 @@ class DevilsAdvocatePolicy(Policy):
             return self._finish(handle)
         if self._met("subtask_check", step):  # line 12
             i += 1
-            if i >= len(self.plan):  # card §3.2 item 3: the plan ran out, the task is not done
+            if i >= len(self.plan):  # the plan ran out, the task is not done: a NO
                 node.notes["plan_exhausted"] = True
                 if self.plan_exhausted == "end_trial":
                     self.stack.clear()
@@ -362,7 +362,7 @@ class DevilsAdvocatePolicy(Policy):
             remedies.append(remedy)
         seen = {first}
         for r, remedy in enumerate(remedies, 1):
-            if remedy is None or remedy in seen:  # unusable or a repeat (card §12: deduplicate)
+            if remedy is None or remedy in seen:  # unusable or a repeat: dropped
                 self.counters["remedies_dropped"] += 1
                 continue
             seen.add(remedy)
@@ -372,7 +372,7 @@ class DevilsAdvocatePolicy(Policy):
 
     def _ask_action(self, role: str, messages: list[Message]) -> tuple[str | None, list[Message]]:
         """One action from the model, with bounded re-asks in the same conversation; None when every
-        reply was unusable (card §5: such an action is a no-op, so it is simply not pushed)."""
+        reply was unusable (such an action is a no-op, so it is simply not pushed)."""
         observation = self.screen.text if self.screen is not None else ""
         for attempt in range(self.max_reasks + 1):
             reply = self.llm.complete(role, messages).text
@@ -406,7 +406,7 @@ class DevilsAdvocatePolicy(Policy):
             self.counters["ambiguous_verdicts"] += 1
         return bool(verdict)
 
-    # -- backtracking (card §4) ---------------------------------------------------------------------
+    # -- backtracking (Alg. 1) --------------------------------------------------------------------
 
     def _backtrack(self, entry: Entry, handle: EnvHandle) -> Entry:
         """Line 6: back to the entry's recorded URL through the handle (no step is counted), and the
@@ -452,7 +452,7 @@ class DevilsAdvocatePolicy(Policy):
         node.notes["plan"] = list(self.plan)
         method = None if restored is None else str(restored.get("restore_method") or "unknown")
         self.trials.append(TrialRecord(self.trial, list(self.plan), method, self._site_data(restored)))
-        self.stack = [Entry(self.screen, None, None)]  # line 3 (card §3.2 item 1: seeded at S_0)
+        self.stack = [Entry(self.screen, None, None)]  # Alg. 1, line 3: seeded at S_0
         self.subtask, self.expand, self.pending, self.trial_actions = None, False, None, 0
 
     def _site_data(self, restored: Info | None) -> str:
@@ -536,7 +536,7 @@ class DevilsAdvocatePolicy(Policy):
         return self._deliver(answer, "the task is judged complete")
 
     def _give_up(self, handle: EnvHandle, why: str) -> Decision:
-        """Card §5 ``give_up``: the answer for the current screen (an information task needs one; for any
+        """``give_up``: the answer for the current screen (an information task needs one; for any
         other the evaluator ignores it)."""
         answer = self._answer()
         self._end_trial(handle, answer, f"stopped: {why}")
@@ -550,7 +550,7 @@ class DevilsAdvocatePolicy(Policy):
         return Decision(action=f"stop [{answer}]", thought=why, parsed={"trial": self.trial, "answer": answer})
 
     def _out_of_budget(self, handle: EnvHandle) -> str | None:
-        """Why no further action may run: the card's action cap (over all trials), or the loop's budgets
+        """Why no further action may run: the paper's action cap (over all trials), or the loop's budgets
         (the next decision must then be the answer)."""
         if self.cap is not None and self.actions >= self.cap:
             return f"the {self.cap}-action cap is reached"
@@ -562,7 +562,7 @@ class DevilsAdvocatePolicy(Policy):
         return None
 
     def _answer(self) -> str:
-        """G_answer (card §7.6): the text after ``###Answer``, with bounded re-asks; a reply that never
+        """G_answer: the text after ``###Answer``, with bounded re-asks; a reply that never
         carries the marker is used whole."""
         assert self.screen is not None
         screen = self.screen
@@ -594,7 +594,7 @@ class DevilsAdvocatePolicy(Policy):
     # -- prompt inputs ------------------------------------------------------------------------------
 
     def _history(self, screen: Screen | None, empty: str = "None yet.") -> str:
-        """ℋ as the prompts see it: everything (the card's default; always for plan revision), or with
+        """ℋ as the prompts see it: everything (the default, as in Alg. 1; always for plan revision), or with
         ``history_mode="branch_only"`` only the descriptions on the branch that reached ``screen``."""
         if screen is None or self.history_mode == "append_all":
             return T.render_history(self.history, empty, self.trial)
@@ -602,7 +602,7 @@ class DevilsAdvocatePolicy(Policy):
 
     def _messages(self, role: str, build: Callable[..., str], **screens: str) -> list[Message]:
         """The one user message of a call; when it would not fit the context budget with the reply, each
-        observation in it is replaced by the summariser's shorter description (card §2, §7.8)."""
+        observation in it is replaced by the summariser's shorter description."""
         messages: list[Message] = [{"role": "user", "content": build(**screens)}]
         if self.context_tokens is None or self._tokens(role, messages) <= self.context_tokens:
             return messages
@@ -613,8 +613,8 @@ class DevilsAdvocatePolicy(Policy):
         return count_message_tokens(self.llm.model_for(role), messages) + reply
 
     def _summary(self, observation: str) -> str:
-        """The summariser (UNSPECIFIED in the paper, card §7.8): one call per distinct page, cached for the
-        episode; a tree too long even for the summariser is cut to fit first."""
+        """The summariser (the project's own prompt: the paper gives none): one call per distinct page,
+        cached for the episode; a tree too long even for the summariser is cut to fit first."""
         key = _normalise(observation)
         if key not in self.summaries:
             assert self.context_tokens is not None

@@ -1,9 +1,9 @@
-"""Devil's Advocate's prompts and the readers of the model's replies (card §7).
+"""Devil's Advocate's prompts and the readers of the model's replies (docs/methods/devils_advocate.md).
 
 The prompt texts live in ``prompts/devils_advocate_prompts.txt`` (the project's wording; the paper's
 slots in the paper's order). The readers are strict about what they return and tolerant about what
-they read: anything they cannot use raises :class:`ReplyError` (or returns ``None`` where the card
-defines a fallback), never something half-parsed, and model text is never evaluated.
+they read: anything they cannot use raises :class:`ReplyError` (or returns ``None`` where the
+method has a fallback), never something half-parsed, and model text is never evaluated.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from wrappers.actions.grammar import InvalidActionError, parse_command
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts" / "devils_advocate_prompts.txt"
 
-# The action prompt's grammar in the card's order (§7.2). ``go_forward`` is in the paper's action space
-# but not in its prompt (§8): accepted when the model writes it, never offered.
+# The action prompt's grammar in the paper's order. ``go_forward`` is in the paper's action space
+# but not in its prompt: accepted when the model writes it, never offered.
 PROMPT_COMMANDS = ("click", "scroll", "goto", "go_back", "type", "note_down")
 UNLISTED_COMMANDS = ("go_forward",)
 ELEMENT_COMMANDS = frozenset({"click", "type"})  # actions that name an element id (remapped on backtracking)
-NOTE = "note_down"  # handled by the policy: it changes nothing in the browser (card §11)
+NOTE = "note_down"  # handled by the policy: it changes nothing in the browser
 ALIGNMENT_LEAD = "The action is to"
 ANSWER_MARK = "###Answer"
 
@@ -43,7 +43,7 @@ def _table(name: str) -> dict[str, str]:
 
 
 def site_intros() -> dict[str, str]:
-    """Default ``{WEBSITE INTRO}`` per site (the paper gives none, card §7.1)."""
+    """Default ``{WEBSITE INTRO}`` per site (the paper gives none)."""
     return _table("site_intros")
 
 
@@ -52,7 +52,7 @@ def site_intros() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Memo:
-    """One entry of the history: the alignment call's description of an executed action (card §2, G_describe)."""
+    """One entry of the history: the alignment call's description of an executed action (G_describe)."""
 
     trial: int
     text: str
@@ -87,7 +87,7 @@ def render_failures(failures: Sequence[tuple[int, Sequence[str], str]]) -> str:
 
 
 def render_review(history: str, notes: Sequence[str]) -> str:
-    """The plan revision's ``{HISTORY}``: the executed actions, then the notes (card §7.1: the review is of
+    """The plan revision's ``{HISTORY}``: the executed actions, then the notes (the paper's review is of
     the actions executed and the notes taken)."""
     return history + ("\n\n" + texts()["review_notes"].format(notes=numbered(notes, "")) if notes else "")
 
@@ -101,7 +101,7 @@ def render_commands(commands: Iterable[str]) -> str:
     return "\n".join(f"- {lines[c]}" for c in PROMPT_COMMANDS if c in set(commands))
 
 
-# -- prompts (one user message each; the slot order is the card's) ----------------------------------
+# -- prompts (one user message each; the slot order is the paper's) ---------------------------------
 
 
 def plan_prompt(
@@ -145,7 +145,7 @@ def action_prompt(
 
 
 def remedy_question() -> str:
-    """The follow-up turn of anticipatory reflection (card §7.3), asked in the action's conversation."""
+    """The follow-up turn of anticipatory reflection, asked in the action's conversation."""
     return texts()["remedy"]
 
 
@@ -158,7 +158,7 @@ def align_prompt(*, step: str, plan: str, action: str, obs1: str, obs2: str) -> 
 
 
 def completion_prompt(*, objective: str, plan: str, history: str, notes: str, observation: str) -> str:
-    """G_completed: the task check, and (card §7.5, inferred) the subtask check with the subtask as objective."""
+    """G_completed: the task check, and (our reading of the paper) the subtask check with the subtask as objective."""
     return texts()["completion"].format(
         objective=objective, plan=plan, history=history, notes=notes, observation=observation
     )
@@ -188,7 +188,7 @@ _NOTE = re.compile(rf"{NOTE}\s*\[(.*)\]", re.S)
 
 
 def parse_plan(text: str) -> list[str]:
-    """The numbered items of a plan reply, in order (card §7.1); the leading "List" line is optional."""
+    """The numbered items of a plan reply, in order; the leading "List" line is optional."""
     items = [m.group(2).strip("* ") for line in (text or "").splitlines() if (m := _PLAN_ITEM.match(line))]
     items = [item for item in items if item]
     if not items:
@@ -197,7 +197,7 @@ def parse_plan(text: str) -> list[str]:
 
 
 def parse_action(text: str, allowed: Iterable[str]) -> str:
-    """The first action in ``text`` that parses in the card's grammar, in canonical form (``click [12]``,
+    """The first action in ``text`` that parses in the action prompt's grammar, in canonical form (``click [12]``,
     ``type [3] [shoes] [1]``, ``note_down [...]``). Raises :class:`ReplyError`.
 
     Each line is searched for allowed command names; from each, the longest reading up to a closing
@@ -254,7 +254,7 @@ _LEADING_VERDICT = re.compile(r"^[\s>*#_`\-]*(?:(?:answer|verdict)\s*[:\-]?\s*)?
 
 
 def parse_verdict(text: str) -> bool | None:
-    """YES -> True, NO -> False, anything else (both, neither) -> None, which callers read as NO (card §12).
+    """YES -> True, NO -> False, anything else (both, neither) -> None, which callers read as NO.
 
     Read in this order: the last line that is just a verdict ("YES", "Answer: **NO**."); otherwise a
     capitalised YES or NO when only one of them occurs; otherwise a reply that opens with yes/no.
@@ -274,7 +274,7 @@ def parse_verdict(text: str) -> bool | None:
 def parse_alignment(text: str) -> tuple[str | None, bool | None]:
     """(the "The action is to ..." sentence or None, the YES/NO verdict or None) of an alignment reply.
 
-    The sentence is the history entry (G_describe, card §7.4); the verdict is read from the rest of the
+    The sentence is the history entry (G_describe); the verdict is read from the rest of the
     reply, so a sentence that happens to contain "no" cannot decide it.
     """
     match = _DESCRIPTION.search(text or "")
@@ -297,7 +297,7 @@ _BARE_ID = re.compile(r"(?<![\w.])([a-z]*\d+)(?![\w.])")
 
 
 def parse_element_id(text: str) -> str | None:
-    """The element id of a mapping reply: the first bracketed id, else the first integer (card §7.7)."""
+    """The element id of a mapping reply: the first bracketed id, else the first integer."""
     match = _BRACKETED_ID.search(text or "") or _BARE_ID.search(text or "")
     return match.group(1) if match else None
 

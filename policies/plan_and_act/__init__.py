@@ -1,4 +1,4 @@
-"""Plan-and-Act (plan_and_act.md): a planner that writes a high-level plan, a replanner that rewrites it
+"""Plan-and-Act (docs/methods/plan_and_act.md): a planner that writes a high-level plan, a replanner that rewrites it
 after every action, and an executor that grounds it in WebRL actions on the simplified HTML page.
 
 Registered variants, the Table 1 rows that need no training (:data:`TABLE1_GRID`, in the table's order):

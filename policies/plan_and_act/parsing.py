@@ -1,4 +1,4 @@
-"""Reading the planner's, replanner's and executor's answers (plan_and_act.md §3.4).
+"""Reading the planner's, replanner's and executor's answers (docs/methods/plan_and_act.md).
 
 * A plan without CoT is the ``## Step N`` / ``Reasoning:`` / ``Step:`` list (A.3); the plan handed on is the
   text from the first ``## Step`` header on, as written.
@@ -9,7 +9,7 @@
 * An action is one WebRL call (:func:`wrappers.actions.webrl_grammar.parse_webrl`) with its comment lines.
 
 Every problem raises :class:`AnswerFormatError`, whose message tells the model what to fix; the policy
-re-asks with it (bounded) and follows the card's failure path when the re-asks are spent.
+re-asks with it (bounded) and ends the episode as the authors' runner does when the re-asks are spent.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The Plan-and-Act policy: a planner, a replanner and an executor, each its own LLM role.
 
-Per decision (plan_and_act.md §3.1): on the first step the planner writes a plan from the task and the
+Per decision (docs/methods/plan_and_act.md): on the first step the planner writes a plan from the task and the
 page without element ids; on every later step (dynamic replanning) the replanner rewrites it from the
 earlier plans, the actions so far and the current page without ids; then the executor chooses one WebRL
 action from the task, the newest plan, its earlier rounds (old pages replaced) and the current page with
 ids. ``exit(message=...)`` delivers the answer.
 
-Switches, with the card's defaults (§11): ``use_planner`` (off: the executor alone, Table 1's "No
+Switches, with their defaults: ``use_planner`` (off: the executor alone, Table 1's "No
 Planner" row), ``dynamic_replanning`` (off: one plan for the whole episode), ``cot`` (the released CoT
 prompts with tagged answers; off: the paper's prompts), ``executor_history`` ("placeholder": old pages
 become WebRL's ``** Simplified html **``; "snippet": they shrink to the acted-on element's neighbourhood;
@@ -14,10 +14,10 @@ default: the style's own, placeholder without CoT and snippet with it), temperat
 30 steps, 3 re-asks per call, an early stop after 5 repeats of one action, and bounded ``max_tokens``
 per role (planner and replanner 4096, executor 1024 with CoT, 512 without).
 
-Decisions on the card's gaps, next to what they concern:
+Decisions where the paper leaves gaps, next to what they concern:
 * unusable answers: each call is re-asked up to ``max_retries`` times, each re-ask appending the bad answer
   and a corrective message with a correct example; when they are spent the episode ends as the released
-  runner ends it, with ``exit(message="Early stop: ...")`` naming the role (so the card's separate
+  runner ends it, with ``exit(message="Early stop: ...")`` naming the role (so a separate
   three-parse-failures threshold never comes into play);
 * the executor's action is also checked against the current page before it is sent (element ids shown,
   dropdown options), and a failure there takes the same re-ask path;
@@ -286,7 +286,7 @@ class PlanAndActPolicy(Policy):
         raise AssertionError("unreachable")
 
     def _snippet(self, obs: Obs, action: ParsedAction) -> str:
-        """This round's page cut to the acted-on element's neighbourhood (the card's garbage collection);
+        """This round's page cut to the acted-on element's neighbourhood (old pages are garbage-collected, as in the paper);
         the placeholder line when there is no page object or no element."""
         page = obs.get("text_tree")
         snippet = getattr(page, "snippet", None)

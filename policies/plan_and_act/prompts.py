@@ -1,22 +1,22 @@
-"""Plan-and-Act's prompts: one builder per call, in the two styles of plan_and_act.md.
+"""Plan-and-Act's prompts: one builder per call, in the two styles of docs/methods/plan_and_act.md.
 
-* ``cot=False`` -- the paper's prompts (§4): the planner's system prompt and user message (A.3), the
+* ``cot=False`` -- the paper's prompts (its appendix): the planner's system prompt and user message (A.3), the
   replanner's system prompt and collapsed user/assistant rounds (A.10), the executor's plan section (A.4)
-  in front of the WebRL executor prompt, with WebArena-Lite's chat rounds (§2.3).
-* ``cot=True`` -- the released CoT system (§5): single-message planner and replanner prompts that ask for
+  in front of the WebRL executor prompt, with WebArena-Lite's chat rounds.
+* ``cot=True`` -- the authors' released CoT system: single-message planner and replanner prompts that ask for
   reasoning and then the plan between ``[Start of Plan]`` and ``[End of Plan]``, and the executor's
   multi-round conversation that asks for reasoning and then the action between ``[Start of Action]`` and
   ``[End of Action]``.
 
 All wording is in ``prompts/plan_and_act_prompts.txt`` and ``prompts/plan_and_act_actions.txt``; section
-labels, tags and round formats are the interfaces the card fixes. Decisions the card leaves open ([I]):
+labels, tags and round formats are the paper's and the released code's interfaces. Decisions they leave open:
 * the executor's system prompt is the plan section, a blank line, then the WebRL prompt; with dynamic
   replanning the plan section carries the newest plan in every round (non-CoT);
 * the replanner's first user message starts with a ``## User Query`` section (the system prompt names the
   query as an input, A.10.2 shows no slot for it); the initial plan is the A.3 planner's, shown as the
   replanner's first answer (as the released code starts from its initial planner);
-* previous actions are listed as ``- Action k:`` blocks separated by blank lines in both styles (§5.2's
-  layout; A.10 does not show one);
+* previous actions are listed as ``- Action k:`` blocks separated by blank lines in both styles (the released
+  replanner's layout; A.10 does not show one);
 * the action formats listed are exactly the actions the task enables (the CoT code lists 8, WebRL 14);
 * an action that failed in the browser is reported in the next round's user message (``action_error``),
   unless the policy turns that off.
@@ -79,7 +79,7 @@ def _quoted(names: Sequence[str]) -> str:
 
 
 def webrl_system(commands: Sequence[str]) -> str:
-    """The WebRL executor prompt (card §2.3) for exactly the enabled actions."""
+    """WebArena-Lite's WebRL executor prompt for exactly the enabled actions."""
     t = texts()
     enabled = _enabled(commands)
     do = [s.name for s in enabled if s.name in DO_ACTIONS]
@@ -99,7 +99,7 @@ def webrl_system(commands: Sequence[str]) -> str:
 
 
 def action_formats(commands: Sequence[str]) -> str:
-    """Numbered action formats for the CoT executor (card §5.3), one per enabled action."""
+    """Numbered action formats for the CoT executor (the released code's), one per enabled action."""
     return "\n".join(f"{i}. {s.name}: `{s.format}` ({s.meaning})" for i, s in enumerate(_enabled(commands), 1))
 
 
@@ -110,7 +110,7 @@ def previous_actions(actions: Sequence[str]) -> str:
     return "\n\n".join(f"- Action {k}:\n{text}" for k, text in enumerate(actions, 1))
 
 
-# -- planner (A.3 / §5.1) --------------------------------------------------------------------------
+# -- planner (A.3 / released CoT) --------------------------------------------------------------------------
 
 
 def planner_messages(goal: str, html: str, cot: bool) -> list[Message]:
@@ -124,7 +124,7 @@ def planner_messages(goal: str, html: str, cot: bool) -> list[Message]:
     ]
 
 
-# -- replanner (A.10 / §5.2) -----------------------------------------------------------------------
+# -- replanner (A.10 / released CoT) -----------------------------------------------------------------------
 
 
 def replanner_messages(goal: str, plans: Sequence[str], actions: Sequence[str], html: str, cot: bool) -> list[Message]:
@@ -148,7 +148,7 @@ def replanner_messages(goal: str, plans: Sequence[str], actions: Sequence[str], 
     return messages
 
 
-# -- executor (A.4 + WebRL / §5.3-§5.4) ------------------------------------------------------------
+# -- executor (A.4 + WebRL / released CoT) -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -195,7 +195,7 @@ def executor_messages(
 
 
 def cot_answer(reasoning: str, action: str) -> str:
-    """An earlier CoT executor answer as its history shows it (card §5.3's interface)."""
+    """An earlier CoT executor answer as its history shows it (the released code's format)."""
     return f"<think>\n{reasoning}\n</think>\n\n{ACTION_TAGS[0]}\n{action}\n{ACTION_TAGS[1]}"
 
 

@@ -1,4 +1,4 @@
-"""Plan-MCTS (plan_mcts.md): Monte Carlo tree search over natural-language subplans.
+"""Plan-MCTS (docs/methods/plan_mcts.md): Monte Carlo tree search over natural-language subplans.
 
 Nodes are verified states of the site, edges subplans. Each iteration descends by UCT over subplan
 edges to one not executed yet; the Operator grounds it into a few browser actions from its parent

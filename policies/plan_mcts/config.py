@@ -1,6 +1,6 @@
-"""Plan-MCTS's search parameters: the paper's values where it reports them (N=10, d=5, k=3), the card's
-recommended defaults where it does not (plan_mcts.md §5, §11), and the switches of its ablations and
-baselines (§8.3, §8.4). Every field is a ``make_policy`` option of the same name.
+"""Plan-MCTS's search parameters: the paper's values where it reports them (N=10, d=5, k=3), this
+project's defaults where it does not (docs/methods/plan_mcts.md, "Parameters"), and the switches of its
+ablations and baselines (the paper's Tables 2 and 3). Every field is a ``make_policy`` option of the same name.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# §11: the status -> score mapping of the macro check (the paper gives only the codes A-E).
+# The status -> score mapping of the macro check (the paper gives only the codes A-E).
 STATUS_SCORES = {"A": 1.0, "B": 0.75, "C": 0.5, "D": 0.25, "E": 0.0}
 UNCLEAR_STATUS = "D"  # a macro sample that stays unreadable after the re-asks ("no confidence that the step helped")
 
@@ -41,7 +41,7 @@ class SearchConfig:
     operator_steps: int = 5  # UNSPECIFIED -> 5 atomic actions per subplan
     refinements: int = 1  # UNSPECIFIED -> 1 repair per failed simulation
     refine_from: str = "failure"  # UNSPECIFIED -> the post-failure state ("parent": restore it first)
-    expand_after_failure: bool = False  # §11 option: a failed subplan's state becomes a node too
+    expand_after_failure: bool = False  # UNSPECIFIED option: a failed subplan's state becomes a node too
     early_stop: bool = True  # stop at the first success candidate
     final_select: str = "max_q"  # UNSPECIFIED -> follow the highest Q from the root
     search: str = "mcts"  # "beam": Plan Search / Action Search (Table 2)

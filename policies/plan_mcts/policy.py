@@ -14,7 +14,7 @@ from policies.search_tree import SearchTree
 from wrappers.presets import PRESETS
 
 SEARCH_OPTIONS = frozenset(f.name for f in fields(SearchConfig))
-# Decoding per role (UNSPECIFIED in the paper; plan_mcts.md §5): diverse Planner candidates, a
+# Decoding per role (UNSPECIFIED in the paper; docs/methods/plan_mcts.md): diverse Planner candidates, a
 # deterministic Operator, Micro check and Reflector, and Macro samples that can differ (they are
 # averaged). Every role's reply is bounded.
 ROLES = {

@@ -1,4 +1,4 @@
-"""Plan-MCTS's five prompts (plan_mcts.md §6: Planner, Operator, Micro and Macro checks, Reflector) and
+"""Plan-MCTS's five prompts (the paper's Figs. 6-10: Planner, Operator, Micro and Macro checks, Reflector) and
 the parsers of their answers.
 
 Each builder returns chat messages: the system text from ``policies/prompts/plan_mcts_prompts.txt``
@@ -10,9 +10,9 @@ Parsers are strict and raise :class:`AnswerError` with a message for the re-ask;
 ever evaluated.
 
 Decisions where the figures leave gaps:
-* the Operator's user message gets the previous subplans as their own section (§4.1: the system
+* the Operator's user message gets the previous subplans as their own section (the system
   message names them, the figure's template has no placeholder), and every page section starts
-  with the page's URL and any error of the last action (§9.3);
+  with the page's URL and any error of the last action;
 * the Micro check's "AXTree snippet" is the aligned page text (the preset already prunes it);
 * a JSON answer may be wrapped in a Markdown code fence; anything around the object is ignored;
 * the Macro status is read from the last ``STATUS CODE:`` line (bold markers and a trailing label
@@ -34,7 +34,7 @@ from policies.plan_mcts.tree import HistoryItem, Page, Step
 from wrappers.actions.grammar import InvalidActionError, parse_action
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
-DONE = "subplan_done"  # the Operator's pseudo-action: the subplan is complete (§11), never sent to the env
+DONE = "subplan_done"  # the Operator's pseudo-action: the subplan is complete, never sent to the env
 OPERATOR_SECTIONS = (
     "Interaction History Summary",
     "Observation Highlights",
@@ -106,7 +106,7 @@ class Context:
 
 
 def render_history(history: list[HistoryItem], *, scores: bool = False) -> str:
-    """H_P, one subplan per line; with ``scores`` also the macro status, score and notes (§6.4)."""
+    """H_P, one subplan per line; with ``scores`` also the macro status, score and notes (Fig. 9)."""
     if not history:
         return "None yet: this is the first subplan."
     lines = []

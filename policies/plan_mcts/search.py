@@ -1,4 +1,4 @@
-"""One episode's search (plan_mcts.md §3-§4): selection, simulation (grounding + dual-gating check),
+"""One episode's search (docs/methods/plan_mcts.md): selection, simulation (grounding + dual-gating check),
 refinement, expansion and backpropagation, then the final path, all through the rollout's handle.
 
 Every state change goes through the handle: a snapshot at each verified node, ``handle.restore`` to go
@@ -7,23 +7,23 @@ method), exploration through ``handle.step`` (the interaction budget, never the 
 answer given while exploring is held back by the handle and kept on the node). The answer of the
 chosen path is returned to the policy, which delivers it as its one decision.
 
-Decisions where the card leaves room, next to the code they concern:
+Decisions where the paper leaves room, next to the code they concern:
 * the environment is restored only when it is not already at the node to work from (after a verified
   subplan it stands at the new child, which the next iteration often continues from);
 * an unusable Planner answer (after the re-asks) leaves the node without candidates, so it is a leaf;
-  an unusable Operator answer ends the subplan's execution (an "unrecoverable error", §4.1); an
+  an unusable Operator answer ends the subplan's execution (an "unrecoverable error"); an
   unusable Micro verdict counts as "no"; an unusable Macro sample counts as status D ("unclear");
   an unusable Reflector answer means no repair;
 * the macro status kept in H_P is the most frequent code of the samples, ties going to the worse one;
   a terminal subplan is a success candidate when more than half of the samples say A (micro-only
   reward: when the micro check says yes);
-* Action MCTS / Action Search (§8.3): edges are single commands proposed by the Planner and executed
+* Action MCTS / Action Search (Table 2): edges are single commands proposed by the Planner and executed
   as they are (no Operator call); Plan Search / Action Search: beam search whose budget N counts
   executions, each level keeping the ``beam_width`` best children by reward;
-* Reflection-based refinement (§8.4): the Reflector's diagnosis of a failed subplan is added to the
+* Reflection-based refinement (Table 3): the Reflector's diagnosis of a failed subplan is added to the
   Planner's and Operator's context as a lesson; the edge is not rewritten and stays dead;
 * when the budget ends and the chosen leaf holds no answer, the Operator runs once more from it with
-  a final-answer subplan (§5); if it gives none, the answer is empty.
+  a final-answer subplan; if it gives none, the answer is empty.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class PlanSearch:
         return node
 
     def mcts(self) -> None:
-        """§4: N iterations of selection, simulation (+ refinement), expansion, backpropagation."""
+        """N iterations of selection, simulation (+ refinement), expansion, backpropagation."""
         assert self.root is not None
         for _ in range(self.cfg.iterations):
             selected = self.select()
@@ -203,7 +203,7 @@ class PlanSearch:
                     self.go(node)
                     before = node.page
                     edge.steps.clear()
-                else:  # on-policy repair: continue from the failed state (the card's default)
+                else:  # on-policy repair: continue from the failed state (the default)
                     before = after
                 segment: list[Step] = []
                 try:
@@ -260,7 +260,7 @@ class PlanSearch:
             macro=r_macro,
             failed=not verified,
         )
-        child.terminal = verified and bool(answer and answer.strip())  # §11: a non-empty answer
+        child.terminal = verified and bool(answer and answer.strip())  # a success candidate needs a non-empty answer
         if child.terminal:
             codes = [code for code, _ in statuses]
             child.success = codes.count("A") * 2 > len(codes) if codes else self.cfg.reward == "micro"
@@ -270,7 +270,7 @@ class PlanSearch:
         return child
 
     def expand(self, node: Node) -> None:
-        """The Planner's k candidates from a verified (or, optionally, failed) state (§4.5)."""
+        """The Planner's k candidates from a verified (or, optionally, failed) state (Expansion)."""
         if node.terminal or node.depth >= self.cfg.max_depth:
             return
         self._view = node.view
@@ -322,7 +322,7 @@ class PlanSearch:
                 self.ctx, subplan, node.history, node.path_steps, steps[start:], page, self.feedback
             )
             parsed = self.ask("operator", messages, lambda text: P.parse_operator(text, self.ctx.commands))
-            if parsed is None:  # an unrecoverable error (§4.1); ask() noted it on the node
+            if parsed is None:  # an unrecoverable error; ask() noted it on the node
                 break
             action = parsed[0]
             if action == P.DONE:
@@ -395,7 +395,7 @@ class PlanSearch:
         return self.final_answer(leaf)
 
     def choose(self) -> Node:
-        """The first success candidate; else the leaf ``final_select`` picks (§5)."""
+        """The first success candidate; else the leaf ``final_select`` picks."""
         assert self.root is not None
         if self.success is not None:
             return self.success

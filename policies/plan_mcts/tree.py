@@ -1,4 +1,4 @@
-"""The plan tree Plan-MCTS searches (plan_mcts.md §2, §4): nodes are verified states, edges subplans.
+"""The plan tree Plan-MCTS searches (docs/methods/plan_mcts.md): nodes are verified states, edges subplans.
 
 Pure data and arithmetic, no environment and no model, so selection, backpropagation and the final
 choice are unit-tested on their own. Each node and edge keeps a view in the episode's
@@ -68,7 +68,7 @@ class Step:
 
 @dataclass
 class HistoryItem:
-    """One executed subplan of the Abstracted Semantic History H_P (§6.4: text, completion status,
+    """One executed subplan of the Abstracted Semantic History H_P (Fig. 9: text, completion status,
     status code, score and notes)."""
 
     subplan: str
@@ -124,7 +124,7 @@ def uct_score(edge: Edge, parent_visits: int, c: float) -> float:
 
 
 def uct_select(edges: list[Edge], c: float) -> Edge:
-    """The edge maximising :func:`uct_score` with N(s) the sum of the edges' visits (§11); ties go to
+    """The edge maximising :func:`uct_score` with N(s) the sum of the edges' visits; ties go to
     the earlier edge (the Planner's order)."""
     if not edges:
         raise ValueError("no edges to select from")

@@ -1,5 +1,5 @@
 """The WebRL / WebArena-Lite action space (Plan-and-Act's executor) as a Gymnasium wrapper over any
-BrowserGym environment (plan_and_act.md §2.2).
+BrowserGym environment (docs/methods/plan_and_act.md).
 
 ``step(text)`` takes one action of :mod:`wrappers.actions.webrl_grammar` (comment lines allowed) and runs
 the matching BrowserGym action(s). Invalid text never reaches the browser: the previous observation
@@ -44,7 +44,7 @@ from typing import Any
 import gymnasium as gym
 
 from wrappers.actions.browser import BrowserCommands, StepResult, call, page_ids
-from wrappers.actions.webrl_grammar import COMMANDS, WebRLAction, WebRLActionError, parse_webrl
+from wrappers.actions.webrl_grammar import COMMANDS, NEEDS_ELEMENT, WebRLAction, WebRLActionError, parse_webrl
 
 WAIT_MS = 1000
 
@@ -109,18 +109,21 @@ class WebRLActions(BrowserCommands):
             return [call("go_forward")]
         name, element, argument = action.action, action.element, action.argument or ""
         label = check_on_page(action, self._obs or {})
-        if name == "Click":
-            return [call("click", element)]
-        if name == "Right Click":
-            return [call("click", element, "right")]
-        if name == "Hover":
-            return [call("hover", element)]
-        if name == "Type":
-            return [call("fill", element, argument)]
-        if name == "Search":
-            return [call("fill", element, argument), call("press", element, "Enter")]
-        if name == "Select Dropdown Option":
-            return [call("select_option", element, label)]
+        if name in NEEDS_ELEMENT:
+            if element is None:  # the parser requires one; an action built by hand may lack it
+                raise WebRLActionError(f'"{name}" needs element="<id>" (an id shown in the HTML)')
+            if name == "Click":
+                return [call("click", element)]
+            if name == "Right Click":
+                return [call("click", element, "right")]
+            if name == "Hover":
+                return [call("hover", element)]
+            if name == "Type":
+                return [call("fill", element, argument)]
+            if name == "Search":
+                return [call("fill", element, argument), call("press", element, "Enter")]
+            if name == "Select Dropdown Option":
+                return [call("select_option", element, label or argument)]
         if name in ("Scroll Up", "Scroll Down"):
             height = self.viewport_height()
             return [call("scroll", 0, height if name == "Scroll Down" else -height)]

@@ -1,5 +1,5 @@
 """Strict parser for the WebRL / WebArena-Lite action grammar that Plan-and-Act's executor writes
-(plan_and_act.md §2.2-§2.3).
+(docs/methods/plan_and_act.md).
 
 An action is one call, optionally preceded by comment lines that the model uses as its memory::
 

@@ -233,7 +233,9 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
     seen = {first.get("nodeId")}  # CDP trees are trees, but a corrupt merge must not loop forever
     # Frames: raw node, its role, where its node goes, its converted children, its unvisited child ids,
     # whether it is a text field (whose editor subtree is skipped).
-    stack = [(first, _role(first), roots, [], iter(first.get("childIds") or ()), False)]
+    stack: list[tuple[dict[str, Any], str, list[Node], list[Node], Iterator[Any], bool]] = [
+        (first, _role(first), roots, [], iter(first.get("childIds") or ()), False)
+    ]
     while stack:
         raw, role, out, kids, child_ids, in_field = stack[-1]
         for child_id in child_ids:

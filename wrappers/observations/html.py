@@ -1,4 +1,5 @@
-"""The simplified-HTML observation of WebRL / WebArena-Lite, as Plan-and-Act's models read it (plan_and_act.md §2.1).
+"""The simplified-HTML observation of WebRL / WebArena-Lite, as Plan-and-Act's models read it
+(docs/methods/plan_and_act.md).
 
 ``SimplifiedHTMLObservation`` adds three keys to BrowserGym's observation dict:
 
@@ -13,13 +14,13 @@ Both texts cover the full page, not only the viewport, and start with the dialog
 observation of this project starts with. The page comes from BrowserGym's DOM snapshot, so the env must
 run in ``obs_mode="full"`` (the ``plan_and_act`` preset sets it).
 
-How the page is simplified, and where that follows the card or decides what it leaves open:
+How the page is simplified, and where that follows the released code or decides what it leaves open:
 
-* dropped: ``script``, ``style``, ``noscript``, ``template``, ``head`` and ``footer`` (the card's cleaner
+* dropped: ``script``, ``style``, ``noscript``, ``template``, ``head`` and ``footer`` (the released cleaner
   removes footers), elements without a layout box (``display: none``, hidden inputs) and
   ``aria-hidden="true"`` subtrees; the options of a kept ``<select>`` stay although Chromium gives
   the options of a closed dropdown no box;
-* attributes: only the card's list (``alt``, ``aria-label``, ``aria-description``, ``aria-expanded``,
+* attributes: only the released cleaner's list (``alt``, ``aria-label``, ``aria-description``, ``aria-expanded``,
   ``checked``, ``contenteditable``, ``data-label``, ``data-status``, ``data-testid``, ``data-text``,
   ``data-value``, ``label``, ``name``, ``placeholder``, ``role``, ``selected``, ``title``, ``type``,
   ``value``, plus ``aria-selected``/``aria-checked``, the ARIA forms of its selected and checked states,
@@ -32,11 +33,11 @@ How the page is simplified, and where that follows the card or decides what it l
   on every page; BrowserGym's ids are stable while an element lives, so no id table is needed between
   the model and the browser, and the executor's ``element="..."`` goes straight to BrowserGym;
 * wrapper tags (``div``, ``span``, ``p``, ``b``, ``i``, ``em``, ``strong``, ``small``, ``u``, ``font``,
-  ``section``, ``article``, ``header``, ``main``, ``center``, ``h1``-``h6``, as the card lists) that
+  ``section``, ``article``, ``header``, ``main``, ``center``, ``h1``-``h6``, as the released cleaner lists) that
   carry no kept attribute and no id disappear when they hold only text or a single child, and their
   text joins the surrounding text; one that groups several children keeps its tag. Structural tags
   (lists, tables, forms, ``nav``, ``label``) always keep theirs. Empty elements without an id vanish;
-* layout: one element per line, indented one space per level (the card's "prettified" page); an
+* layout: one element per line, indented one space per level (the released code's "prettified" page); an
   element whose content is only text stays on one line, which keeps pages short.
 """
 
@@ -82,7 +83,7 @@ _ELEMENT, _TEXT, _CDATA, _FRAGMENT = 1, 3, 4, 11
 
 
 def strip_ids(html: str) -> str:
-    """The page without element ids: every ``id="..."`` attribute removed (the card's ``strip_annotation``).
+    """The page without element ids: every ``id="..."`` attribute removed (the released code's ``strip_annotation``).
 
     Ids are always the first attribute of a tag and ``<`` never appears unescaped in text, so only ids
     are touched; this is exactly how ``obs["text_no_ids"]`` is made from the page of ``obs["text"]``.
@@ -92,7 +93,7 @@ def strip_ids(html: str) -> str:
 
 @dataclass(frozen=True)
 class HTMLConfig:
-    """What the simplification keeps (defaults: the card's cleaner, see the module docstring)."""
+    """What the simplification keeps (defaults: the released cleaner's, see the module docstring)."""
 
     kept_attributes: tuple[str, ...] = KEPT_ATTRIBUTES
     dropped_tags: tuple[str, ...] = DROPPED_TAGS
@@ -156,7 +157,7 @@ class HtmlPage:
         return self._html
 
     def snippet(self, bid: str | None, siblings: int = 5, descendants: int = 5, depth: int = 3) -> str:
-        """The short view of the page an executor history keeps for a past round (card §2.4, [C]): the
+        """The short view of the page an executor history keeps for a past round (as the released code does): the
         chain of ancestors of element ``bid`` from ``<body>`` down, its parent's other children (up to
         ``siblings`` on each side) and the element itself, each cut to ``descendants`` descendant nodes and
         ``depth`` levels. Without an element (a scroll, an answer) or for an id the page does not show,

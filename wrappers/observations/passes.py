@@ -313,7 +313,7 @@ def description_lists(st: PassState) -> None:
             if len(kids) == 1 and kids[0].is_leaf():
                 kid = kids[0]
                 n.name, n.plain = st.line(kid, True), st.line(kid, False)
-                n.embedded = ((kid.bid,) if st.shows_id(kid) else ()) + kid.embedded
+                n.embedded = ((kid.bid,) if kid.bid is not None and st.shows_id(kid) else ()) + kid.embedded
                 kid.visible = False
     parents: dict[int, Node] = {}
     for term in st.of(*TERM_ROLES):
@@ -417,10 +417,10 @@ def _convert_table(st: PassState, table: Node) -> None:
     for group in table.children:
         if group.role not in ROW_ROLES and not group.visible_children() and not group.name:
             group.visible = False
-    for cells in lines:
-        node = Node("row", _markdown([c[0] for c in cells]) if cells else "", None, {}, parent=table)
-        node.plain = _markdown([c[1] for c in cells]) if cells else ""
-        node.embedded = tuple(i for c in cells for i in c[2])
+    for line in lines:
+        node = Node("row", _markdown([c[0] for c in line]) if line else "", None, {}, parent=table)
+        node.plain = _markdown([c[1] for c in line]) if line else ""
+        node.embedded = tuple(i for c in line for i in c[2])
         table.children.append(node)
 
 

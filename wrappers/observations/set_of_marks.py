@@ -1,5 +1,5 @@
 """The Set-of-Marks observation: the page screenshot with element ids drawn on it, together with the
-pruned accessibility-tree text that shows the same ids (plan_mcts.md §7, §9.3).
+pruned accessibility-tree text that shows the same ids (docs/methods/plan_mcts.md).
 
 Multimodal methods (Plan-MCTS, and any other that reads screenshots) look at the image to find an
 element and name it by the number drawn on it; the text gives roles, names and states the image
@@ -71,7 +71,7 @@ class SetOfMarksObservation(ForwardsEnvCalls, gym.ObservationWrapper):
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
         props: dict[str, dict[str, Any]] = observation.get("extra_element_properties") or {}
-        shot = observation.get("screenshot")
+        shot: Any = observation.get("screenshot")  # an image array under obs_mode="full"
         drawable = isinstance(shot, np.ndarray) and shot.ndim == 3 and shot.shape[0] > 1 and bool(props)
         if not drawable and not self._warned:
             warnings.warn(

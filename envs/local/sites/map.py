@@ -16,6 +16,7 @@ bicycle, car, foot as on OpenStreetMap (so ``selectedIndex`` 1 is driving, 2 wal
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import random
 import sqlite3
@@ -112,7 +113,7 @@ def _town_links(towns: list[Town]) -> list[tuple[int, int, str]]:
         links.setdefault((min(i, trail), max(i, trail)), "trail")
     big = sorted(range(n), key=lambda i: -towns[i].population)[:8]
     big.sort(key=lambda i: math.atan2(towns[i].lat - towns[0].lat, towns[i].lon - towns[0].lon))
-    for i, j in zip(big, big[1:], strict=False):
+    for i, j in itertools.pairwise(big):
         links[(min(i, j), max(i, j))] = "motorway"
     return [(i, j, kind) for (i, j), kind in sorted(links.items())]
 
@@ -410,7 +411,7 @@ def create_app(ctx: SiteContext) -> Flask:
             errors.append(f"Could not find a place matching '{src_text}'.")
         if dst is None:
             errors.append(f"Could not find a place matching '{dst_text}'.")
-        if errors:
+        if errors or src is None or dst is None:
             return render_template("directions.html", form=form, errors=errors), 404
         canonical = {"from": src["name"], "to": dst["name"], "mode": mode}
         if "route_from" in request.args or (src["name"], dst["name"]) != (src_text, dst_text):

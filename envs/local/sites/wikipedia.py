@@ -89,8 +89,8 @@ def _country_article(rng: random.Random, w: World, c: Any) -> dict[str, Any]:
             "heading": "History",
             "paragraphs": [
                 f"The first {c.name} state was proclaimed in {c.founded}, uniting several river principalities under a "
-                f"single crown. Trade along the coast brought wealth to [[{c.capital}]], which became the seat of "
-                "government.",
+                f"single crown. Trade along the coast brought wealth to [[{c.capital}]], "
+                "which became the seat of government.",
                 _para(rng, HISTORY, country=c.name, capital=c.capital, year=c.founded + rng.randint(80, 300)),
                 f"In the twentieth century {c.name} joined the regional customs union together with "
                 + ", ".join(f"[[{n}]]" for n in c.neighbours)
@@ -111,8 +111,8 @@ def _country_article(rng: random.Random, w: World, c: Any) -> dict[str, Any]:
             "heading": "Economy",
             "paragraphs": [
                 _para(rng, ECONOMY, country=c.name, currency=c.currency),
-                f"The currency is the {c.currency}. Tourism centres on [[{c.capital}]] and the old towns of the "
-                "interior.",
+                f"The currency is the {c.currency}. "
+                f"Tourism centres on [[{c.capital}]] and the old towns of the interior.",
             ],
         },
         {
@@ -448,8 +448,8 @@ def create_app(ctx: SiteContext) -> Flask:
         linked = {m.group(1) for s in sections for p in s["paragraphs"] for m in LINK.finditer(p)}
         see_also = (
             query(
-                f"SELECT title, slug FROM wiki_article WHERE title IN ({','.join('?' * len(linked))})"
-                " ORDER BY title LIMIT 12",
+                f"SELECT title, slug FROM wiki_article WHERE title IN ({','.join('?' * len(linked))}) "
+                "ORDER BY title LIMIT 12",
                 tuple(linked),
             )
             if linked
@@ -515,8 +515,8 @@ def create_app(ctx: SiteContext) -> Flask:
 
 
 HISTORY = (
-    "During the wars of {year} the kingdom lost its northern provinces, which it regained by treaty a generation "
-    "later.",
+    "During the wars of {year} the kingdom lost its northern provinces, "
+    "which it regained by treaty a generation later.",
     "A reform movement in {year} abolished serfdom and moved the university from the old fortress to {capital}.",
     "After a long famine around {year}, many families from {country} emigrated overseas.",
 )

@@ -13,6 +13,8 @@ import random
 import sqlite3
 from datetime import datetime, timedelta
 
+from envs.local.framework import inserted_id
+
 from .anchors import (
     ANCHOR_BRANCHES,
     ANCHOR_COMMITS,
@@ -589,7 +591,7 @@ def _make_users(conn: sqlite3.Connection, rng: random.Random) -> dict[str, int]:
                 _ts(_START - timedelta(days=rng.randrange(10, 900))),
             ),
         )
-        ids[username] = int(cur.lastrowid)
+        ids[username] = inserted_id(cur)
     return ids
 
 
@@ -625,7 +627,7 @@ def _add_issuable(
             _ts(updated or created + timedelta(days=3)),
         ),
     )
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 # Projects whose issue and merge request lists run over several pages, as WebArena's busiest ones do.
@@ -645,7 +647,9 @@ def _seed_project(
     """Commits, branches, milestones, issues and merge requests of one project."""
     people = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, name, email FROM gitlab_user")}
     weights = [1 / (i + 1) for i in range(len(members))]
-    commits = [(_when(rng), rng.choices(members, weights)[0], None) for _ in range(rng.randrange(15, 70))]
+    commits: list[tuple[datetime, int, str | None]] = [
+        (_when(rng), rng.choices(members, weights)[0], None) for _ in range(rng.randrange(15, 70))
+    ]
     if full in TOP_CONTRIBUTORS:
         who, extra = TOP_CONTRIBUTORS[full]
         commits += [(_when(rng), users[who], None) for _ in range(extra)]
@@ -682,7 +686,7 @@ def _seed_project(
                 rng.choice(("active", "closed")),
             ),
         )
-        milestones.append(int(cur.lastrowid))
+        milestones.append(inserted_id(cur))
     busy = _BUSY.get(full, 1)
     for kind, low, high in (("issue", 3 * busy, 30 * busy), ("merge_request", 1 * busy, 12 * busy)):
         for _ in range(rng.randrange(low, high)):
@@ -810,10 +814,8 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
     others = [u for u in users.values() if u != users["byteblaze"]]
     group_ids: dict[str, int] = {}
     for path, (name, desc) in GROUPS.items():
-        group_ids[path] = int(
-            conn.execute(
-                "INSERT INTO gitlab_group (path, name, description) VALUES (?, ?, ?)", (path, name, desc)
-            ).lastrowid
+        group_ids[path] = inserted_id(
+            conn.execute("INSERT INTO gitlab_group (path, name, description) VALUES (?, ?, ?)", (path, name, desc))
         )
         for uid in rng.sample(others, 6):
             conn.execute(
@@ -825,7 +827,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
     for namespace, path, name, desc, language, license_key in PROJECTS:
         full = f"{namespace}/{path}"
         created = _when(rng)
-        pid = int(
+        pid = inserted_id(
             conn.execute(
                 "INSERT INTO gitlab_project (namespace, path, name, description, visibility, created_at,"
                 " last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -838,7 +840,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
                     _ts(created),
                     _ts(created + timedelta(days=rng.randrange(30, 400))),
                 ),
-            ).lastrowid
+            )
         )
         projects[full] = pid
         counters[f"{pid}-issue"] = counters[f"{pid}-merge_request"] = 0
@@ -865,11 +867,11 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
             conn.execute("INSERT INTO gitlab_file VALUES (?, ?, ?)", (pid, fpath, content))
         labels = {}
         for lname, color, ldesc in LABELS:
-            labels[lname] = int(
+            labels[lname] = inserted_id(
                 conn.execute(
                     "INSERT INTO gitlab_label (project_id, name, color, description) VALUES (?, ?, ?, ?)",
                     (pid, lname, color, ldesc),
-                ).lastrowid
+                )
             )
         _seed_project(conn, rng, pid, full, users, members, labels, counters)
         _seed_anchor_issuables(conn, pid, full, users, labels, counters)

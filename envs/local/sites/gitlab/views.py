@@ -19,7 +19,7 @@ from flask import Flask, abort, flash, g, redirect, render_template, request, se
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from envs.local.framework import SiteContext, get_db, int_arg, make_app
+from envs.local.framework import SiteContext, get_db, inserted_id, int_arg, make_app
 
 from . import workflow
 from .common import (
@@ -703,23 +703,25 @@ def create_app(ctx: SiteContext) -> Flask:
                     (row["id"], kind),
                 ).fetchone()[0]
                 stamp = now()
-                new_id = db.execute(
-                    "INSERT INTO gitlab_issuable (kind, project_id, iid, title, description, author_id, state,"
-                    " source_branch, target_branch, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, 'opened', ?, ?, ?, ?)",
-                    (
-                        kind,
-                        row["id"],
-                        iid,
-                        title,
-                        form.get("description", "").strip(),
-                        current_user()["id"],
-                        form.get("source_branch") if kind == "merge_request" else None,
-                        form.get("target_branch") if kind == "merge_request" else None,
-                        stamp,
-                        stamp,
-                    ),
-                ).lastrowid
+                new_id = inserted_id(
+                    db.execute(
+                        "INSERT INTO gitlab_issuable (kind, project_id, iid, title, description, author_id, state,"
+                        " source_branch, target_branch, created_at, updated_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, 'opened', ?, ?, ?, ?)",
+                        (
+                            kind,
+                            row["id"],
+                            iid,
+                            title,
+                            form.get("description", "").strip(),
+                            current_user()["id"],
+                            form.get("source_branch") if kind == "merge_request" else None,
+                            form.get("target_branch") if kind == "merge_request" else None,
+                            stamp,
+                            stamp,
+                        ),
+                    )
+                )
                 _save_issuable_fields(row, new_id, kind, form)
                 db.commit()
                 return redirect(f"/{namespace}/{project}/-/{kinds}/{iid}")

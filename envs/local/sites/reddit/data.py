@@ -13,6 +13,8 @@ import random
 import sqlite3
 from datetime import datetime, timedelta
 
+from envs.local.framework import inserted_id
+
 from .anchors import ACCOUNT_SUBSCRIPTIONS, ANCHOR_COMMENTS, ANCHOR_POSTS, ANCHOR_USERS
 
 SCHEMA = """
@@ -296,7 +298,7 @@ def _make_users(conn: sqlite3.Connection, rng: random.Random, count: int) -> dic
             "INSERT INTO reddit_user (username, password_hash, biography, created_at) VALUES (?, ?, ?, ?)",
             (name, hash_password(name, password), bio, _ts(_START - timedelta(days=rng.randrange(30, 900)))),
         )
-        ids[name] = int(cur.lastrowid)
+        ids[name] = inserted_id(cur)
     return ids
 
 
@@ -319,7 +321,7 @@ def _add_comments(
             " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (post_id, parent, rng.choice(user_ids), rng.choice(_COMMENTS).format(n=noun), up, down, _ts(when)),
         )
-        parents.append(int(cur.lastrowid))
+        parents.append(inserted_id(cur))
 
 
 def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
@@ -338,7 +340,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
                 _ts(_START - timedelta(days=rng.randrange(400, 2000))),
             ),
         )
-        forum_ids[name] = int(cur.lastrowid)
+        forum_ids[name] = inserted_id(cur)
         for mod in rng.sample(user_ids[1:], 2):
             conn.execute("INSERT INTO reddit_moderator VALUES (?, ?)", (forum_ids[name], mod))
     for uid in user_ids[1:]:
@@ -368,8 +370,8 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
                     down,
                 )
             )
-    for forum, author, title, body, link, up, down, created in ANCHOR_POSTS:
-        posts.append((datetime.fromisoformat(created), forum, users[author], title, body, link, up, down))
+    for forum, author, title, body, link, up, down, at in ANCHOR_POSTS:
+        posts.append((datetime.fromisoformat(at), forum, users[author], title, body, link, up, down))
     posts.sort(key=lambda p: p[0])  # ids grow with time, as on a live site
     for created, forum, uid, title, body, link, up, down in posts:
         cur = conn.execute(
@@ -377,7 +379,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (forum_ids[forum], uid, title, link, body, up, down, _ts(created)),
         )
-        post_id = int(cur.lastrowid)
+        post_id = inserted_id(cur)
         for text_title, author, text, votes in ANCHOR_COMMENTS:
             if text_title == title:
                 up, down = (votes + 2, 2) if votes >= 0 else (1, 1 - votes)

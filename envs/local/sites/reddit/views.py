@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask, abort, flash, g, redirect, render_template, request, session, url_for
 
-from envs.local.framework import SiteContext, get_db, int_arg, make_app, safe_next
+from envs.local.framework import SiteContext, get_db, int_arg, make_app, query_row, safe_next
 
 from .data import hash_password
 
@@ -108,7 +108,7 @@ def _forum_info(forum: sqlite3.Row) -> dict[str, Any]:
     """What the forum sidebar shows: subscription state, subscriber count, moderators."""
     db = get_db()
     me = _current_user()
-    subscribed = bool(me) and (
+    subscribed = me is not None and (
         db.execute(
             "SELECT 1 FROM reddit_subscription WHERE user_id = ? AND forum_id = ?", (me["id"], forum["id"])
         ).fetchone()
@@ -117,9 +117,7 @@ def _forum_info(forum: sqlite3.Row) -> dict[str, Any]:
     return {
         "forum": forum,
         "subscribed": subscribed,
-        "subscribers": db.execute(
-            "SELECT COUNT(*) FROM reddit_subscription WHERE forum_id = ?", (forum["id"],)
-        ).fetchone()[0],
+        "subscribers": query_row("SELECT COUNT(*) FROM reddit_subscription WHERE forum_id = ?", (forum["id"],))[0],
         "moderators": db.execute(
             "SELECT u.id, u.username FROM reddit_moderator m JOIN reddit_user u"
             " ON u.id = m.user_id WHERE m.forum_id = ? ORDER BY u.username",

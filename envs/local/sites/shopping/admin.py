@@ -22,6 +22,7 @@ from envs.local.framework import (
     make_app,
     query,
     query_one,
+    query_row,
     safe_next,
 )
 
@@ -284,15 +285,15 @@ def create_app(ctx: SiteContext) -> Flask:
         keyword = request.args.get("query", "").strip()
         like = f"%{keyword}%"
         counts = {
-            "products": query_one(
+            "products": query_row(
                 "SELECT COUNT(*) AS n FROM shop_product WHERE name LIKE ? OR sku LIKE ?", (like, like)
             )["n"],
-            "orders": query_one(
+            "orders": query_row(
                 "SELECT COUNT(*) AS n FROM shop_order o JOIN shop_customer cu ON cu.id = o.customer_id"
                 " WHERE o.increment_id LIKE ? OR cu.firstname || ' ' || cu.lastname LIKE ?",
                 (like, like),
             )["n"],
-            "customers": query_one(
+            "customers": query_row(
                 "SELECT COUNT(*) AS n FROM shop_customer WHERE firstname || ' ' || lastname LIKE ? OR email LIKE ?",
                 (like, like),
             )["n"],

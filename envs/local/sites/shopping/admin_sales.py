@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
-from envs.local.framework import get_db, login_required, query, query_one
+from envs.local.framework import get_db, inserted_id, login_required, query, query_one, query_row
 
 from .catalog import REGIONS
 from .common import ORDER_STATUSES, STATUS_LABELS, now_str
@@ -314,10 +314,12 @@ def register(app: Flask) -> None:
         if request.method == "POST":
             db = get_db()
             when = now_str()
-            shipment_id = db.execute(
-                "INSERT INTO shop_shipment (increment_id, order_id, created_at, total_qty) VALUES ('', ?, ?, ?)",
-                (order_id, when, sum(i["qty"] for i in items)),
-            ).lastrowid
+            shipment_id = inserted_id(
+                db.execute(
+                    "INSERT INTO shop_shipment (increment_id, order_id, created_at, total_qty) VALUES ('', ?, ?, ?)",
+                    (order_id, when, sum(i["qty"] for i in items)),
+                )
+            )
             db.execute("UPDATE shop_shipment SET increment_id = ? WHERE id = ?", (f"{shipment_id:09d}", shipment_id))
             _add_tracks(shipment_id, order_id)
             invoiced = query_one("SELECT 1 FROM shop_invoice WHERE order_id = ?", (order_id,))
@@ -402,7 +404,7 @@ def _add_tracks(shipment_id: int, order_id: int) -> int:
             "INSERT INTO shop_shipment_track (shipment_id, carrier, title, number, created_at) VALUES (?, ?, ?, ?, ?)",
             (shipment_id, carrier, title, number, now_str()),
         )
-        status = query_one("SELECT status FROM shop_order WHERE id = ?", (order_id,))["status"]
+        status = query_row("SELECT status FROM shop_order WHERE id = ?", (order_id,))["status"]
         _add_history(order_id, status, f"Tracking number {number} for {title} assigned")
         added += 1
     get_db().commit()

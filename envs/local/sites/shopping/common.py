@@ -106,7 +106,7 @@ def category_tree() -> list[dict[str, Any]]:
         " FROM shop_category c ORDER BY position"
     )
     nodes = {r["id"]: {**dict(r), "children": []} for r in rows}
-    roots = []
+    roots: list[dict[str, Any]] = []
     for node in nodes.values():
         (nodes[node["parent_id"]]["children"] if node["parent_id"] else roots).append(node)
 

@@ -56,7 +56,8 @@ class Grid:
         return next(c for c in self.columns if c.key == key)
 
     def run(self) -> dict[str, Any]:
-        where, params = list(self.fixed_where), []
+        where = list(self.fixed_where)
+        params: list[Any] = []
         keyword = request.args.get("search", "").strip()
         if keyword:
             parts = [f"{c.sql} LIKE ?" for c in self.columns if c.keyword]

@@ -17,6 +17,8 @@ import re
 import sqlite3
 import string
 
+from envs.local.framework import inserted_id
+
 from .catalog import (
     APPAREL_SIZES,
     CITIES,
@@ -82,7 +84,7 @@ def _categories(conn: sqlite3.Connection) -> tuple[list[tuple[int, Leaf]], list[
             "INSERT INTO shop_category (parent_id, name, url_path, position) VALUES (?, ?, ?, ?)",
             (parent, node.name, path, position),
         )
-        cid = int(cur.lastrowid)
+        cid = inserted_id(cur)
         if isinstance(node, Leaf):
             leaves.append((cid, node))
         else:
@@ -227,7 +229,7 @@ def _make_products(
             cur = conn.execute(
                 f"INSERT INTO shop_product ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
             )
-            row["id"] = int(cur.lastrowid)
+            row["id"] = inserted_id(cur)
             products.append(row)
     return products
 
@@ -270,7 +272,7 @@ def _customers(conn: sqlite3.Connection, rng: random.Random) -> list[dict]:
                 created,
             ),
         )
-        cid = int(cur.lastrowid)
+        cid = inserted_id(cur)
         conn.execute(
             "INSERT INTO shop_address (customer_id, firstname, lastname, street1, city, region, postcode, country,"
             " phone, is_default_billing, is_default_shipping) VALUES (?, ?, ?, ?, ?, ?, ?, 'United States', ?, 1, 1)",
@@ -334,7 +336,7 @@ def _orders(conn: sqlite3.Connection, rng: random.Random, products: list[dict], 
                 round(subtotal + shipping, 2),
             ),
         )
-        oid = int(cur.lastrowid)
+        oid = inserted_id(cur)
         for prod, opts, qty in items:
             conn.execute(
                 "INSERT INTO shop_order_item (order_id, product_id, sku, name, options, price, qty)"

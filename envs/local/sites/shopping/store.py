@@ -18,6 +18,7 @@ from envs.local.framework import (
     current_user_id,
     execute,
     get_db,
+    inserted_id,
     int_arg,
     login_required,
     make_app,
@@ -25,6 +26,7 @@ from envs.local.framework import (
     paginate,
     query,
     query_one,
+    query_row,
     safe_next,
 )
 
@@ -90,7 +92,7 @@ def create_app(ctx: SiteContext) -> Flask:
             " FROM shop_cart_item c JOIN shop_product p ON p.id = c.product_id WHERE cart_key = ?",
             (_cart_key(create=False) or "-",),
         )
-        wish_count = query_one("SELECT COUNT(*) AS n FROM shop_wishlist WHERE customer_id = ?", (uid,))["n"]
+        wish_count = query_row("SELECT COUNT(*) AS n FROM shop_wishlist WHERE customer_id = ?", (uid,))["n"]
         return {
             "customer": customer,
             "menu": category_tree(),
@@ -150,7 +152,7 @@ def create_app(ctx: SiteContext) -> Flask:
 
     def _count_matches(words: list[str]) -> int:
         where, params = _word_filter(words)
-        return query_one(f"SELECT COUNT(*) AS n FROM shop_product p WHERE p.status = 1 AND {where}", params)["n"]
+        return query_row(f"SELECT COUNT(*) AS n FROM shop_product p WHERE p.status = 1 AND {where}", params)["n"]
 
     def _word_filter(words: list[str]) -> tuple[str, list[Any]]:
         clauses, params = [], []
@@ -162,7 +164,8 @@ def create_app(ctx: SiteContext) -> Flask:
 
     def _listing(category: Any = None, words: list[str] | None = None, q: str = "") -> str:
         """A category or search result page: Luma's toolbar, 24 products, layered navigation and side blocks."""
-        where, params = ["p.status = 1"], []
+        where = ["p.status = 1"]
+        params: list[Any] = []
         active: list[tuple[str, str, str]] = []  # (filter label, value label, query parameter)
         if category is not None:
             ids = subtree_ids(category["id"])
@@ -251,7 +254,7 @@ def create_app(ctx: SiteContext) -> Flask:
         return facets
 
     def _price_facets(where: str, params: list[Any]) -> list[tuple[int, int, int]]:
-        row = query_one(
+        row = query_row(
             "SELECT "
             + ", ".join(f"SUM(p.price >= {lo} AND p.price < {hi})" for lo, hi in PRICE_BUCKETS)
             + f" FROM shop_product p WHERE {where}",
@@ -563,7 +566,7 @@ def create_app(ctx: SiteContext) -> Flask:
                 round(subtotal + shipping, 2),
             ),
         )
-        order_id = int(cur.lastrowid)
+        order_id = inserted_id(cur)
         db.execute("UPDATE shop_order SET increment_id = ? WHERE id = ?", (f"{order_id:09d}", order_id))
         for r in rows:
             db.execute(
@@ -864,7 +867,7 @@ def create_app(ctx: SiteContext) -> Flask:
                 )
                 return redirect(url_for("contact"))
         elif current_user_id():
-            c = query_one("SELECT * FROM shop_customer WHERE id = ?", (current_user_id(),))
+            c = query_row("SELECT * FROM shop_customer WHERE id = ?", (current_user_id(),))
             form.update(name=f"{c['firstname']} {c['lastname']}", email=c["email"])
         return render_template("contact.html", form=form, errors=errors)
 
@@ -911,7 +914,7 @@ def create_app(ctx: SiteContext) -> Flask:
             }
             for r in rows
         ]
-        total = query_one("SELECT COUNT(*) AS n FROM shop_order")["n"]
+        total = query_row("SELECT COUNT(*) AS n FROM shop_order")["n"]
         return jsonify(items=items, total_count=total)
 
     @app.get("/rest/V1/products/<sku>/reviews")
