@@ -168,7 +168,7 @@ def measure_pages() -> list[dict[str, Any]]:
 def _rows(kind: PageType, path: str, full: int, comparable: int) -> list[dict[str, Any]]:
     note = f"comparable count {comparable}"
     name = f"{kind.name}: {path}"
-    local = {"name": name, "value": full, "unit": "tokens", "target": "", "note": note}
+    local: dict[str, Any] = {"name": name, "value": full, "unit": "tokens", "target": "", "note": note}
     if kind.real is None:
         local["note"] += f"; real WebArena figure not obtained ({NOT_OBTAINED})"
         local["note"] += f"; {kind.hint}" if kind.hint else ""

@@ -69,7 +69,8 @@ class WebRLOracle(ReferenceOracle):
         steps, i = self.replay.steps, self.replay.cursor
         match = _CALL.match(to_browsergym(steps[i], self.obs, self.replay.urls))
         assert match, steps[i]
-        name, args = match.group(1), ast.literal_eval(f"({match.group(2)},)") if match.group(2) else ()
+        name = match.group(1)
+        args: tuple[Any, ...] = ast.literal_eval(f"({match.group(2)},)") if match.group(2) else ()
         used = 1
         if name == "click":
             action = f'# Element: the target of the next step\ndo(action="Click", element="{args[0]}")'

@@ -121,9 +121,9 @@ def coverage() -> list[dict[str, Any]]:
     template and task counts."""
     real: dict[str, dict[str, set[int]]] = {}
     for t in json.loads(WEBARENA_TASKS.read_text()):
-        group = real.setdefault(site_group(t), {"templates": set(), "tasks": set()})
-        group["templates"].add(int(t["intent_template_id"]))
-        group["tasks"].add(int(t["task_id"]))
+        counts = real.setdefault(site_group(t), {"templates": set(), "tasks": set()})
+        counts["templates"].add(int(t["intent_template_id"]))
+        counts["tasks"].add(int(t["task_id"]))
     rows = []
     groups = sorted({site_group(t) for t in _tasks()} | set(real), key=lambda g: (g == "multi-site", g))
     for group in [*groups, "all"]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from experiments.synth.context import SynthConfig
 from experiments.synth.pipeline import STAGES
@@ -27,13 +29,15 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 def _roles(args: argparse.Namespace) -> dict[str, RoleSettings]:
     roles: dict[str, RoleSettings] = {}
+    cast: Callable[[str], Any]
     for option, field, cast in (
         ("role_model", "model", str),
         ("role_temperature", "temperature", float),
         ("role_max_tokens", "max_tokens", int),
     ):
         for role, value in _pairs(getattr(args, option), "--" + option.replace("_", "-")).items():
-            roles[role] = replace(roles.get(role, ROLE_DEFAULTS[role]), **{field: cast(value)})
+            setting: Any = cast(value)
+            roles[role] = replace(roles.get(role, ROLE_DEFAULTS[role]), **{field: setting})
     return roles
 
 

@@ -18,6 +18,7 @@ re-ask shows it). Formats (the paper's or the released code's interfaces, or our
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from experiments.synth.teacher import ParseError
@@ -186,7 +187,7 @@ def check_coverage(steps: list[GroundedStep], first: int, last: int) -> None:
     )
 
 
-def render_plan(steps: list[GroundedStep] | tuple[PlanStep, ...]) -> str:
+def render_plan(steps: Sequence[GroundedStep | PlanStep]) -> str:
     """The planner's format (A.3): Reasoning and Step of each step; the annotation fields are dropped."""
     return "\n".join(f"## Step {i}\nReasoning: {s.reasoning}\nStep: {s.step}" for i, s in enumerate(steps, 1))
 

@@ -39,7 +39,7 @@ def summarize(run_dir: str | Path) -> dict[str, Any]:
         _row("2", "grounded plans", _load(run_dir, "plans"), lambda r: True),
         _row("2", "replans", _load(run_dir, "replans"), lambda r: True),
         *(
-            _row("2", f"CoT traces ({kind})", cot, lambda r, k=kind: r["kind"] == k)
+            _row("2", f"CoT traces ({kind})", [r for r in cot if r["kind"] == kind], lambda r: True)
             for kind in ("plan", "replan", "action")
         ),
         _row("3", "expansion pairs", _load(run_dir, "expansion"), lambda r: True),

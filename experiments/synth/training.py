@@ -132,7 +132,7 @@ class Examples:
             for k, step in enumerate(traj["steps"]):
                 trace = self.cot.get(("action", f"{traj['key']}|{k}"))
                 plan = self._plan_in_force(traj, k)
-                if plan is not None and (trace or not cot):
+                if plan is not None and (trace is not None or not cot):
                     messages = pa.executor_messages(
                         traj["intent"],
                         traj["commands"],
@@ -142,7 +142,11 @@ class Examples:
                         cot=cot,
                         dynamic=self.executor_plan == "dynamic",
                     )
-                    target = cot_target(trace["reasoning"], step["action"], pa.ACTION_TAGS) if cot else step["action"]
+                    target = (
+                        cot_target(trace["reasoning"], step["action"], pa.ACTION_TAGS)
+                        if cot and trace is not None
+                        else step["action"]
+                    )
                     yield messages, target, {**meta, "step": k}
                 page = (step.get("snippet") or PLACEHOLDER) if cot else PLACEHOLDER
                 history.append(pa.PastRound(page, step["action"], trace["reasoning"] if trace and cot else ""))

@@ -286,8 +286,8 @@ class PlanAndActPolicy(Policy):
         raise AssertionError("unreachable")
 
     def _snippet(self, obs: Obs, action: ParsedAction) -> str:
-        """This round's page cut to the acted-on element's neighbourhood (old pages are garbage-collected, as in the paper);
-        the placeholder line when there is no page object or no element."""
+        """This round's page cut to the acted-on element's neighbourhood (old pages are garbage-collected, as
+        in the paper); the placeholder line when there is no page object or no element."""
         page = obs.get("text_tree")
         snippet = getattr(page, "snippet", None)
         return snippet(action.action.element) if snippet is not None else PLACEHOLDER

@@ -345,7 +345,7 @@ def _club_article(rng: random.Random, club: tuple[str, str, str, str | None, int
     ground = f"{town} Stadium"
     summary = f"{name} is a professional {sport} club based in [[{town}]]. Its home ground is {ground}."
     history = [f"The club was founded in {founded} by workers of the {town} mills and turned professional soon after."]
-    if former:
+    if former and moved is not None:
         history.append(
             f"From its foundation until {moved - 1} the club played its home games at {former} Stadium in "
             f"[[{former}]]. In {moved} it moved to {ground}, where it has played ever since."
