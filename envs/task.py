@@ -14,11 +14,13 @@ import playwright.sync_api
 from browsergym.core.task import AbstractBrowserTask
 
 from .evaluation.evaluator import Judge, evaluate, infeasible_answer
-from .sites import SiteHost, replace_placeholders, sites_in_config
+from .sites import SiteHost, SitesUnavailableError, replace_placeholders, sites_in_config
 
 logger = logging.getLogger(__name__)
 
 START_URL_SEPARATOR = " |AND| "
+# Judge failures that say nothing about the agent's answer: the provider or its configuration failed.
+JUDGE_OUTAGES = ("provider", "configuration")
 ANSWER_ROLES = ("assistant", "infeasible")
 
 
@@ -47,6 +49,7 @@ class WebArenaTask(AbstractBrowserTask):
         host: SiteHost,
         judge_model: str | None = None,
         judge_mock: Any = None,
+        judge_options: dict[str, Any] | None = None,
         timeout_ms: int = 10_000,
     ) -> None:
         super().__init__(seed)
@@ -60,6 +63,7 @@ class WebArenaTask(AbstractBrowserTask):
         self.config: dict = replace_placeholders(config, host.urls())
         self.judge_model = judge_model  # None: the evaluator's default (WEBARENA_GYM_JUDGE_MODEL or WebArena's)
         self.judge_mock = judge_mock
+        self.judge_options = dict(judge_options or {})  # Judge keywords: api_base, timeout, max_tokens ...
 
     @classmethod
     def get_task_id(cls) -> str:
@@ -101,18 +105,39 @@ class WebArenaTask(AbstractBrowserTask):
     ) -> dict[str, Any]:
         """Score ``answer`` and the final page with WebArena's evaluator: ``{"score", "details"}``.
 
-        An evaluator failure (a site error during ``program_html``, a judge error) scores 0 with the
-        error recorded, so a bad page never crashes a run. ``only``: see :func:`envs.evaluation.evaluate`.
+        Never raises. When the evaluation could not judge the agent's work, the result says why in
+        ``error``, with ``error_source`` / ``error_kind``: the sites stopped answering before the
+        evaluation (``"env"`` / ``"sites"``), the judge could not be reached or is misconfigured
+        (``"llm"`` / ``"provider"`` or ``"configuration"``), or the evaluator itself failed (``"env"`` /
+        ``"evaluator"``). Such a score of 0 is not a verdict, and studies count the episode as an error.
+        ``only``: see :func:`envs.evaluation.evaluate`.
         """
         try:
-            judge = Judge(self.judge_model, mock_response=self.judge_mock)
+            self.host.check()
+        except SitesUnavailableError as exc:
+            return {
+                "score": 0.0, "answer": answer, "details": {},
+                "error": f"the task's sites stopped answering before the evaluation: {exc}",
+                "error_source": "env", "error_kind": "sites",
+            }  # fmt: skip
+        try:
+            judge = Judge(self.judge_model, mock_response=self.judge_mock, **self.judge_options)
             result = evaluate(
                 self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.host.urls(), only=only
             )
-            return {"score": float(result.score), "answer": answer, "details": result.details}
-        except Exception as exc:  # noqa: BLE001 - reported, scored 0
+        except Exception as exc:  # noqa: BLE001 - reported, not a verdict
             logger.warning("evaluation of task %s failed: %s", self.config.get("task_id"), exc)
-            return {"score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}"}
+            return {
+                "score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}",
+                "error_source": "env", "error_kind": "evaluator",
+            }  # fmt: skip
+        out = {"score": float(result.score), "answer": answer, "details": result.details}
+        judge_failure = next(
+            (f for f in result.details.get("judge", {}).get("failures", []) if f["kind"] in JUDGE_OUTAGES), None
+        )
+        if judge_failure is not None:
+            out.update(error=judge_failure["error"], error_source="llm", error_kind=judge_failure["kind"])
+        return out
 
     def validate(self, page: playwright.sync_api.Page, chat_messages: list[dict]) -> tuple[float, bool, str, dict]:
         """Done once the agent has answered; then the evaluator runs (the env calls this only at the end)."""

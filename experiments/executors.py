@@ -3,13 +3,19 @@
 Both executors keep one long-lived worker per slot; the worker owns its browser and its local site
 instance, so workers never share state. An executor only starts jobs, reports finished ones and kills a
 slot on demand; scheduling, deadlines and the store belong to the study loop (experiments.compare).
+
+A process worker runs with its own temporary directory (``TMPDIR``): its site databases, browser
+profiles and driver files all land there, and the executor deletes it when the worker stops, however
+it stops (finished, timed out and killed, or the study interrupted with Ctrl-C).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import signal
+import tempfile
 import time
 import traceback
 from abc import ABC, abstractmethod
@@ -72,27 +78,52 @@ def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], c
     os.environ.clear()
     os.environ.update(environ)
     os.chdir(cwd)
+    tempfile.tempdir = None  # the fork server may have cached another temporary directory
+    from llm.redaction import install_log_redaction
+
+    install_log_redaction()
     # Own session: a timeout kills the worker's whole process group (browser, driver, site server),
     # and Ctrl-C in the terminal reaches only the study loop, which then stops the workers itself.
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while True:
+    try:
+        while True:
+            try:
+                job = conn.recv()
+            except EOFError:
+                return
+            if job is None:
+                return
+            try:
+                conn.send(Finished(job, runner(job)))
+            except BaseException:  # noqa: BLE001 - a job must never take its worker down silently
+                conn.send(Finished(job, None, traceback.format_exc(limit=20)))
+    finally:
+        _release_resources()
+
+
+def _release_resources() -> None:
+    """Stop what the worker's pools keep for a next episode (a multiprocessing worker exits without
+    running ``atexit`` handlers): site servers, browsers, the Playwright driver."""
+    from envs.browser import BROWSERS, stop_playwright
+    from envs.local.launcher import POOL
+
+    for release in (POOL.shutdown, BROWSERS.shutdown, stop_playwright):
         try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        try:
-            conn.send(Finished(job, runner(job)))
-        except BaseException:  # noqa: BLE001 - a job must never take its worker down silently
-            conn.send(Finished(job, None, traceback.format_exc(limit=20)))
+            release()
+        except Exception:  # noqa: BLE001 - the worker is exiting; its directory goes anyway
+            pass
+
+
+WORKER_TMP_PREFIX = "webarena-gym-worker-"
 
 
 class _Slot:
     def __init__(self, ctx: mp.context.BaseContext, runner: JobRunner):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, runner, dict(os.environ), os.getcwd()), daemon=True)
+        self.tmp = tempfile.mkdtemp(prefix=WORKER_TMP_PREFIX)
+        environ = {**os.environ, "TMPDIR": self.tmp}
+        self.proc = ctx.Process(target=_worker_main, args=(child, runner, environ, os.getcwd()), daemon=True)
         self.proc.start()
         child.close()
         self.job: Any = None
@@ -111,9 +142,13 @@ class _Slot:
                     pass
         self.proc.join(timeout=10)
         if self.proc.is_alive():
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
             self.proc.join(timeout=5)
         self.conn.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 class ProcessExecutor(Executor):

@@ -2,8 +2,8 @@
 
 Per step one LLM call: system prompt (role, the enabled WebArena actions, rules), two worked examples,
 then one user message with OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION. The model reasons, then
-ends with "In summary, the next action I will perform is ```<action>```"; the action inside the
-backticks is sent to the env in the ``webarena`` preset's grammar (``click [id]``, ``stop [answer]`` ...).
+ends with "In summary, the next action I will perform is" and the action in triple backticks, which is
+sent to the env in the ``webarena`` preset's grammar (``click [id]``, ``stop [answer]`` ...).
 
 Defaults are WebArena's runner settings (coact.md §6-7, agentoccam.md §7.3): temperature 1.0,
 top_p 0.9, max_tokens 384, observation cut to 1920 tokens, 30 steps, early stop after 3 consecutive
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from llm import CallSettings, Message
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
+from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, example_action, register_policy
 
 PROMPTS = Path(__file__).parent / "prompts"
 ANSWER_PHRASE = "In summary, the next action I will perform is"
@@ -99,11 +99,12 @@ def user_message(observation: str, url: str, objective: str, previous_action: st
     return f"OBSERVATION:\n{observation}\nURL: {url}\nOBJECTIVE: {objective}\nPREVIOUS ACTION: {previous_action}"
 
 
-def parse_answer(text: str, actions: list[str] | tuple[str, ...]) -> tuple[str, str]:
+def parse_answer(text: str, actions: list[str] | tuple[str, ...], example: str = "stop [N/A]") -> tuple[str, str]:
     """Return (reasoning, action) from a model answer, or raise :class:`ActionParseError`.
 
     The action is the first triple-backtick block after the answer phrase; without the phrase, the
     last block in the answer (WebArena's splitter convention); its command must be an enabled one.
+    ``example`` is a concrete action the error message shows (never a placeholder a model would copy).
     """
     phrase = None
     for phrase in _PHRASE.finditer(text):
@@ -111,12 +112,17 @@ def parse_answer(text: str, actions: list[str] | tuple[str, ...]) -> tuple[str, 
     tail = text[phrase.end() :] if phrase else text
     blocks = _FENCED.findall(tail)
     if not blocks:
-        raise ActionParseError(f'no action found: the answer must end with "{ANSWER_PHRASE} ```<action>```"')
+        raise ActionParseError(
+            f"no action found: end the answer with the phrase and one action in triple backticks, "
+            f'for example "{ANSWER_PHRASE} ```{example}```"'
+        )
     action = (blocks[0] if phrase else blocks[-1]).strip()
     reasoning = text[: phrase.start()].strip() if phrase else text[: text.rfind("```" + blocks[-1])].strip()
     match = _COMMAND.match(action)
     if not match or match.group(1) not in actions:
-        raise ActionParseError(f"{action!r} is not an available action; use one of: {', '.join(actions)}")
+        raise ActionParseError(
+            f"{action!r} is not an available action; use one of: {', '.join(actions)} (for example ```{example}```)"
+        )
     return reasoning, action
 
 
@@ -226,7 +232,7 @@ class ReActPolicy(Policy):
         completion = self.llm.complete("actor", self.messages(obs))
         answer = completion.text
         try:
-            reasoning, action = parse_answer(answer, self.actions)
+            reasoning, action = parse_answer(answer, self.actions, example_action(obs, self.actions))
         except ActionParseError as exc:
             self.s.parse_failures += 1
             self.s.previous_action = f"None (your last answer could not be used: {exc})"

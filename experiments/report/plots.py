@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report.summary import SITE_TITLES
-from experiments.report.tables import columns
+from experiments.report.tables import columns, row_cost_status
 
 
 def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
@@ -35,10 +35,17 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    points = sorted((r["cost_per_task"], 100 * r["success"]["all"]["mean"], r["policy"]) for r in rows)
+    status = {r["policy"]: row_cost_status(r) for r in rows}
+    # An unknown cost has no place on the cost axis (it is not $0); a partly known one is a lower bound.
+    priced = [r for r in rows if status[r["policy"]] != "unknown"]
+    points = sorted((r["cost_per_task"], 100 * r["success"]["all"]["mean"], r["policy"]) for r in priced)
     for cost, sr, label in points:
-        ax.scatter([cost], [sr])
-        ax.annotate(label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        bound = status[label] == "partly unknown"
+        ax.scatter([cost], [sr], facecolors="none" if bound else None, edgecolors="C0" if bound else None)
+        ax.annotate(("≥ " if bound else "") + label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    unknown = [r["policy"] for r in rows if status[r["policy"]] == "unknown"]
+    if unknown:
+        fig.text(0.01, 0.01, "cost unknown (not plotted): " + "; ".join(unknown), fontsize=7, color="grey")
     frontier, best = [], -1.0
     for cost, sr, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
         if sr > best:

@@ -1,10 +1,18 @@
 """A study's results as plain data: success rates with standard errors per policy and site, and
-per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows)."""
+per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows).
+
+Episodes the infrastructure failed (``status == "error"``: the model provider or its configuration,
+the browser, the sites, the judge, a timeout) are left out of the success rates by default and
+counted apart (``errors``, ``error_kinds``); ``errors_as_failures=True`` counts them as failures.
+Cost is ``"known"``, ``"partly unknown"`` (a lower bound) or ``"unknown"`` (litellm has no price for
+the model, or the episode ended without reporting): an unknown cost is never shown as $0.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +86,20 @@ def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     return curve
 
 
-def summarize(study: str | os.PathLike) -> dict[str, Any]:
+def cost_status(results: list[EpisodeResult]) -> str:
+    """``"known"``, ``"partly unknown"`` or ``"unknown"`` for the cost of these episodes.
+
+    An episode that spent nothing (no LLM call, cost known) says nothing either way.
+    """
+    spending = [r for r in results if not (r.cost_known and r.llm_calls == 0 and r.cost == 0)]
+    if all(r.cost_known for r in spending):
+        return "known"
+    if all(not r.cost_known and r.cost == 0 for r in spending):
+        return "unknown"
+    return "partly unknown"
+
+
+def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> dict[str, Any]:
     """Everything the tables and plots show, as plain data (also written as summary.json)."""
     store = StudyStore(study)
     manifest = store.read_manifest()
@@ -88,20 +109,24 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
     rows = []
     for label in labels:
         mine = [r for r in latest if r.policy == label]
+        errored = [r for r in mine if r.status == "error"]
+        judged = mine if errors_as_failures else [r for r in mine if r.status != "error"]
         steps = sum(r.n_steps for r in mine)
         n = len(mine)
         rows.append(
             {
                 "policy": label,
                 "episodes": n,
-                "errors": sum(1 for r in mine if r.status == "error"),
-                "success": {"all": rate(mine).__dict__}
-                | {s: rate([r for r in mine if r.site_group == s]).__dict__ for s in sites},
+                "errors": len(errored),
+                "error_kinds": dict(Counter(r.error_kind or "unknown" for r in errored).most_common()),
+                "success": {"all": rate(judged).__dict__}
+                | {s: rate([r for r in judged if r.site_group == s]).__dict__ for s in sites},
                 "avg_steps": steps / n if n else 0.0,
                 "llm_calls_per_step": sum(r.llm_calls for r in mine) / steps if steps else 0.0,
                 "prompt_tokens_per_step": sum(r.prompt_tokens for r in mine) / steps if steps else 0.0,
                 "cost_per_task": sum(r.cost for r in mine) / n if n else 0.0,
                 "cost_known": all(r.cost_known for r in mine),
+                "cost_status": cost_status(mine),
                 "wall_time_per_task_s": sum(r.wall_time_s for r in mine) / n if n else 0.0,
                 "interactions_per_task": sum(r.interactions for r in mine) / n if n else 0.0,
                 "restores_per_task": sum(r.restores for r in mine) / n if n else 0.0,
@@ -113,4 +138,11 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
     counts["all"] = len({r.env_id for r in latest})
-    return {"study": str(store.root), "manifest": manifest, "sites": sites, "task_counts": counts, "rows": rows}
+    return {
+        "study": str(store.root),
+        "manifest": manifest,
+        "sites": sites,
+        "task_counts": counts,
+        "errors_as_failures": errors_as_failures,
+        "rows": rows,
+    }

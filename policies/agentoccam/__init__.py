@@ -16,6 +16,9 @@ given. Every [C] number is a default: temperature 0.5, top_p 0.95, 20 steps, his
 pivotal highlights < 30 nodes and < 200 words.
 
 Decisions on the card's §12 quirks and gaps:
+* replies are capped at ``max_tokens=1024`` for the actor and the judge ([C] sets no cap): a structured
+  answer of five fields fits with room to spare, and an uncapped local model can generate until the
+  episode is killed;
 * invalid-action re-asks are bounded (``max_reasks``, [C]: unbounded); when spent, the decision sends
   nothing, the failure becomes a note on the active plan and the next step asks again;
 * ids are validated exactly against the ids the page shows (the action wrapper's ``page_ids``),
