@@ -40,10 +40,11 @@ class Request:
 
 @dataclass
 class ModelServer:
-    """``reply(request) -> Reply``; ``delay_s`` before answering; records ``requests`` and ``hung_up``."""
+    """``reply(request) -> Reply``, after ``delay_s`` (seconds, or a function of the request); records
+    ``requests`` and ``hung_up``."""
 
     reply: Callable[[Request], Reply]
-    delay_s: float = 0.0
+    delay_s: float | Callable[[Request], float] = 0.0
     requests: list[Request] = field(default_factory=list)
     hung_up: list[Request] = field(default_factory=list)  # clients that left before their answer
     api_key: str | None = None  # when set, other keys get 401 as a hosted API would
@@ -62,10 +63,12 @@ class ModelServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 request = Request(body, {k.lower(): v for k, v in self.headers.items()})
                 server.requests.append(request)
-                if server.api_key is not None and request.headers.get("authorization") != f"Bearer {server.api_key}":
-                    self._json(401, _error("Incorrect API key provided.", "invalid_api_key"))
+                sent = request.headers.get("authorization", "").removeprefix("Bearer ")
+                if server.api_key is not None and sent != server.api_key:
+                    self._json(401, _error(f"Incorrect API key provided: {sent}.", "invalid_api_key"))
                     return
-                if not self._wait(server.delay_s):
+                delay = server.delay_s(request) if callable(server.delay_s) else server.delay_s
+                if not self._wait(delay):
                     server.hung_up.append(request)
                     return
                 answer = server.reply(request)

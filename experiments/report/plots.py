@@ -9,6 +9,19 @@ from experiments.report.summary import SITE_TITLES
 from experiments.report.tables import columns, row_cost_status
 
 
+def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, bool]], list[str]]:
+    """The success-against-cost plot's points (cost, success %, policy, cost is a lower bound), cheapest
+    first, and the policies left off it: an unknown cost has no place on the cost axis (it is not $0)."""
+    rows = summary["rows"]
+    status = {r["policy"]: row_cost_status(r) for r in rows}
+    points = sorted(
+        (r["cost_per_task"], 100 * r["success"]["all"]["mean"], r["policy"], status[r["policy"]] == "partly unknown")
+        for r in rows
+        if status[r["policy"]] != "unknown"
+    )
+    return points, [r["policy"] for r in rows if status[r["policy"]] == "unknown"]
+
+
 def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     import matplotlib
 
@@ -35,19 +48,14 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    status = {r["policy"]: row_cost_status(r) for r in rows}
-    # An unknown cost has no place on the cost axis (it is not $0); a partly known one is a lower bound.
-    priced = [r for r in rows if status[r["policy"]] != "unknown"]
-    points = sorted((r["cost_per_task"], 100 * r["success"]["all"]["mean"], r["policy"]) for r in priced)
-    for cost, sr, label in points:
-        bound = status[label] == "partly unknown"
+    points, unknown = cost_points(summary)
+    for cost, sr, label, bound in points:
         ax.scatter([cost], [sr], facecolors="none" if bound else None, edgecolors="C0" if bound else None)
         ax.annotate(("≥ " if bound else "") + label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
-    unknown = [r["policy"] for r in rows if status[r["policy"]] == "unknown"]
     if unknown:
         fig.text(0.01, 0.01, "cost unknown (not plotted): " + "; ".join(unknown), fontsize=7, color="grey")
     frontier, best = [], -1.0
-    for cost, sr, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
+    for cost, sr, _, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
         if sr > best:
             frontier.append((cost, sr))
             best = sr
