@@ -340,8 +340,7 @@ def _default_budget(spec: PolicySpec) -> int:
     """The decision budget a policy has when the study sets none (its class's default)."""
     import inspect
 
-    from policies.base import policy_class
-    from policies.base import DEFAULT_MAX_STEPS
+    from policies.base import DEFAULT_MAX_STEPS, policy_class
 
     try:
         default = inspect.signature(policy_class(spec.name)).parameters.get("max_steps")
@@ -455,7 +454,10 @@ def _run_jobs(
                 if now > ends:
                     executor.kill(slot)
                     running.pop(slot)
-                    record(job, _failed_result(job, "timeout", f"episode timed out after {deadline(job):.0f} s"))
+                    message = (
+                        f"episode timed out after {deadline(job):.0f} s (slow model? --llm-timeout, --step-timeout)"
+                    )
+                    record(job, _failed_result(job, "timeout", message))
     except KeyboardInterrupt:
         print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume", file=sys.stderr)
         raise

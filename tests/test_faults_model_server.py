@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -235,3 +236,48 @@ def test_demo_accepts_the_policy_options_and_timeouts_of_compare(monkeypatch):
         9000,
     )
     assert args.judge_model == MODEL
+
+
+# -- the README's commands ---------------------------------------------------------------------------------
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_commands() -> list[list[str]]:
+    """The ``webarena-gym`` command lines of the README's "Your own model server" section."""
+    section = README.read_text().split("## Your own model server", 1)[1].split("\n## ", 1)[0]
+    return [shlex.split(line)[1:] for line in section.splitlines() if line.startswith("webarena-gym ")]
+
+
+def test_the_readme_model_server_commands_are_valid_command_lines():
+    commands = readme_commands()
+    assert len(commands) == 4
+    for argv in commands:
+        args = cli.build_parser().parse_args(argv)
+        assert args.command == "demo" and args.api_base and args.llm_timeout == 300 and args.workers == 1
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_readme_llama_cpp_command_runs_against_a_server(server, tmp_path):
+    """The README's llama.cpp line as written, on one task and this test's server instead of port 8080."""
+
+    def reply(request) -> str:
+        if request.system.startswith("You are an autonomous agent"):  # ReAct
+            return say("stop [1796]")
+        return "REASON:\nThe page gives the year.\nACTION:\nstop [1796]\nOBSERVATION HIGHLIGHT:\n"  # AgentOccam
+
+    server.reply = reply
+    argv = readme_commands()[0]
+    argv[argv.index("--api-base") + 1] = server.url
+    argv[argv.index("--tasks") + 1] = EXACT_TASK
+    out = run_cli(*argv, "--out", str(tmp_path / "demo"))
+    assert out.returncode == 0, out.stderr[-3000:]
+    results = {r.policy: (r.status, r.reward) for r in StudyStore(tmp_path / "demo").latest().values()}
+    assert results == {
+        "react [openai/qwen2.5-7b]": ("done", 1.0),
+        "agentoccam [openai/qwen2.5-7b]": ("done", 1.0),
+        "reference solutions (non-LLM upper bound)": ("done", 1.0),
+        "random actions (10 steps, non-LLM floor)": results["random actions (10 steps, non-LLM floor)"],
+    }
+    assert {r.body["model"] for r in server.requests} == {"qwen2.5-7b"}
