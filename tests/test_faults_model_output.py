@@ -245,3 +245,31 @@ def test_a_configuration_error_stops_the_study_after_its_episode(tmp_path):
         SPEC, TASKS, tmp_path / "s", runner=missing_key_on_first_attempt, progress=False, resume=True, max_attempts=1
     )
     assert all(r.success for r in StudyStore(tmp_path / "s").latest().values())
+
+
+def report_settings(job: EpisodeJob) -> EpisodeResult:
+    """What the worker was given, in the free-text ``err_msg`` field."""
+    from experiments.compare import _result_base
+
+    given = {"config": job.policy.config, "judge": job.env_kwargs.get("judge_options")}
+    return _result_base(job, "done", err_msg=json.dumps(given))
+
+
+def test_the_studys_api_base_and_timeouts_reach_every_llm_policy_and_the_judge(tmp_path):
+    policies = [*SPEC, PolicySpec("react", {"timeout": 5}, label="own timeout"), PolicySpec("reference")]
+    out = compare(
+        policies,
+        TASKS[:1],
+        tmp_path / "s",
+        runner=report_settings,
+        progress=False,
+        api_base="http://127.0.0.1:9/v1",
+        llm_timeout_s=300,
+    )
+    given = {r.policy: json.loads(r.err_msg) for r in StudyStore(out).latest().values()}
+    judge = {"api_base": "http://127.0.0.1:9/v1", "timeout": 300}
+    assert given["react"] == {"config": judge, "judge": judge}
+    assert given["own timeout"]["config"] == {"api_base": "http://127.0.0.1:9/v1", "timeout": 5}  # its own wins
+    assert given["reference"]["config"] == {}  # no model, no LLM options
+    manifest = StudyStore(out).read_manifest()
+    assert manifest["llm_timeout_s"] == 300 and manifest["step_timeout_s"] == 330  # room for one call per step

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from env_support import task_config
 from model_server import ModelServer
 
 from experiments import cli
@@ -281,3 +282,24 @@ def test_the_readme_llama_cpp_command_runs_against_a_server(server, tmp_path):
         "random actions (10 steps, non-LLM floor)": results["random actions (10 steps, non-LLM floor)"],
     }
     assert {r.body["model"] for r in server.requests} == {"qwen2.5-7b"}
+
+
+# -- the judge on the server -----------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "failure,kind",
+    [((503, "the server is overloaded"), "provider"), ((404, "The model `fake` does not exist"), "configuration")],
+)
+def test_a_judge_that_cannot_be_used_makes_the_evaluation_an_error(server, make_env, monkeypatch, failure, kind):
+    monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
+    server.reply = lambda request: failure
+    config = task_config()
+    config["eval"]["reference_answers"] = {"fuzzy_match": ["42"]}
+    env = make_env(config=config, judge_model=MODEL, judge_options={"api_base": server.url, "num_retries": 0})
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step("send_msg_to_user('forty-two')")
+    assert terminated and reward == 0.0 and len(server.requests) == 1 and server.requests[0].is_judge
+    assert (info["error_source"], info["error_kind"]) == ("llm", kind) and "judge call failed" in info["error"]
+    assert info["evaluation"]["error_kind"] == kind
