@@ -267,6 +267,9 @@ class RayExecutor(Executor):
 
 class _RayWorker:
     def __init__(self, runner: JobRunner):
+        from llm.redaction import install_log_redaction
+
+        install_log_redaction()
         self._runner = runner
 
     def run(self, job: Any) -> Finished:
