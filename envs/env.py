@@ -435,16 +435,8 @@ class WebArenaEnv(BrowserEnv):
         info, send_message, report_infeasible = self.pre_step()
         messages_before = len(self.chat.messages)
 
-        def run_action() -> None:
-            refusal = self._refusal(action)
-            if refusal is not None:
-                raise ActionRefused(refusal)
-            code = self.action_mapping(action) if self.action_mapping else action
-            execute_python_code(
-                code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
-            )
-
-        self._run(run_action, action if len(action) <= MAX_ACTION_CHARS else action[:200] + "...")
+        label = action if len(action) <= MAX_ACTION_CHARS else action[:200] + "..."
+        self._run(lambda: self._execute(action, send_message, report_infeasible), label)
         info["action_exec_stop"] = time.time()
         if self._guard.blocked:  # what the URL guard refused during this action (also in last_action_error)
             info["blocked_navigation"] = list(self._guard.blocked)
@@ -462,6 +454,16 @@ class WebArenaEnv(BrowserEnv):
             info["evaluation"] = evaluation
             info.update(evaluation_error(evaluation))
         return obs, reward, answer is not None, truncated, info
+
+    def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
+        """Run a BrowserGym action string on the active page, unless :meth:`_refusal` objects."""
+        refusal = self._refusal(action)
+        if refusal is not None:
+            raise ActionRefused(refusal)
+        code = self.action_mapping(action) if self.action_mapping else action
+        execute_python_code(
+            code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
+        )
 
     def _refusal(self, action: str) -> str | None:
         """Why ``action`` must not run at all: too long to parse, a ``goto`` off the sites, an upload
@@ -528,6 +530,7 @@ class WebArenaEnv(BrowserEnv):
             self.last_action_error = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # noqa: BLE001 - unknown/malformed actions are the agent's error, not ours
             self.last_action_error = f"{type(exc).__name__}: {exc}"
+        self._guard.await_new_tabs()
         self._settle()
         if self._guard.blocked and self._guard.close_blocked_tabs(self.context, wait=self._guard.blocked_popups > 0):
             self._active_page_check()
@@ -607,13 +610,13 @@ class WebArenaEnv(BrowserEnv):
         mismatches = 0
         for entry in snap.history:
             if entry.kind == "goto":
-                self._run(lambda url=entry.value: self.page.goto(url), f"goto({entry.value!r})")
+                self._run(lambda url=entry.value: self._navigate(url), f"goto({entry.value!r})")
             else:
                 self._extractor.mark(self.page)
                 self._replay_action(entry.value)
             if entry.url and self.page.url != entry.url:
                 mismatches += 1
-                self._run(lambda url=entry.url: self.page.goto(url), f"goto({entry.url!r})")
+                self._run(lambda url=entry.url: self._navigate(url), f"goto({entry.url!r})")
         replayed = sum(1 for entry in snap.history if entry.kind == "step")
         return {"restore_method": "replay", "replay_mismatches": mismatches, "replayed_actions": replayed}
 
@@ -621,9 +624,7 @@ class WebArenaEnv(BrowserEnv):
         def noop(text: str) -> None:
             """Answers are not replayed: a snapshot's chat log is restored as recorded."""
 
-        code = self.action_mapping(action) if self.action_mapping else action
-        self._run(lambda: execute_python_code(code, self.page, send_message_to_user=noop,
-                                              report_infeasible_instructions=noop), action)  # fmt: skip
+        self._run(lambda: self._execute(action, noop, noop), action)  # refused actions stay refused
 
     # ------------------------------------------------------------------ tabs
 

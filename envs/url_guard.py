@@ -63,6 +63,7 @@ class UrlGuard:
         self.blocked_popups = 0  # new tabs whose first navigation was blocked, still to be closed
         self._last_site_url: dict[playwright.sync_api.Page, str] = {}
         self._strayed: list[playwright.sync_api.Page] = []  # tabs that committed a document off the sites
+        self._opened: list[playwright.sync_api.Page] = []  # tabs opened during the current action
         self._returning = False
 
     def allows(self, url: str) -> bool:
@@ -90,6 +91,19 @@ class UrlGuard:
 
     def begin_action(self) -> None:
         self.blocked.clear()
+        self._opened.clear()
+
+    def await_new_tabs(self, timeout_ms: float = 2_000) -> None:
+        """Give each tab the action opened time to commit its first document (a script's new tab
+        loads after the action returns), so a tab sent off the sites (by a redirect, say) is caught
+        and reported by this action, not the next one."""
+        for page in self._opened:
+            if not page.is_closed() and page.url == "" and not self.blocked:
+                try:
+                    page.wait_for_event("framenavigated", timeout=timeout_ms)
+                except playwright.sync_api.TimeoutError:
+                    pass
+        self._opened.clear()
 
     def error(self) -> str | None:
         """The ``last_action_error`` for the current action, if it tried to leave the sites."""
@@ -147,6 +161,7 @@ class UrlGuard:
 
     def _watch(self, page: playwright.sync_api.Page) -> None:
         self._last_site_url = {known: url for known, url in self._last_site_url.items() if not known.is_closed()}
+        self._opened.append(page)
         page.on("framenavigated", lambda frame: self._navigated(page, frame))
 
     def _navigated(self, page: playwright.sync_api.Page, frame: playwright.sync_api.Frame) -> None:
