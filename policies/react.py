@@ -106,9 +106,8 @@ def parse_answer(text: str, actions: list[str] | tuple[str, ...], example: str =
     last block in the answer (WebArena's splitter convention); its command must be an enabled one.
     ``example`` is a concrete action the error message shows (never a placeholder a model would copy).
     """
-    phrase = None
-    for phrase in _PHRASE.finditer(text):
-        pass
+    phrases = list(_PHRASE.finditer(text))
+    phrase = phrases[-1] if phrases else None
     tail = text[phrase.end() :] if phrase else text
     blocks = _FENCED.findall(tail)
     if not blocks:

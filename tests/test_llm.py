@@ -289,7 +289,11 @@ def test_errors_say_whether_the_provider_or_the_configuration_failed():
     )
     for item, kind, attempts in [
         (missing_key, "configuration", 1),  # litellm reports it as a 500: still not retried
-        (litellm.BadRequestError("maximum context length is 4096", model="m", llm_provider="openai"), "configuration", 1),
+        (
+            litellm.BadRequestError("maximum context length is 4096", model="m", llm_provider="openai"),
+            "configuration",
+            1,
+        ),
         (server_error(), "provider", 3),
     ]:
         llm = make(Script({"actor": [item] * 3}), retries=2)

@@ -368,7 +368,7 @@ def test_malformed_answers_are_re_asked_with_a_penalty_then_given_up():
     assert "no valid action after re-asks: only one browser command per step" in decision.error
     systems = [c.messages[0]["content"] for c in decision.llm_calls]
     assert "cannot be run here: the ACTION field is missing or empty" in systems[1]
-    assert all(re.search(r"for example `click \[\d+\]`\.", system) for system in systems[1:])  # a real id, no placeholder
+    assert all(re.search(r"for example `click \[\d+\]`\.", system) for system in systems[1:])  # a real id
     assert "`click [999]`, which cannot be run here: element [999] is not in the current observation" in systems[2]
     assert "action not available here 'hover'" in systems[3]
     assert "did not work" in p.tree.render()  # the failure is noted on the active plan
