@@ -120,12 +120,16 @@ def render_section(name: str, rows: list[dict[str, Any]], machine_line: str, qui
 
 def write_report(out: Path, sections: dict[str, str]) -> None:
     """Replace the given sections in ``out`` (creating it), keeping every other section and the
-    hand-written text between the header and the first section (a summary of the targets)."""
+    hand-written text between the header paragraph and the first section (a summary of the targets)."""
     text = out.read_text() if out.exists() else ""
     existing = {m["name"]: m.group(0) for m in _SECTION.finditer(text)}
     existing.update(sections)
     first = text.find("<!-- bench:")
-    preamble = text[len(_HEADER) : first] if text.startswith(_HEADER) and first >= 0 else ""
+    head = text[:first] if first >= 0 else text
+    preamble = ""
+    if head.startswith("# Benchmarks"):  # drop the title and the paragraph under it, whatever its wording
+        _, _, rest = head.partition("\n\n")
+        _, _, preamble = rest.partition("\n\n")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(_HEADER + preamble + "\n".join(existing[name] for name in sorted(existing)))
 

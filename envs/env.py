@@ -1,5 +1,9 @@
 """``WebArenaEnv``: a BrowserGym ``BrowserEnv`` made fast and safe enough for WebArena studies.
 
+One environment for every task of the project: WebArena's (real or local sites) and MiniWoB++'s. As in
+BrowserGym, the env takes a task class (``task_entrypoint``, an :class:`envs.task.EnvTask`) and the task
+knows its sites, setup and validation; the env owns the browser, the episode and its budget.
+
 The env composes its parts, each in its own module: the browser lease (:mod:`envs.browser`), the URL
 guard (:mod:`envs.url_guard`), page extraction (:mod:`envs.extraction`), snapshots
 (:mod:`envs.snapshot`), the action set (:mod:`envs.action_set`) and the task with its evaluator
@@ -10,7 +14,8 @@ What differs from plain BrowserGym, and why:
   to the next environment of the process at ``close()``: a launch costs more than a whole episode;
 - no chat browser when headless, no ``slow_mo``, no fixed pre-observation sleep (load states instead);
 - ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions;
-- the evaluator runs once, when the agent answers or the step budget runs out, never on every step;
+- the evaluator runs once, when the agent answers or the step budget runs out, never on every step (a
+  task that ends by itself, as MiniWoB++'s do, is asked after each action through a cheap check);
 - navigation off the task's sites is blocked, whatever the scheme (:mod:`envs.url_guard`), so an
   agent cannot look answers up elsewhere or run a page of its own; uploads come only from
   ``upload_dir``; an action longer than :data:`MAX_ACTION_CHARS` is refused before BrowserGym's
@@ -48,12 +53,12 @@ from browsergym.core.observation import extract_screenshot
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
-from .evaluation.evaluator import infeasible_answer
+from .evaluation.evaluator import EvalOptions, infeasible_answer
 from .extraction import PageExtractor, observation_space, unmark
 from .playwright_patches import BrowserCallTimeout, TargetClosedError
 from .sites import SiteHost, SiteHostFactory, origin
 from .snapshot import EnvSnapshot, HistoryEntry, clean_context, open_tabs
-from .task import WebArenaTask, answer_from_chat
+from .task import EnvTask, WebArenaTask, answer_from_chat
 from .url_guard import UrlGuard
 
 logger = logging.getLogger(__name__)
@@ -65,6 +70,10 @@ DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
 # 10,000 take about half a second); answers and typed texts stay far below this.
 MAX_ACTION_CHARS = 10_000
 _UPLOADS = ("upload_file", "mouse_upload_file")  # BrowserGym's actions that read local files
+# The evaluators an env can score with: WebArena's, or AgentOccam's rectified one (its relaxed fuzzy
+# grader and joined fuzzy lists here; its corrected task labels are applied when a real task is made,
+# see envs.registration).
+EVALUATORS = {"webarena": EvalOptions(), "agentoccam": EvalOptions.agentoccam()}
 # Eval types a look-ahead can check without reading pages of the sites (see evaluate_now).
 STATE_FREE_EVAL_TYPES = ("string_match", "url_match")
 GREETING = "Hi! I am your UI assistant, I can perform web tasks for you. What can I help you with?"
@@ -108,6 +117,10 @@ def evaluation_error(evaluation: dict) -> dict[str, Any]:
     }
 
 
+# Seeds an env draws for the task when ``reset`` gets none (Gymnasium's rule: reproducible after one seed).
+_MAX_TASK_SEED = 2**31 - 1
+
+
 @dataclass
 class _Episode:
     seed: int | None = None
@@ -125,7 +138,7 @@ class WebArenaEnv(BrowserEnv):
 
     def __init__(
         self,
-        task_entrypoint: type[WebArenaTask] = WebArenaTask,
+        task_entrypoint: type[EnvTask] = WebArenaTask,
         task_kwargs: dict | None = None,
         *,
         env_id: str | None = None,
@@ -137,10 +150,12 @@ class WebArenaEnv(BrowserEnv):
         judge_mock: Any = None,
         judge_options: dict[str, Any] | None = None,
         upload_dir: str | os.PathLike[str] | None = None,
+        evaluator: str = "webarena",
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
+        keep_browser: bool = True,
         **browser_kwargs: Any,
     ) -> None:
         if obs_mode not in ("full", "axtree"):
@@ -149,12 +164,14 @@ class WebArenaEnv(BrowserEnv):
             raise ValueError("max_episode_steps must be at least 1 (or None: no limit of the env's own)")
         if dialog_response not in ("dismiss", "accept"):
             raise ValueError(f"dialog_response must be 'dismiss' or 'accept', not {dialog_response!r}")
+        if evaluator not in EVALUATORS:
+            raise ValueError(f"evaluator must be one of {', '.join(EVALUATORS)}, not {evaluator!r}")
         if browser_kwargs.pop("use_raw_page_output", False):
             raise ValueError("use_raw_page_output is not supported by WebArenaEnv")
         task_kwargs = dict(task_kwargs or {})
         host = task_kwargs.pop("host", None)
-        if "config" not in task_kwargs or host is None:
-            raise ValueError("task_kwargs needs 'config' (the task JSON) and 'host' (a SiteHost factory)")
+        if host is None:
+            raise ValueError("task_kwargs needs 'host' (a SiteHost factory) beside the task's own arguments")
         super().__init__(
             task_entrypoint=task_entrypoint,
             task_kwargs=task_kwargs,
@@ -172,6 +189,10 @@ class WebArenaEnv(BrowserEnv):
         self.judge_mock = judge_mock
         self.judge_options = dict(judge_options or {})
         self.upload_dir = os.path.realpath(upload_dir) if upload_dir is not None else None
+        # False: close() stops this env's Chromium instead of parking it for the next env of the process
+        # (vectorised sub-envs in worker processes, which exit without running exit handlers).
+        self.keep_browser = keep_browser
+        self.evaluator = evaluator
         self.observation_space = observation_space()
         self.action_space = BrowserActionSpace()
         self._host_factory: SiteHostFactory = host
@@ -181,7 +202,7 @@ class WebArenaEnv(BrowserEnv):
         self._guard = UrlGuard(())
         self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
         self._episode = _Episode()
-        self.task: WebArenaTask | None = None
+        self.task: EnvTask | None = None
 
     # ------------------------------------------------------------------ public API
 
@@ -205,8 +226,9 @@ class WebArenaEnv(BrowserEnv):
 
     @property
     def task_config(self) -> dict:
-        """The task JSON, placeholders replaced once a reset has resolved the site URLs."""
-        return self.task.config if self.task is not None else self.task_kwargs["config"]
+        """The task as data (WebArena: its JSON, placeholders replaced once a reset has resolved the site
+        URLs; MiniWoB++: its name and settings)."""
+        return self.task.config if self.task is not None else dict(self.task_kwargs.get("config") or {})
 
     @property
     def step_count(self) -> int:
@@ -219,8 +241,13 @@ class WebArenaEnv(BrowserEnv):
         return tuple(sorted({origin(url) for url in self.task.site_urls.values()}))
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        """Start an episode. ``seed`` seeds the task (MiniWoB++ draws its problem from it); without one the
+        task seed is drawn from the env's generator, so one seeded reset makes the following ones
+        reproducible too (Gymnasium's convention; vector envs' automatic resets rely on it)."""
         gym.Env.reset(self, seed=seed)
         self._close_episode()
+        if seed is None:
+            seed = int(self.np_random.integers(_MAX_TASK_SEED))
         try:
             # Fail fast (missing variables, dead servers) before any browser is launched.
             self.host.prepare()
@@ -240,7 +267,14 @@ class WebArenaEnv(BrowserEnv):
         self._settle()
         self._focus_tab(0)  # WebArena starts on the first of its start tabs
         obs = self._observe()
-        info = {"env_id": self.env_id, **task_info, "task_info": task_info, "max_episode_steps": self.max_episode_steps}
+        info = {
+            "env_id": self.env_id,
+            **task_info,
+            "task_info": task_info,
+            "seed": seed,
+            "max_episode_steps": self.max_episode_steps,
+            "evaluator": self.evaluator,
+        }
         return obs, info
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
@@ -363,7 +397,7 @@ class WebArenaEnv(BrowserEnv):
 
     def close(self) -> None:
         self._close_episode()
-        self._lease.close(keep=True)
+        self._lease.close(keep=self.keep_browser)
         if self._host is not None:
             try:
                 self._host.close()
@@ -373,10 +407,10 @@ class WebArenaEnv(BrowserEnv):
 
     # ------------------------------------------------------------------ episode pieces
 
-    def _new_task(self, seed: int | None) -> WebArenaTask:
+    def _new_task(self, seed: int | None) -> EnvTask:
         return self.task_entrypoint(
             seed=seed, host=self.host, judge_model=self.judge_model, judge_mock=self.judge_mock,
-            judge_options=self.judge_options, **self.task_kwargs,
+            judge_options=self.judge_options, eval_options=EVALUATORS[self.evaluator], **self.task_kwargs,
         )  # fmt: skip
 
     def _open_context(self, storage_state: dict | None = None) -> None:
@@ -442,18 +476,25 @@ class WebArenaEnv(BrowserEnv):
             info["blocked_navigation"] = list(self._guard.blocked)
         episode.history.append(HistoryEntry("step", action, self.page.url))
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
+        # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out
+        # is a truncation.
+        outcome = self.task.check(self.page) if answer is None else None
+        timed_out = bool(outcome and outcome.get("timed_out"))
         limit = self.max_episode_steps
-        truncated = answer is None and limit is not None and episode.step_count >= limit
+        out_of_steps = answer is None and outcome is None and limit is not None and episode.step_count >= limit
         obs = self._observe()
         reward = 0.0
         info["step"] = episode.step_count
-        if answer is not None or truncated:
-            episode.over = True
+        evaluation = outcome
+        if answer is not None or out_of_steps:
             evaluation = self._evaluate_answer(answer or "")
+        if evaluation is not None:
+            episode.over = True
             reward = float(evaluation["score"])
             info["evaluation"] = evaluation
             info.update(evaluation_error(evaluation))
-        return obs, reward, answer is not None, truncated, info
+        terminated = answer is not None or (outcome is not None and not timed_out)
+        return obs, reward, terminated, out_of_steps or timed_out, info
 
     def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
         """Run a BrowserGym action string on the active page, unless :meth:`_refusal` objects."""

@@ -88,6 +88,11 @@ class IdlePool(ABC, Generic[T]):
             del self._idle[:cut]
         for old in evicted:
             self._retire(old)
+        # Exit hooks run last-registered first: moving ours behind the hooks registered since (litellm's
+        # closes its async clients on a new event loop, which fails while a Playwright driver still runs)
+        # makes the idle resources close before them.
+        atexit.unregister(self.shutdown)
+        atexit.register(self.shutdown)
 
     def idle(self) -> int:
         with self._lock:

@@ -1,7 +1,15 @@
-"""Gymnasium ids for every task: ``webarena/<id>`` (real sites) and ``webarena/local.<id>`` (local suite).
+"""Gymnasium ids for every task: ``webarena/<id>`` (real sites), ``webarena-lite/<id>`` (WebArena-Lite on the
+real sites), ``webarena/local.<id>`` (local suite) and ``miniwob/<task>`` (MiniWoB++, e.g. ``miniwob/click-test``).
 
-Registration reads no task file and imports nothing heavy: ids are known up front (the real suite) or
-read from the local suite's small JSON files, and each entry point loads its task config on demand.
+Registration reads no task file and imports nothing heavy: ids are known up front (the real suites) or
+read from small JSON files (the local suite's tasks, MiniWoB++'s task names), and each entry point loads
+its task on demand.
+
+WebArena-Lite (``envs/data/test_webarena_lite.raw.json``) is VisualAgentBench's human-verified subset of
+165 WebArena tasks with corrected evaluation configurations. Its ids are the subset's own numbering
+(0-164, the ``task_id`` of its file, which VisualAgentBench's runs and Plan-and-Act's use); each config
+names the WebArena task it corrects in ``old_task_id`` (BrowserGym's ``webarenalite.<n>`` ids use that
+one). The configs are read as shipped and scored by the same evaluator as every other task.
 """
 
 from __future__ import annotations
@@ -15,12 +23,23 @@ from typing import Any, Literal
 import gymnasium as gym
 
 NAMESPACE = "webarena"
+LITE_NAMESPACE = "webarena-lite"
+LOCAL_PREFIX = f"{NAMESPACE}/local."  # ids of the embedded suite
+MINIWOB_NAMESPACE = "miniwob"
 REAL_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test.raw.json"
+LITE_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test_webarena_lite.raw.json"
 N_REAL_TASKS = 812
+N_LITE_TASKS = 165
 STEP_LIMIT_KWARG = "episode_step_limit"  # gym.make keeps max_episode_steps for its TimeLimit wrapper
 
 logger = logging.getLogger(__name__)
-Suite = Literal["real", "local"]
+Suite = Literal["real", "lite", "local", "miniwob"]
+
+
+def is_local(env_id: str) -> bool:
+    """Whether ``env_id`` is a task of the embedded suite, whose reset restores pristine site data (the
+    real WebArena sites keep what an episode changed until their containers are recreated)."""
+    return env_id.startswith(LOCAL_PREFIX)
 
 
 @functools.lru_cache(maxsize=1)
@@ -32,6 +51,17 @@ def _real_tasks() -> tuple[dict, ...]:
 def real_task_config(task_id: int) -> dict:
     """A fresh copy of WebArena task ``task_id`` (placeholders not yet replaced)."""
     return json.loads(json.dumps(_real_tasks()[task_id]))
+
+
+@functools.lru_cache(maxsize=1)
+def _lite_tasks() -> tuple[dict, ...]:
+    tasks = json.loads(LITE_TASKS_FILE.read_text())
+    return tuple(sorted(tasks, key=lambda task: task["task_id"]))
+
+
+def lite_task_config(task_id: int) -> dict:
+    """A fresh copy of WebArena-Lite task ``task_id`` (0-164; placeholders not yet replaced)."""
+    return json.loads(json.dumps(_lite_tasks()[task_id]))
 
 
 def _local_tasks() -> list[dict]:
@@ -51,20 +81,30 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def make_real_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/<task_id>``: the task on the self-hosted sites (``WA_*`` variables)."""
+def make_real_env(task_id: int, lite: bool = False, **kwargs: Any) -> gym.Env:
+    """Entry point of ``webarena/<task_id>`` and ``webarena-lite/<task_id>``: the task on the self-hosted
+    sites (``WA_*`` variables).
+
+    ``evaluator="agentoccam"`` also applies AgentOccam's corrected labels to a WebArena task (its intent
+    too, where a correction fixes a typo there), so the agent and the evaluator read the same task.
+    WebArena-Lite's configurations are its own corrections and are left as shipped.
+    """
     from .env import WebArenaEnv
+    from .evaluation.corrections import apply_agentoccam_corrections
     from .sites import RealSiteHost, sites_in_config
 
-    config = real_task_config(task_id)
+    config = lite_task_config(task_id) if lite else real_task_config(task_id)
+    if kwargs.get("evaluator") == "agentoccam" and not lite:
+        config = apply_agentoccam_corrections(config)
     host = functools.partial(RealSiteHost, sites_in_config(config))
-    return WebArenaEnv(
-        task_kwargs={"config": config, "host": host}, env_id=f"{NAMESPACE}/{task_id}", **_env_kwargs(kwargs)
-    )
+    env_id = f"{LITE_NAMESPACE if lite else NAMESPACE}/{task_id}"
+    return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
 
 
 def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites."""
+    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites (AgentOccam's
+    label corrections concern WebArena's tasks; ``evaluator="agentoccam"`` still grades with its
+    relaxed fuzzy grader)."""
     from .env import WebArenaEnv
     from .local.host import LocalSiteHost
     from .local.registry import get_task
@@ -78,16 +118,70 @@ def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
     )
 
 
+def make_miniwob_env(task: str, episode_max_time_ms: int | None = None, **kwargs: Any) -> gym.Env:
+    """Entry point of ``miniwob/<task>``: the MiniWoB++ task on pages served from 127.0.0.1 by the env.
+
+    ``max_episode_steps`` defaults to BrowserGym's MiniWoB++ budget (10); ``episode_max_time_ms`` is the
+    page's own clock (BrowserGym's 1,000,000 ms unless given).
+    """
+    from .env import WebArenaEnv
+    from .miniwob import EPISODE_MAX_TIME_MS, MAX_STEPS
+    from .miniwob.host import MiniWoBSiteHost
+    from .miniwob.task import MiniWoBTask
+
+    kwargs = _env_kwargs(kwargs)
+    kwargs.setdefault("max_episode_steps", MAX_STEPS)
+    task_kwargs = {
+        "task": task,
+        "host": MiniWoBSiteHost,
+        "episode_max_time_ms": episode_max_time_ms or EPISODE_MAX_TIME_MS,
+    }
+    return WebArenaEnv(
+        task_entrypoint=MiniWoBTask, task_kwargs=task_kwargs, env_id=f"{MINIWOB_NAMESPACE}/{task}", **kwargs
+    )
+
+
+def _miniwob_tasks() -> list[str]:
+    from .miniwob import task_names
+
+    return task_names()
+
+
 def register_all() -> None:
     """Register every id (idempotent). Every spec is nondeterministic: live websites are."""
     for task_id in range(N_REAL_TASKS):
         env_id = f"{NAMESPACE}/{task_id}"
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=make_real_env, kwargs={"task_id": task_id}, nondeterministic=True)
+    for task_id in range(N_LITE_TASKS):
+        env_id = f"{LITE_NAMESPACE}/{task_id}"
+        if env_id not in gym.registry:
+            gym.register(
+                env_id, entry_point=make_real_env, kwargs={"task_id": task_id, "lite": True}, nondeterministic=True
+            )
     for task in _local_tasks():
         env_id = f"{NAMESPACE}/local.{task['task_id']}"
         if env_id not in gym.registry:
             gym.register(env_id, entry_point=make_local_env, kwargs={"task_id": task["task_id"]}, nondeterministic=True)
+    from .miniwob import is_nondeterministic
+
+    for name in _miniwob_tasks():
+        env_id = f"{MINIWOB_NAMESPACE}/{name}"
+        if env_id not in gym.registry:
+            gym.register(
+                env_id, entry_point=make_miniwob_env, kwargs={"task": name}, nondeterministic=is_nondeterministic(name)
+            )
+
+
+def default_max_steps(env_id: str) -> int:
+    """The step budget a task's suite gives an episode: BrowserGym's 10 for MiniWoB++, WebArena's 30 else."""
+    if env_id.startswith(f"{MINIWOB_NAMESPACE}/"):
+        from .miniwob import MAX_STEPS
+
+        return MAX_STEPS
+    from .env import DEFAULT_MAX_EPISODE_STEPS
+
+    return DEFAULT_MAX_EPISODE_STEPS
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
@@ -104,13 +198,18 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
 
 
 def list_env_ids(suite: Suite = "real", site: str | None = None, template: int | None = None) -> list[str]:
-    """Env ids of one suite, optionally only tasks using ``site`` and/or from intent template ``template``."""
+    """Env ids of one suite, optionally only tasks using ``site`` and/or from intent template ``template``
+    (MiniWoB++ tasks have neither: ``suite="miniwob"`` lists them all)."""
+    if suite == "miniwob":
+        return [f"{MINIWOB_NAMESPACE}/{name}" for name in _miniwob_tasks()]
     if suite == "real":
         tasks, prefix = _real_tasks(), f"{NAMESPACE}/"
+    elif suite == "lite":
+        tasks, prefix = _lite_tasks(), f"{LITE_NAMESPACE}/"
     elif suite == "local":
         tasks, prefix = tuple(_local_tasks()), f"{NAMESPACE}/local."
     else:
-        raise ValueError(f"suite must be 'real' or 'local', not {suite!r}")
+        raise ValueError(f"suite must be 'real', 'lite', 'local' or 'miniwob', not {suite!r}")
     return [
         f"{prefix}{task['task_id']}"
         for task in tasks

@@ -1,7 +1,12 @@
-"""One WebArena task as a BrowserGym task: site URLs in, logged-in start tabs out, the answer scored once.
+"""Tasks as the environment sees them (BrowserGym's task/env split), and WebArena's task.
 
-The environment decides *when* an episode ends; this class knows *what* the task is (its JSON with the
-placeholders resolved) and how the end is scored (WebArena's evaluator, called exactly once).
+:class:`EnvTask` is what :class:`envs.env.WebArenaEnv` needs from any task: the sites it runs on (a
+:class:`SiteHost`, whose origins the URL guard allows), its setup (goal and start page), a per-step check
+for tasks that end by themselves (MiniWoB++), and the evaluation of an answer. The environment decides
+*when* an episode ends; the task knows *what* it is and how its end is scored.
+
+:class:`WebArenaTask` is a WebArena task JSON (placeholders resolved) scored once, when the agent answers
+or the step budget runs out, by WebArena's evaluator. MiniWoB++'s tasks are in :mod:`envs.miniwob`.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 import playwright.sync_api
 from browsergym.core.task import AbstractBrowserTask
 
-from .evaluation.evaluator import Judge, evaluate, infeasible_answer
+from .evaluation.evaluator import EvalOptions, Judge, evaluate, infeasible_answer
 from .sites import SiteHost, SitesUnavailableError, replace_placeholders, sites_in_config
 
 logger = logging.getLogger(__name__)
@@ -39,7 +44,59 @@ def answer_from_chat(chat_messages: list[dict]) -> str | None:
     return last["message"]
 
 
-class WebArenaTask(AbstractBrowserTask):
+class EnvTask(AbstractBrowserTask):
+    """A task of this project's environment, bound to the :class:`SiteHost` that serves its sites.
+
+    Subclasses set ``host``, ``site_urls`` (site name -> base URL: the origins the agent may visit) and
+    ``config`` (the task as data), and implement :meth:`setup`, :meth:`task_info` and :meth:`evaluate`.
+    ``validate`` (BrowserGym's per-step hook) is derived from :meth:`check` and :meth:`evaluate`.
+    """
+
+    host: SiteHost
+    site_urls: dict[str, str]
+    config: dict
+
+    @classmethod
+    def get_task_id(cls) -> str:
+        return "task"
+
+    def task_info(self) -> dict[str, Any]:
+        """What ``reset`` reports about the task in ``info`` (goal, sites, ids)."""
+        raise NotImplementedError
+
+    def check(self, page: playwright.sync_api.Page) -> dict[str, Any] | None:
+        """After every action: the evaluation if the task has ended by itself, else None.
+
+        WebArena tasks end only when the agent answers (None here); MiniWoB++ tasks end when the page
+        says so. An evaluation is ``{"score", ...}`` as :meth:`evaluate` returns it, and may set
+        ``"timed_out": True`` when the task's own clock ended the episode (a truncation, not a success
+        or failure of the agent's).
+        """
+        return None
+
+    def evaluate(
+        self,
+        page: playwright.sync_api.Page,
+        answer: str,
+        last_url: str | None = None,
+        only: Collection[str] | None = None,
+    ) -> dict[str, Any]:
+        """Score the episode ending now with ``answer``: ``{"score", "answer", "details", ...}``."""
+        raise NotImplementedError
+
+    def validate(self, page: playwright.sync_api.Page, chat_messages: list[dict]) -> tuple[float, bool, str, dict]:
+        """BrowserGym's hook: done once the task ended by itself or the agent answered (then scored)."""
+        outcome = self.check(page)
+        if outcome is not None:
+            return float(outcome["score"]), True, "", {"evaluation": outcome}
+        answer = answer_from_chat(chat_messages)
+        if answer is None:
+            return 0.0, False, "", {}
+        evaluation = self.evaluate(page, answer)
+        return evaluation["score"], True, "", {"evaluation": evaluation}
+
+
+class WebArenaTask(EnvTask):
     """A WebArena task config bound to a :class:`SiteHost`."""
 
     def __init__(
@@ -50,6 +107,7 @@ class WebArenaTask(AbstractBrowserTask):
         judge_model: str | None = None,
         judge_mock: Any = None,
         judge_options: dict[str, Any] | None = None,
+        eval_options: EvalOptions | None = None,
         timeout_ms: int = 10_000,
     ) -> None:
         super().__init__(seed)
@@ -64,6 +122,7 @@ class WebArenaTask(AbstractBrowserTask):
         self.judge_model = judge_model  # None: the evaluator's default (WEBARENA_GYM_JUDGE_MODEL or WebArena's)
         self.judge_mock = judge_mock
         self.judge_options = dict(judge_options or {})  # Judge keywords: api_base, timeout, max_tokens ...
+        self.eval_options = eval_options or EvalOptions()  # WebArena's evaluator unless told otherwise
 
     @classmethod
     def get_task_id(cls) -> str:
@@ -123,7 +182,14 @@ class WebArenaTask(AbstractBrowserTask):
         try:
             judge = Judge(self.judge_model, mock_response=self.judge_mock, **self.judge_options)
             result = evaluate(
-                self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.host.urls(), only=only
+                self.config,
+                page,
+                answer,
+                judge=judge,
+                last_url=last_url or page.url,
+                urls=self.host.urls(),
+                options=self.eval_options,
+                only=only,
             )
         except Exception as exc:  # noqa: BLE001 - reported, not a verdict
             logger.warning("evaluation of task %s failed: %s", self.config.get("task_id"), exc)
@@ -138,11 +204,3 @@ class WebArenaTask(AbstractBrowserTask):
         if judge_failure is not None:
             out.update(error=judge_failure["error"], error_source="llm", error_kind=judge_failure["kind"])
         return out
-
-    def validate(self, page: playwright.sync_api.Page, chat_messages: list[dict]) -> tuple[float, bool, str, dict]:
-        """Done once the agent has answered; then the evaluator runs (the env calls this only at the end)."""
-        answer = answer_from_chat(chat_messages)
-        if answer is None:
-            return 0.0, False, "", {}
-        evaluation = self.evaluate(page, answer)
-        return evaluation["score"], True, "", {"evaluation": evaluation}

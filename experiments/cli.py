@@ -59,6 +59,8 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
     kwargs = {}
     if getattr(args, "judge_model", None):
         kwargs["judge_model"] = args.judge_model
+    if getattr(args, "evaluator", None):
+        kwargs["evaluator"] = args.evaluator
     return kwargs
 
 
@@ -77,6 +79,25 @@ def _judge_with_the_model(args: argparse.Namespace, model: str | None, why: str)
         print(f"Evaluator judge: {model} ({why}; --judge-model or ${JUDGE_MODEL_ENV_VAR} picks another)")
 
 
+def _study_policies(args: argparse.Namespace) -> list:
+    """The ``--policy`` specs, then the rows of the ``--ablation`` ladder (which also picks the evaluator
+    its paper scored with unless ``--evaluator`` names one)."""
+    from experiments.ablations import EVALUATORS, ladder
+
+    policies = [_policy_spec(p, args.model) for p in args.policy or ()]
+    ablation = getattr(args, "ablation", None)
+    if ablation:
+        if not args.model:
+            raise UsageError(f"--ablation {ablation} needs a model: pass --model or set {MODEL_ENV_VAR}")
+        policies += ladder(ablation, args.model)
+        if not args.evaluator and ablation in EVALUATORS:
+            args.evaluator = EVALUATORS[ablation]
+            print(f"Evaluator: {args.evaluator} (the one the {ablation} paper scored its ablation with)")
+    if not policies:
+        raise UsageError("name at least one --policy or an --ablation")
+    return policies
+
+
 def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
     from experiments.compare import StudyConfigError, StudyStopped, compare
     from experiments.report import build_report
@@ -86,7 +107,7 @@ def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
     if api_base:  # WebArena's hosted judge is not on the user's server
         _judge_with_the_model(args, args.model, "the policies' model on --api-base")
     if policies is None:
-        policies = [_policy_spec(p, args.model) for p in args.policy]
+        policies = _study_policies(args)
     try:
         study = compare(
             policies,
@@ -167,8 +188,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tasks(args: argparse.Namespace) -> int:
     from experiments.tasksets import resolve
 
+    if args.coverage:
+        from envs.local.registry import coverage
+
+        header = ["site", "WebArena templates", "tasks", "local-only tasks", "eval types (tasks)"]
+        print("| " + " | ".join([*header, "WebArena: templates (tasks)"]) + " |")
+        print("|---|---|---|---|---|---|")
+        for row in coverage():
+            print(
+                f"| {row['site']} | {row['templates']} | {row['linked_tasks']} | {row['local_only_tasks']} | "
+                f"{', '.join(f'{e} {n}' for e, n in row['eval_type_tasks'].items())} | "
+                f"{row['webarena_templates']} ({row['webarena_tasks']}) |"
+            )
+        return 0
+
     for t in resolve(args.tasks):
-        print(f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\t{'+'.join(t.eval_types)}")
+        webarena = "none" if t.webarena_template is None else t.webarena_template
+        print(
+            f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\twebarena_template={webarena}"
+            f"\t{'+'.join(t.eval_types)}"
+        )
     return 0
 
 
@@ -214,6 +253,12 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
         "(default 30, or --llm-timeout + 30 when that is larger)",
     )
     p.add_argument("--episode-timeout", type=float, default=None, help="seconds per episode (overrides --step-timeout)")
+    p.add_argument(
+        "--evaluator",
+        choices=("webarena", "agentoccam"),
+        default=None,
+        help="WebArena's evaluator (default) or AgentOccam's rectified one (its corrected labels and fuzzy grader)",
+    )
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     p.add_argument(
         "--max-steps", type=int, default=None, help="decision budget per episode (default: each policy's own)"
@@ -229,13 +274,23 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from experiments.ablations import LADDERS as ABLATIONS
+
     parser = argparse.ArgumentParser(prog="webarena-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
-    p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
+    p.add_argument("--policy", action="append", help="policy name[:key=value,...]; repeat for several")
     p.add_argument(
-        "--tasks", default="local", help="task set: local[:site=|template=], webarena[:site=|template=|dev], or env ids"
+        "--ablation",
+        choices=sorted(ABLATIONS),
+        help="run a paper's ablation ladder as policies of this study (agentoccam: its Table 2 rows)",
+    )
+    p.add_argument(
+        "--tasks",
+        default="local",
+        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
+        "webarena-lite[:site=|template=], miniwob[:<task>,...], or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
@@ -278,12 +333,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tasks", help="list the tasks of a task set")
     p.add_argument("tasks", nargs="?", default="local")
+    p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 
     for name, func, text in (
         ("serve", cmd_serve, "start local sites to click around (options: see `serve --help`)"),
         ("bench", cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
-        ("rl", cmd_rl, "train an RL agent (stable-baselines3) on a local task"),
+        ("rl", cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
     ):
         p = sub.add_parser(name, help=text, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
@@ -303,6 +359,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130  # what a shell reports for Ctrl-C; compare() has already said how to resume
+    finally:
+        import envs
+
+        envs.shutdown()
 
 
 if __name__ == "__main__":

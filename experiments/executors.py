@@ -87,28 +87,32 @@ def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], c
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        while True:
-            try:
-                job = conn.recv()
-            except EOFError:
-                return
-            if job is None:
-                return
-            try:
-                conn.send(Finished(job, runner(job)))
-            except BaseException:  # noqa: BLE001 - a job must never take its worker down silently
-                conn.send(Finished(job, None, traceback.format_exc(limit=20)))
+        _serve_jobs(conn, runner)
     finally:
         _release_resources()
 
 
-def _release_resources() -> None:
-    """Stop what the worker's pools keep for a next episode (a multiprocessing worker exits without
-    running ``atexit`` handlers): site servers, browsers, the Playwright driver."""
-    from envs.browser import BROWSERS, stop_playwright
-    from envs.local.launcher import POOL
+def _serve_jobs(conn: Connection, runner: JobRunner) -> None:
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        try:
+            conn.send(Finished(job, runner(job)))
+        except BaseException:  # noqa: BLE001 - a job must never take its worker down silently
+            conn.send(Finished(job, None, traceback.format_exc(limit=20)))
 
-    for release in (POOL.shutdown, BROWSERS.shutdown, stop_playwright):
+
+def _release_resources() -> None:
+    """Stop what the worker keeps for a next episode (a multiprocessing worker exits without running
+    ``atexit`` handlers): site servers, browsers, and the Playwright driver even if a lease is left."""
+    import envs
+    from envs.browser import stop_playwright
+
+    for release in (envs.shutdown, stop_playwright):
         try:
             release()
         except Exception:  # noqa: BLE001 - the worker is exiting; its directory goes anyway

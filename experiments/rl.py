@@ -1,75 +1,329 @@
-"""Train stable-baselines3 PPO (MlpPolicy, CPU) on one task through the numeric wrapper.
+"""Train PPO (stable-baselines3 / sb3-contrib, CPU) on MiniWoB++ or WebArena tasks through the numeric wrapper.
 
-    python -m experiments.rl --env webarena/local.<id> --steps 256
+    python -m experiments.rl --tasks click-test,click-button,click-link,focus-text,click-dialog \\
+        --steps 6000 --n-envs 5 --out runs/ppo-miniwob
+    python -m experiments.rl --tasks webarena/local.0 --steps 256 --out runs/ppo-local0
 
-A baseline that shows the environments plug into standard RL tooling: the agent sees hashed page
-text and element slots (wrappers.numeric) and acts with click/type/stop on those slots. Prints one
-JSON object: episodes finished, their rewards and lengths, mean reward and success rate.
+Task names without a slash are MiniWoB++ tasks (``miniwob/<name>``). One policy learns all the given
+tasks at once: sub-env ``i`` of the vector env runs task ``i mod len(tasks)`` (``--vec subproc``: one
+worker process per sub-env, each with its own browser; ``dummy``: all in this process). The agent sees
+the numeric observation of :mod:`wrappers.numeric` (goal and element text as hashed words plus
+goal-element match features) and picks a slot to click or fill; MaskablePPO (the default) never picks an
+empty slot.
+
+Written to ``--out``: ``curve.csv`` (one row per finished training episode: env steps so far, task,
+reward, length), ``curve.png`` (success rate per task over env steps, moving average), TensorBoard
+events under ``tb/`` when TensorBoard is installed, ``model.zip`` (the trained policy), and
+``eval.json``: success per task of the trained policy (deterministic) and of the random policy (uniform
+over the unmasked actions) on the same held-out seeds (from :data:`wrappers.seeds.EVAL_SEED_BASE` on;
+training seeds stay below). The last line printed is a JSON summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 
-def train(
-    env_id: str,
-    steps: int,
-    *,
-    preset: str = "agentoccam",
-    k: int = 16,
-    n_steps: int = 64,
-    seed: int = 0,
-    max_steps: int = 30,
-    env_kwargs: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Train PPO for ``steps`` env steps; returns the finished episodes' statistics."""
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.monitor import Monitor
+ALGOS = ("maskable_ppo", "ppo")
+VEC_KINDS = ("subproc", "dummy")
+CURVE_WINDOW = 50  # episodes per task in the curve's moving average
 
-    from wrappers.numeric import NumericWebArena
-    from wrappers.presets import make_env
 
-    env = Monitor(NumericWebArena(make_env(env_id, preset, **(env_kwargs or {})), k=k, max_steps=max_steps))
+@dataclass
+class TrainConfig:
+    """One training run. Defaults are SB3's PPO defaults scaled to short episodes on 2 CPU cores."""
+
+    tasks: list[str]
+    steps: int = 6000
+    n_envs: int | None = None  # default: one sub-env per task
+    algo: str = "maskable_ppo"
+    vec: str = "subproc"
+    k: int = 16
+    n_steps: int = 64  # rollout length per sub-env
+    batch_size: int = 64
+    n_epochs: int = 4
+    learning_rate: float = 3e-4
+    ent_coef: float = 0.01
+    gamma: float = 0.95
+    net_arch: list[int] = field(default_factory=lambda: [64, 64])
+    seed: int = 0
+    max_episode_steps: int | None = None  # default: each task's own budget (MiniWoB++: 10)
+    allow_stop: bool | None = None  # default: only on tasks that end with an answer (not MiniWoB++)
+    eval_episodes: int = 20
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def env_ids(self) -> list[str]:
+        return [task if "/" in task else f"miniwob/{task}" for task in self.tasks]
+
+    def numeric_options(self, env_id: str) -> dict[str, Any]:
+        stop = self.allow_stop if self.allow_stop is not None else not env_id.startswith("miniwob/")
+        return {"k": self.k, "max_episode_steps": self.max_episode_steps, "numeric": {"allow_stop": stop}}
+
+
+def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
+    """Train, evaluate against random on held-out seeds, save; returns the summary written to ``eval.json``."""
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    if config.algo not in ALGOS:
+        raise ValueError(f"algo must be one of {', '.join(ALGOS)}, not {config.algo!r}")
+    if config.vec not in VEC_KINDS:
+        raise ValueError(f"vec must be one of {', '.join(VEC_KINDS)}, not {config.vec!r}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)  # the browsers need the cores more than a 64-unit MLP does
+    env_ids = config.env_ids
+    fns = _env_fns(config)
+    vec = SubprocVecEnv(fns, start_method="forkserver") if config.vec == "subproc" else DummyVecEnv(fns)
+    vec = VecMonitor(vec)
+    started, cpu_started = time.monotonic(), time.process_time()
     try:
-        n_steps = max(2, min(n_steps, steps))
-        model = PPO(
-            "MlpPolicy", env, n_steps=n_steps, batch_size=n_steps, n_epochs=4, seed=seed, device="cpu", verbose=0
-        )
-        model.learn(total_timesteps=steps)
-        rewards = [float(r) for r in env.get_episode_rewards()]
-        lengths = [int(n) for n in env.get_episode_lengths()]
-        return {
-            "env_id": env_id,
-            "preset": preset,
-            "steps": int(env.get_total_steps()),
-            "episodes": len(rewards),
-            "episode_rewards": rewards,
-            "episode_lengths": lengths,
-            "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "success_rate": sum(r >= 1.0 for r in rewards) / len(rewards) if rewards else None,
+        model = _make_model(config, vec, out)
+        curve = CurveRecorder(out / "curve.csv", [env_ids[i % len(env_ids)] for i in range(vec.num_envs)])
+        model.learn(total_timesteps=config.steps, callback=curve.callback())
+        curve.close()
+    finally:
+        vec.close()
+    train_s = time.monotonic() - started
+    model.save(out / "model.zip")
+    plot_curve(out / "curve.csv", out / "curve.png")
+    evaluation = {
+        env_id: {
+            "ppo": evaluate(model_policy(model, config.algo), env_id, config),
+            "random": evaluate(random_policy(config.seed), env_id, config),
         }
+        for env_id in env_ids
+    }
+    summary = {
+        "config": asdict(config),
+        "train_env_steps": int(model.num_timesteps),
+        "train_wall_s": round(train_s, 1),
+        "train_main_process_cpu_s": round(time.process_time() - cpu_started, 1),
+        "train_env_steps_per_s": round(model.num_timesteps / train_s, 2) if train_s else None,
+        "eval_seeds": f"{_eval_seeds(config)[0]}..{_eval_seeds(config)[-1]}",
+        "evaluation": evaluation,
+        "files": ["curve.csv", "curve.png", "model.zip", "eval.json"] + (["tb/"] if _has_tensorboard() else []),
+    }
+    (out / "eval.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def _env_fns(config: TrainConfig) -> list[Callable[[], Any]]:
+    """One factory per sub-env: sub-env ``i`` of ``n`` runs task ``i mod len(tasks)`` on seeds ``i, i + n, ...``."""
+    from wrappers.numeric import numeric_env_fn
+
+    env_ids = config.env_ids
+    n = config.n_envs or len(env_ids)
+    return [
+        numeric_env_fn(
+            env_ids[i % len(env_ids)],
+            seed_start=i,
+            seed_stride=n,
+            **config.numeric_options(env_ids[i % len(env_ids)]),
+            **config.env_kwargs,
+        )
+        for i in range(n)
+    ]
+
+
+def _make_model(config: TrainConfig, vec: Any, out: Path) -> Any:
+    kwargs = {
+        "n_steps": config.n_steps,
+        "batch_size": config.batch_size,
+        "n_epochs": config.n_epochs,
+        "learning_rate": config.learning_rate,
+        "ent_coef": config.ent_coef,
+        "gamma": config.gamma,
+        "seed": config.seed,
+        "device": "cpu",
+        "verbose": 0,
+        "policy_kwargs": {"net_arch": list(config.net_arch)},
+        "tensorboard_log": str(out / "tb") if _has_tensorboard() else None,
+    }
+    if config.algo == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO("MlpPolicy", vec, **kwargs)
+    from stable_baselines3 import PPO
+
+    return PPO("MlpPolicy", vec, **kwargs)
+
+
+def _has_tensorboard() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("tensorboard") is not None
+
+
+class CurveRecorder:
+    """Writes one CSV row per finished training episode and logs per-task success to TensorBoard."""
+
+    FIELDS = ("env_steps", "task", "reward", "length", "success")
+
+    def __init__(self, path: Path, sub_env_tasks: list[str]) -> None:
+        self.tasks = sub_env_tasks
+        self._file = open(path, "w", newline="")  # noqa: SIM115 - closed by close()
+        self._writer = csv.writer(self._file)
+        self._writer.writerow(self.FIELDS)
+        self._recent: dict[str, list[float]] = {}
+
+    def callback(self) -> Any:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        recorder = self
+
+        class _Callback(BaseCallback):
+            def _on_step(self) -> bool:
+                for i, info in enumerate(self.locals.get("infos") or ()):
+                    episode = info.get("episode")
+                    if episode is not None:
+                        recorder.record(self.num_timesteps, recorder.tasks[i], float(episode["r"]), int(episode["l"]))
+                        task = recorder.tasks[i].split("/", 1)[1]
+                        self.logger.record(f"success/{task}", float(np.mean(recorder._recent[recorder.tasks[i]])))
+                return True
+
+        return _Callback()
+
+    def record(self, steps: int, task: str, reward: float, length: int) -> None:
+        success = reward >= 1.0
+        self._writer.writerow((steps, task, reward, length, int(success)))
+        self._file.flush()  # a long run can be watched (and survives a kill)
+        window = self._recent.setdefault(task, [])
+        window.append(float(success))
+        del window[:-CURVE_WINDOW]
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def plot_curve(csv_path: Path, png_path: Path) -> None:
+    """Success rate per task (moving average over its last episodes) against env steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(csv.DictReader(open(csv_path)))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for task in sorted({r["task"] for r in rows}):
+        mine = [r for r in rows if r["task"] == task]
+        steps = [int(r["env_steps"]) for r in mine]
+        wins = np.array([float(r["success"]) for r in mine])
+        window = min(CURVE_WINDOW, max(1, len(wins) // 5))
+        smooth = np.convolve(wins, np.ones(window) / window, mode="valid")
+        ax.plot(steps[window - 1 :], smooth, label=task)
+    ax.set_xlabel("env steps (all sub-envs)")
+    ax.set_ylabel("training success (moving average)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=100)
+    plt.close(fig)
+
+
+# -- evaluation -------------------------------------------------------------------------------------
+
+Policy = Callable[[np.ndarray, np.ndarray], int]
+
+
+def _eval_seeds(config: TrainConfig) -> list[int]:
+    from wrappers.seeds import EVAL_SEED_BASE
+
+    return [EVAL_SEED_BASE + j for j in range(config.eval_episodes)]
+
+
+def model_policy(model: Any, algo: str = "maskable_ppo") -> Policy:
+    """A trained (or loaded) SB3 model as a deterministic policy for :func:`evaluate`."""
+
+    def act(vector: np.ndarray, mask: np.ndarray) -> int:
+        if algo == "maskable_ppo":
+            action, _ = model.predict(vector, deterministic=True, action_masks=mask)
+        else:
+            action, _ = model.predict(vector, deterministic=True)
+        return int(action)
+
+    return act
+
+
+def random_policy(seed: int = 0) -> Policy:
+    """Uniform over the actions the mask allows (the baseline a trained policy must beat)."""
+    rng = np.random.default_rng(seed)
+
+    def act(vector: np.ndarray, mask: np.ndarray) -> int:
+        return int(rng.choice(np.flatnonzero(mask)))
+
+    return act
+
+
+def evaluate(policy: Policy, env_id: str, config: TrainConfig) -> dict[str, Any]:
+    """Success rate and mean length of ``policy`` on ``env_id`` over the held-out seeds."""
+    from wrappers.numeric import make_numeric_env
+
+    env = make_numeric_env(env_id, **config.numeric_options(env_id), **config.env_kwargs)
+    rewards, lengths = [], []
+    try:
+        for seed in _eval_seeds(config):
+            vector, info = env.reset(seed=seed)
+            total, length, done = 0.0, 0, False
+            while not done:
+                vector, reward, terminated, truncated, info = env.step(policy(vector, info["action_mask"]))
+                total, length, done = total + float(reward), length + 1, terminated or truncated
+            rewards.append(total)
+            lengths.append(length)
     finally:
         env.close()
+    return {
+        "episodes": len(rewards),
+        "success_rate": sum(r >= 1.0 for r in rewards) / len(rewards),
+        "mean_length": sum(lengths) / len(lengths),
+    }
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", required=True, help="gym id, e.g. webarena/local.0")
-    parser.add_argument("--steps", type=int, default=256, help="PPO training steps (env steps)")
-    parser.add_argument("--preset", default="agentoccam", help="wrappers preset (observation/action spaces)")
-    parser.add_argument("--k", type=int, default=16, help="interactive-element slots")
-    parser.add_argument("--n-steps", type=int, default=64, help="PPO rollout length")
-    parser.add_argument("--max-steps", type=int, default=30, help="steps per episode")
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.rl", description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", required=True, help="comma-separated MiniWoB++ names or env ids")
+    parser.add_argument("--out", required=True, help="directory for the curve, model and evaluation")
+    parser.add_argument("--steps", type=int, default=TrainConfig.steps, help="training env steps (all sub-envs)")
+    parser.add_argument("--n-envs", type=int, default=None, help="sub-envs (default: one per task)")
+    parser.add_argument("--algo", choices=ALGOS, default=TrainConfig.algo)
+    parser.add_argument("--vec", choices=VEC_KINDS, default=TrainConfig.vec)
+    parser.add_argument("--k", type=int, default=TrainConfig.k, help="element slots")
+    parser.add_argument("--n-steps", type=int, default=TrainConfig.n_steps, help="PPO rollout length per sub-env")
+    parser.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
+    parser.add_argument("--max-episode-steps", type=int, default=None, help="default: the task's own budget")
+    parser.add_argument("--eval-episodes", type=int, default=TrainConfig.eval_episodes, help="held-out seeds per task")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env-kwargs", type=json.loads, default={}, help="JSON, e.g. '{\"headless\": true}'")
     args = parser.parse_args(argv)
-    options = {name: getattr(args, name) for name in ("preset", "k", "n_steps", "seed", "max_steps", "env_kwargs")}
-    result = train(args.env, args.steps, **options)
-    print(json.dumps(result, indent=2))
+    config = TrainConfig(
+        tasks=[t.strip() for t in args.tasks.split(",") if t.strip()],
+        steps=args.steps,
+        n_envs=args.n_envs,
+        algo=args.algo,
+        vec=args.vec,
+        k=args.k,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        max_episode_steps=args.max_episode_steps,
+        eval_episodes=args.eval_episodes,
+        seed=args.seed,
+        env_kwargs=args.env_kwargs,
+    )
+    summary = train(config, args.out)
+    print(json.dumps({k: summary[k] for k in ("train_env_steps", "train_wall_s", "evaluation")}))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,16 +1,21 @@
-"""Task sets a study can run: the local suite, real WebArena, or any list of env ids.
+"""Task sets a study can run: the local suite, real WebArena, MiniWoB++, or any list of env ids.
 
 A task set is written as a short spec so it fits on a command line and in the study manifest:
 
     local                      every local task
     local:site=shopping        local tasks of one site (multi-site tasks count for each of their sites)
-    local:template=3           local tasks of one intent template
+    local:template=3           local tasks of one intent template (the local id)
+    local:webarena_template=46 local tasks that instantiate WebArena's intent template 46
     webarena                   the 812 real tasks
     webarena:site=gitlab       real tasks of one site
-    webarena:template=323      real tasks of one intent template
+    webarena:template=323      real tasks of one intent template (webarena_template= is the same there)
     webarena:dev               one random task per intent template, fixed seed (our stand-in for AgentOccam's
-                               unpublished 190-task dev set, card section 12 item 6)
-    webarena/310,webarena/local.3   an explicit list of env ids
+                               unpublished 190-task dev set; see docs/methods/agentoccam.md)
+    webarena:lite              the 165 WebArena-Lite tasks (webarena-lite/<id>, corrected configurations)
+    webarena-lite:site=map     WebArena-Lite tasks of one site (template= works too)
+    miniwob                    the 125 MiniWoB++ tasks (BrowserGym's), 10 steps each unless --max-steps
+    miniwob:click-test         one MiniWoB++ task; miniwob:click-test,click-button for several
+    webarena/310,webarena/local.3,miniwob/click-test   an explicit list of env ids
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ class TaskInfo:
     template_id: int
     eval_types: tuple[str, ...]
     depends_on: tuple[str, ...] = field(default=())  # env ids that must finish first (real WebArena only)
+    webarena_template: int | None = None  # WebArena's intent template id; None for a local-only task
+    max_steps: int | None = None  # the suite's own step budget (MiniWoB++: BrowserGym's 10); None: the policy's
 
     @property
     def site_group(self) -> str:
@@ -42,7 +49,7 @@ class TaskInfo:
         return self.sites[0] if len(self.sites) == 1 else "multisite"
 
 
-def _info(prefix: str, config: dict, depends_on: tuple[str, ...] = ()) -> TaskInfo:
+def _info(prefix: str, config: dict, webarena_template: int | None, depends_on: tuple[str, ...] = ()) -> TaskInfo:
     return TaskInfo(
         env_id=f"{prefix}{config['task_id']}",
         task_id=int(config["task_id"]),
@@ -50,6 +57,7 @@ def _info(prefix: str, config: dict, depends_on: tuple[str, ...] = ()) -> TaskIn
         template_id=int(config["intent_template_id"]),
         eval_types=tuple(config["eval"]["eval_types"]),
         depends_on=depends_on,
+        webarena_template=webarena_template,
     )
 
 
@@ -63,14 +71,51 @@ def real_tasks() -> tuple[TaskInfo, ...]:
         for row in csv.DictReader(fh):
             names = [d for d in row["depends_on"].split() if d]
             deps[int(row["task_id"])] = tuple("webarena/" + d.split(".", 1)[1] for d in names)
-    return tuple(_info("webarena/", c, deps.get(int(c["task_id"]), ())) for c in configs)
+    return tuple(_info("webarena/", c, int(c["intent_template_id"]), deps.get(int(c["task_id"]), ())) for c in configs)
+
+
+@cache
+def lite_tasks() -> tuple[TaskInfo, ...]:
+    """The 165 WebArena-Lite tasks, ordered like their WebArena originals (BrowserGym's WebArena-Lite
+    metadata, keyed by WebArena id, mapped to the Lite ids)."""
+    data = resources.files("envs") / "data"
+    configs = json.loads((data / "test_webarena_lite.raw.json").read_text())
+    lite_id = {int(c["old_task_id"]): int(c["task_id"]) for c in configs}
+    deps: dict[int, tuple[str, ...]] = {}
+    with (data / "webarena_lite_metadata.csv").open() as fh:
+        for row in csv.DictReader(fh):
+            names = [int(d.split(".", 1)[1]) for d in row["depends_on"].split() if d]
+            deps[int(row["task_id"])] = tuple(f"webarena-lite/{lite_id[n]}" for n in names if n in lite_id)
+    return tuple(
+        _info("webarena-lite/", c, int(c["intent_template_id"]), deps.get(int(c["old_task_id"]), ())) for c in configs
+    )
 
 
 @cache
 def local_tasks() -> tuple[TaskInfo, ...]:
-    from envs.local.registry import load_tasks
+    from envs.local.registry import load_tasks, webarena_template_id
 
-    return tuple(_info("webarena/local.", c) for c in load_tasks())
+    return tuple(_info("webarena/local.", c, webarena_template_id(c)) for c in load_tasks())
+
+
+@cache
+def miniwob_tasks() -> tuple[TaskInfo, ...]:
+    """MiniWoB++'s tasks; ids are their places in the sorted list, each task its own template."""
+    from envs.miniwob import EVAL_TYPE, MAX_STEPS, SITE, task_names
+
+    return tuple(
+        TaskInfo(f"miniwob/{name}", index, (SITE,), index, (EVAL_TYPE,), max_steps=MAX_STEPS)
+        for index, name in enumerate(task_names())
+    )
+
+
+def _miniwob_subset(names: str) -> list[TaskInfo]:
+    by_name = {t.env_id.split("/", 1)[1]: t for t in miniwob_tasks()}
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in by_name]
+    if unknown:
+        raise ValueError(f"unknown MiniWoB++ tasks: {', '.join(unknown)} (list them with: webarena-gym tasks miniwob)")
+    return [by_name[n] for n in wanted]
 
 
 def _filter(tasks: tuple[TaskInfo, ...], key: str, value: str) -> list[TaskInfo]:
@@ -78,7 +123,9 @@ def _filter(tasks: tuple[TaskInfo, ...], key: str, value: str) -> list[TaskInfo]
         return [t for t in tasks if value in t.sites or (value == "multisite" and len(t.sites) > 1)]
     if key == "template":
         return [t for t in tasks if t.template_id == int(value)]
-    raise ValueError(f"unknown task-set filter {key!r} (use site= or template=)")
+    if key == "webarena_template":
+        return [t for t in tasks if t.webarena_template == int(value)]
+    raise ValueError(f"unknown task-set filter {key!r} (use site=, template= or webarena_template=)")
 
 
 def dev_subset(tasks: tuple[TaskInfo, ...], seed: int = DEV_SUBSET_SEED) -> list[TaskInfo]:
@@ -96,18 +143,27 @@ def resolve(spec: str) -> list[TaskInfo]:
     spec = spec.strip()
     if "/" in spec:
         wanted = [s.strip() for s in spec.split(",") if s.strip()]
-        known = {t.env_id: t for t in (*real_tasks(), *local_tasks())}
+        known = {t.env_id: t for t in (*real_tasks(), *lite_tasks(), *local_tasks(), *miniwob_tasks())}
         missing = [e for e in wanted if e not in known]
         if missing:
             raise ValueError(f"unknown env ids: {', '.join(missing)}")
         return [known[e] for e in wanted]
+    if spec == "webarena:lite":
+        return list(lite_tasks())
     suite, _, filt = spec.partition(":")
+    if suite == "miniwob":
+        return _miniwob_subset(filt) if filt else list(miniwob_tasks())
     if suite == "local":
         tasks = local_tasks()
     elif suite == "webarena":
         tasks = real_tasks()
+    elif suite == "webarena-lite":
+        tasks = lite_tasks()
     else:
-        raise ValueError(f"unknown task set {spec!r}: use local[...], webarena[...] or a list of env ids")
+        raise ValueError(
+            f"unknown task set {spec!r}: use local[...], webarena[...], webarena:lite, webarena-lite[...], "
+            "miniwob[...] or a list of env ids"
+        )
     if not filt:
         return list(tasks)
     if filt == "dev":

@@ -48,3 +48,13 @@ def playwright_leased():
 
     with playwright_lease() as playwright:
         yield playwright
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Close the idle browsers and site servers the session's environments left for reuse, and the
+    Playwright driver that raw BrowserGym envs of the tests shared under a process-long lease."""
+    import envs
+    from envs.browser import stop_playwright
+
+    envs.shutdown()
+    stop_playwright()

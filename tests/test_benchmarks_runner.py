@@ -24,3 +24,13 @@ def test_report_sections_are_replaced_one_at_a_time(tmp_path):
     assert "| 9 |" in text and "12.3" not in text and "boom" in text  # env replaced, other kept
     assert text.index("hand-written") < text.index("<!-- bench:env -->")  # the summary above the sections stays
     assert text.count("<!-- bench:env -->") == 1
+
+
+def test_the_summary_survives_a_header_written_by_an_older_runner(tmp_path):
+    out = tmp_path / "benchmarks.md"
+    out.write_text(
+        "# Benchmarks\n\nWritten by an older runner.\n\n## Targets\n\nkept\n\n<!-- bench:env -->\nold\n<!-- /bench:env -->\n"
+    )
+    bench.write_report(out, {"env": bench.render_section("env", [], "m", quick=True)})
+    text = out.read_text()
+    assert text.startswith(bench._HEADER) and "## Targets\n\nkept" in text and "older runner" not in text

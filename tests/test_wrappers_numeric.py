@@ -1,72 +1,94 @@
-"""Numeric RL spaces: encoding, the discrete action -> command mapping, and SB3 PPO training a few steps
-through experiments.rl on a local-suite task."""
+"""Numeric RL spaces: the observation layout (goal, page, element slots with goal-match features), the
+discrete action -> BrowserGym action mapping, action masks, Gymnasium's TimeLimit, seed schedules."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
-from test_wrappers_action import bid, make_probe_env
 
-from wrappers.numeric import ROLES, NumericWebArena, interactive_elements
-from wrappers.presets import PRESETS
+from wrappers.numeric import (
+    ROLES,
+    NumericWebArena,
+    hashed_words,
+    make_numeric_env,
+    quoted_texts,
+    words,
+)
+from wrappers.seeds import EpisodeSeeds
+
+
+def test_needs_an_env_of_this_project():
+    with pytest.raises(TypeError, match="BrowserGym action strings"):
+        NumericWebArena(gym.make("CartPole-v1"))
+
+
+def test_text_features():
+    assert words("Click on the 'Submit' button.") == ["click", "on", "the", "submit", "button"]
+    assert quoted_texts("Click on the \"Sed  diam\" link, not 'x'.") == {"sed diam", "x"}
+    vector = hashed_words("a b a", 8)
+    assert vector.shape == (8,) and 0.0 < vector.max() < 1.0 and np.count_nonzero(vector) == 2
 
 
 @pytest.fixture(scope="module")
-def numeric(tmp_path_factory):
-    env = NumericWebArena(
-        PRESETS["agentoccam"].wrap(make_probe_env(tmp_path_factory.mktemp("numeric"))), k=12, answer="7731"
-    )
+def numeric():
+    env = make_numeric_env("miniwob/click-button", k=8, max_episode_steps=3, numeric={"answer": "done"})
     yield env
     env.close()
 
 
-def test_needs_the_command_wrapper():
-    import gymnasium as gym
-
-    with pytest.raises(TypeError, match="AgentOccamActions"):
-        NumericWebArena(gym.make("CartPole-v1"))
-
-
 @pytest.mark.browser
-def test_encoding_and_action_mapping(numeric):
-    vector, _ = numeric.reset(seed=0)
+def test_observation_actions_and_masks(numeric):
+    assert isinstance(numeric, gym.wrappers.TimeLimit)
+    inner: NumericWebArena = numeric.env
+    vector, info = numeric.reset(seed=4)
     assert vector.dtype == np.float32 and numeric.observation_space.contains(vector)
-    obs = numeric._obs
-    elements = interactive_elements(obs, 12)
-    # slots follow page order over the ids the model is shown (the folded dropdown itself has none)
-    assert [e[0] for e in elements][:3] == [
-        bid(obs, "textbox", "Search"),
-        bid(obs, "button", "Go"),
-        bid(obs, "option", "Red"),
-    ]
-    assert bid(obs, "combobox", "Color") not in {e[0] for e in elements}
-    slot = numeric.text_dim  # first slot: a textbox, present
-    assert vector[slot + ROLES.index("textbox")] == 1.0 and vector[slot + numeric.slot_dim - 1] == 1.0
-    assert numeric.command(0) == f"click [{elements[0][0]}]"
-    assert numeric.command(12) == f"type [{elements[0][0]}] [test] [1]"
-    assert numeric.command(24) == "stop [7731]"
-    empty = len(elements)
-    assert empty == 8 and numeric.command(empty) is None
-    before = numeric.unwrapped.page.url
-    vector2, reward, terminated, truncated, info = numeric.step(empty)
-    assert "empty" in info["action_error"] and np.array_equal(vector, vector2) and numeric.unwrapped.page.url == before
-    link = next(i for i, e in enumerate(elements) if e[1] == "link")
-    vector3, *_ = numeric.step(link)
-    assert numeric.unwrapped.page.url.endswith("page2.html") and not np.array_equal(vector, vector3)
-    _, reward, terminated, _, info = numeric.step(24)
-    assert terminated and info["command"] == "stop [7731]" and reward == 0.0  # the form was never filled
+    layout = inner.layout()
+    assert np.array_equal(vector[: inner.goal_dim], hashed_words(info["intent"], inner.goal_dim))
+    start, k, slot_dim = layout["slots"]
+    assert (k, slot_dim) == (8, len(layout["slot_fields"]))
+    target = next(q for q in quoted_texts(info["intent"]))
+    names = [name.lower() for _, _, name in inner._elements]
+    assert target in names  # the button the goal names is in a slot ...
+    flags = {f: layout["slot_fields"].index(f) for f in ("present", "typeable", "goal_overlap", "goal_quoted")}
+    for slot, (_, role, name) in enumerate(inner._elements):
+        values = vector[start + slot * slot_dim : start + (slot + 1) * slot_dim]
+        assert values[flags["present"]] == 1.0
+        assert values[ROLES.index(role) if role in ROLES else len(ROLES)] == 1.0
+        assert values[flags["goal_quoted"]] == float(name.lower() == target)  # ... and only it is flagged
+        assert values[flags["typeable"]] == float(role == "textbox")
+    empty = len(inner._elements)
+    assert vector[start + empty * slot_dim + flags["present"]] == 0.0
+    mask = info["action_mask"]
+    assert np.array_equal(mask, inner.action_masks()) and mask.shape == (2 * k + 1,)
+    assert mask[:empty].all() and not mask[empty:k].any() and mask[2 * k]  # stop allowed by default
+    assert mask[k : k + empty].tolist() == [role == "textbox" for _, role, _ in inner._elements]
+    bid = inner._elements[0][0]
+    assert inner.command(0) == f"click('{bid}')" and inner.command(k) == f"fill('{bid}', 'test')"
+    assert inner.command(2 * k) == "send_msg_to_user('done')" and inner.command(empty) is None
+    with pytest.raises(ValueError):
+        inner.command(2 * k + 1)
+
+    # an empty slot does nothing but still counts for the TimeLimit
+    same, reward, terminated, truncated, step_info = numeric.step(empty)
+    assert np.array_equal(same, vector) and "empty" in step_info["action_error"]
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    numeric.step(empty)
+    *_, terminated, truncated, step_info = numeric.step(empty)
+    assert (terminated, truncated) == (False, True)  # the third numeric step: TimeLimit(3) truncates
+
+    vector, info = numeric.reset(seed=4)
+    right = names.index(target)
+    _, reward, terminated, truncated, step_info = numeric.step(right)
+    assert (reward, terminated, truncated) == (1.0, True, False) and step_info["command"].startswith("click(")
 
 
 @pytest.mark.browser
-@pytest.mark.slow
-def test_ppo_trains_a_few_steps_on_a_local_task(capsys):
-    """The documented command line, on a local-suite task: PPO runs and reports its episodes."""
-    import json
-
-    from experiments.rl import main
-
-    main(["--env", "webarena/local.0", "--steps", "8", "--n-steps", "4", "--max-steps", "4", "--k", "8"])
-    result = json.loads(capsys.readouterr().out)
-    assert result["steps"] == 8 and result["episodes"] >= 2  # 4-step cap: at least 2 episodes end
-    assert all(0.0 <= r <= 1.0 for r in result["episode_rewards"]) and sum(result["episode_lengths"]) <= 8
-    assert result["mean_reward"] == sum(result["episode_rewards"]) / result["episodes"]
+def test_stop_can_be_masked_out_and_seed_schedules():
+    env = EpisodeSeeds(make_numeric_env("miniwob/click-test", numeric={"allow_stop": False}), start=5, stride=3)
+    try:
+        _, info = env.reset()
+        assert info["seed"] == 5 and not info["action_mask"][-1] and info["action_mask"][0]
+        assert env.reset()[1]["seed"] == 8 and env.reset(seed=42)[1]["seed"] == 42 and env.reset()[1]["seed"] == 11
+    finally:
+        env.close()

@@ -1,26 +1,41 @@
-"""Observation/action alignment (AgentOccam), presets for the ablation rows, numeric RL spaces.
+"""Observation/action alignment (AgentOccam), the simplified HTML and WebRL actions (Plan-and-Act), presets
+for the ablation rows, numeric RL spaces.
 
 See docs/design.md (section wrappers) for the contract.
 """
 
 from wrappers.actions.agentoccam import ActionConfig, AgentOccamActions
 from wrappers.actions.grammar import InvalidActionError, parse_action, parse_command
+from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
+from wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError, parse_webrl
 from wrappers.numeric import NumericWebArena
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.html import HTMLConfig, HtmlPage, SimplifiedHTMLObservation, strip_ids
+from wrappers.observations.set_of_marks import SetOfMarksObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 from wrappers.presets import PRESETS, Preset, make_env
 
 __all__ = [
     "PRESETS",
     "ActionConfig",
+    "HTMLConfig",
+    "HtmlPage",
     "AgentOccamActions",
     "AgentOccamObservation",
     "InvalidActionError",
     "NumericWebArena",
     "ObsConfig",
     "Preset",
+    "SimplifiedHTMLObservation",
+    "SetOfMarksObservation",
     "WebArenaTextObservation",
+    "WebRLAction",
+    "WebRLActionConfig",
+    "WebRLActionError",
+    "WebRLActions",
     "make_env",
     "parse_action",
     "parse_command",
+    "parse_webrl",
+    "strip_ids",
 ]

@@ -1,8 +1,16 @@
-"""Named observation/action spaces, one per ablation row the wrappers control (agentoccam.md §10).
+"""Named observation/action spaces: one per row of AgentOccam's ablation ladder (docs/methods/agentoccam.md),
+plus the simplified-HTML spaces of WebRL / WebArena-Lite that Plan-and-Act reads and writes.
 
 A preset is (observation wrapper + its config, enabled commands). History and planning *behaviour*
 belong to the policy; the presets only decide what the model sees and which commands it may use,
 so "history" has the spaces of "simplified_obs" and "agentoccam" adds the planning commands.
+``plan_and_act`` pairs the simplified-HTML observation (with ids, plus the id-free copy a planner reads)
+with the WebRL action grammar; ``set_of_marks`` is Plan-MCTS's marked screenshot beside the aligned text.
+
+Each row changes only what the paper's row changes: ``reduced_actions`` -> ``no_scroll`` drops
+``scroll`` and shows the whole page instead of the viewport, in the same WebArena text format and
+the same 500-line cap; ``no_scroll`` -> ``simplified_obs`` switches the alignment passes on (their
+format, their 1000-line cap).
 
 ``make_env(env_id, preset)`` builds the env, puts the observation wrapper on it and the action
 wrapper outermost (so it validates ids against exactly what the model was shown).
@@ -17,33 +25,61 @@ from typing import Any
 import gymnasium as gym
 
 from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
+from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
+from wrappers.actions.webrl_grammar import COMMANDS as WEBRL_COMMANDS
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from wrappers.observations.html import HTMLConfig, SimplifiedHTMLObservation
+from wrappers.observations.set_of_marks import SetOfMarksObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 
-RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines (§10.2)
+RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines
+# Plan-MCTS's space (docs/methods/plan_mcts.md): a concise set of high-frequency primitives plus the answer;
+# scroll reaches elements outside the marked viewport.
+SET_OF_MARKS_COMMANDS = ("click", "type", "scroll", "goto", "stop")
 _NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home: multi-site tasks only
 
 
 @dataclass(frozen=True)
 class Preset:
-    """One ablation row's spaces. ``obs_config`` None = the vanilla viewport text observation."""
+    """One ablation row's spaces. ``html`` set = the simplified-HTML observation with the WebRL actions;
+    else ``obs_config`` None = WebArena's text observation, of the viewport (``viewport_only``) or of the
+    whole page, cut to ``raw_lines`` lines (None: all), with the bracketed commands; ``set_of_marks`` =
+    the marked screenshot beside the aligned text, whose ids are those of the viewport only."""
 
     name: str
     description: str
     actions: tuple[str, ...]
     obs_config: ObsConfig | None = None
-    viewport_lines: int | None = None  # line cap of the vanilla observation
+    raw_lines: int | None = None
+    viewport_only: bool = True
+    html: HTMLConfig | None = None
+    set_of_marks: bool = False
+
+    @property
+    def full_page(self) -> bool:
+        """Whether the model sees the whole page (else the viewport only)."""
+        return self.html is not None or self.obs_config is not None or not self.viewport_only
+
+    @property
+    def full_page_ids(self) -> bool:
+        """Whether an action may name any element of the page (else only those in the viewport)."""
+        return self.full_page and not self.set_of_marks
 
     @property
     def obs_mode(self) -> str:
         """The env observation the preset reads: the viewport presets need BrowserGym's element
-        visibility (``"full"``: DOM snapshot and screenshot too); full-page presets read only the AX
-        tree (``"axtree"``), which makes each step several times cheaper."""
-        return "full" if self.obs_config is None else "axtree"
+        visibility, the HTML presets its DOM snapshot and the Set-of-Marks one the screenshot (``"full"``);
+        the other full-page presets read only the AX tree (``"axtree"``), several times cheaper per step."""
+        needs_full = self.html is not None or self.set_of_marks or not self.full_page
+        return "full" if needs_full else "axtree"
 
-    def wrap(self, env: gym.Env) -> AgentOccamActions:
+    def wrap(self, env: gym.Env) -> gym.Wrapper:
+        if self.html is not None:
+            return WebRLActions(SimplifiedHTMLObservation(env, self.html), WebRLActionConfig(self.actions))
         if self.obs_config is None:
-            observed: gym.Env = WebArenaTextObservation(env, viewport_only=True, max_lines=self.viewport_lines)
+            observed: gym.Env = WebArenaTextObservation(env, self.viewport_only, max_lines=self.raw_lines)
+        elif self.set_of_marks:
+            observed = SetOfMarksObservation(env, self.obs_config)
         else:
             observed = AgentOccamObservation(env, self.obs_config)
         return AgentOccamActions(observed, ActionConfig(self.actions))
@@ -55,15 +91,16 @@ PRESETS: dict[str, Preset] = {
         Preset("webarena", "vanilla WebArena: original actions, viewport tree", WEBARENA_COMMANDS),
         Preset(
             "reduced_actions",
-            "fewer actions (no hover/press/tabs/goto/go_forward); viewport tree, 500 lines",
+            "fewer actions (no hover/press/tabs/goto/go_forward); WebArena's viewport text, 500 lines",
             ("click", "type", "scroll", *_NAVIGATION[2:]),
-            viewport_lines=RAW_TREE_LINES,
+            raw_lines=RAW_TREE_LINES,
         ),
         Preset(
             "no_scroll",
-            "no scrolling: the full page, raw tree (every alignment pass off), 500 lines",
+            "no scrolling: WebArena's text of the whole page, 500 lines",
             _NAVIGATION,
-            obs_config=ObsConfig.none(max_lines=RAW_TREE_LINES),
+            raw_lines=RAW_TREE_LINES,
+            viewport_only=False,
         ),
         Preset("simplified_obs", "full page, aligned observation (every pass on)", _NAVIGATION, ObsConfig()),
         Preset("history", "spaces of simplified_obs; the policy adds pivotal-node history", _NAVIGATION, ObsConfig()),
@@ -72,6 +109,19 @@ PRESETS: dict[str, Preset] = {
             "aligned observation, reduced actions, branch/prune planning",
             AGENTOCCAM_COMMANDS,
             ObsConfig(),
+        ),
+        Preset(
+            "plan_and_act",
+            "simplified HTML, full page (with ids for the executor, id-free for the planner); WebRL actions",
+            WEBRL_COMMANDS,
+            html=HTMLConfig(),
+        ),
+        Preset(
+            "set_of_marks",
+            "marked screenshot + aligned text (viewport ids); click, type, scroll, goto, stop (Plan-MCTS)",
+            SET_OF_MARKS_COMMANDS,
+            ObsConfig(),
+            set_of_marks=True,
         ),
     )
 }
@@ -94,7 +144,7 @@ def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str
     return default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS, multiaction=True).to_python_code
 
 
-def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> AgentOccamActions:
+def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any) -> gym.Wrapper:
     """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers.
 
     ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get

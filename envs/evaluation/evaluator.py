@@ -5,7 +5,9 @@
 * ``url_match``: the final URL against ``reference_url`` (reference base path contained in the
   prediction's, reference query values present; ``|OR|`` alternatives);
 * ``program_html``: text selected from pages (the final page, an explicit URL opened in a new tab of
-  the agent's context, or a ``func:`` helper's URL) checked against ``required_contents``.
+  the agent's context, or a ``func:`` helper's URL) checked against ``required_contents``
+  (``exact_match``, ``must_include``, and WebArena-Lite's ``fuzzy_match``: the selected text judged
+  against the references joined by ", ", as WebArena-Lite's evaluator does).
 
 The score is the product over the listed eval types. Nothing here raises for bad input, a dead page
 or a failing judge: the affected check scores 0 and ``details`` says why.
@@ -286,7 +288,9 @@ def _fuzzy_checks(run: _Run, value: Any) -> list[dict[str, Any]]:
     pred = clean_answer(run.answer)
     if value == "N/A":
         check: dict[str, Any] = {"rule": "fuzzy_match", "reference": "N/A"}
-        if pred == "n/a":
+        # WebArena compares with exact_match, which cleans the already cleaned answer again: a quoted
+        # answer padded inside its quotes (' "N/A " ') or quoted twice ("'N/A'") still is "n/a".
+        if clean_answer(pred) == "n/a":
             return [{**check, "score": 1.0, "judge": "skipped: exact"}]
         if not pred:
             return [{**check, "score": 0.0, "judge": "skipped: empty answer"}]
@@ -416,8 +420,17 @@ def _check_target(run: _Run, target: dict[str, Any], tab: _EvalTab) -> dict[str,
     elif "must_include" in required:
         for item in required["must_include"]:
             checks.append({"rule": "must_include", "reference": item, "score": must_include_any(str(item), selected)})
+    elif "fuzzy_match" in required:  # WebArena-Lite's corrected configs (e.g. a drafted message's content)
+        value = required["fuzzy_match"]
+        reference = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        check: dict[str, Any] = {"rule": "fuzzy_match", "reference": reference}
+        if not selected.strip():
+            checks.append({**check, "score": 0.0, "judge": "skipped: empty selection"})
+        else:
+            call = run.judge.fuzzy_match(run.intent, reference, selected, style=run.options.fuzzy_prompt)
+            checks.append({**check, "score": call.score, "judge": run.ask(call)})
     else:
-        result["error"] = f"required_contents needs exact_match or must_include, got {sorted(required)}"
+        result["error"] = f"required_contents needs exact_match, must_include or fuzzy_match, got {sorted(required)}"
         return result
     result["checks"] = checks
     result["score"] = math.prod(c["score"] for c in checks)
@@ -521,8 +534,10 @@ def _check_references(eval_block: dict[str, Any]) -> list[str]:
     for rule, value in refs.items():
         if rule == "exact_match" and not isinstance(value, str):
             problems.append("exact_match reference is not a string")
-        elif rule == "must_include" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            problems.append("must_include reference is not a list of strings")
+        elif rule == "must_include" and not (
+            isinstance(value, str) or isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):  # a single string is one item (WebArena-Lite's task 81 writes one)
+            problems.append("must_include reference is neither a string nor a list of strings")
         elif rule == "fuzzy_match":
             if value == "N/A":
                 if not eval_block.get("string_note"):
@@ -551,9 +566,14 @@ def _check_target_spec(target: dict[str, Any]) -> list[str]:
     if locator.strip() and not (is_func(locator) or locator.startswith(("document.", "[...document."))):
         problems.append(f"unknown locator {locator[:60]!r}")
     required = target.get("required_contents") or {}
-    exact, include = required.get("exact_match"), required.get("must_include")
-    if not (isinstance(exact, str) or isinstance(include, list) and all(isinstance(v, str) for v in include)):
-        problems.append("required_contents needs exact_match (a string) or must_include (a list of strings)")
+    exact, include, fuzzy = required.get("exact_match"), required.get("must_include"), required.get("fuzzy_match")
+    if not (
+        isinstance(exact, str)
+        or any(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in (include, fuzzy))
+    ):
+        problems.append(
+            "required_contents needs exact_match (a string), must_include or fuzzy_match (a list of strings)"
+        )
     if not all(isinstance(a, str) for a in target.get("prep_actions") or []):
         problems.append("prep_actions must be strings")
     return problems

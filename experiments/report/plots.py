@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report.summary import SITE_TITLES
-from experiments.report.tables import columns, row_cost_status
+from experiments.report.tables import columns, policy_label, row_cost_status
 
 
 def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, bool]], list[str]]:
@@ -68,4 +68,26 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     fig.tight_layout()
     fig.savefig(out / "success_vs_cost.png", dpi=110)
     plt.close(fig)
-    return ["success_by_site.png", "success_vs_cost.png"]
+    return ["success_by_site.png", "success_vs_cost.png", *write_trial_plot(summary, out)]
+
+
+def write_trial_plot(summary: dict[str, Any], out: Path) -> list[str]:
+    """Success after each trial, one line per multi-trial policy (Devil's Advocate's Fig. 6); [] if none."""
+    import matplotlib.pyplot as plt
+
+    curves = [(policy_label(r), r["success_after_trial"]) for r in summary["rows"] if r.get("success_after_trial")]
+    if not curves:
+        return []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, curve in curves:
+        ax.plot(range(1, len(curve) + 1), [100 * v for v in curve], marker="o", label=label)
+    ax.set_xlabel("trial")
+    ax.set_ylabel("success rate (%)")
+    ax.set_ylim(0, 105)
+    ax.set_xticks(range(1, max(len(c) for _, c in curves) + 1))
+    ax.legend(fontsize=8)
+    ax.set_title("Success after each trial")
+    fig.tight_layout()
+    fig.savefig(out / "success_after_trial.png", dpi=110)
+    plt.close(fig)
+    return ["success_after_trial.png"]

@@ -4,7 +4,10 @@ The success table follows the layout of AgentOccam's Table 2 (one row per policy
 columns, each headed with its task count), with a standard error next to every rate. Beside it stand
 what papers rarely print: steps, LLM calls and prompt tokens per step, cost and wall time per task.
 Further tables appear when a study has something to show in them: the budgets (interactions, restores,
-episodes a budget ended), the calls per role, and the success after each trial of multi-trial methods.
+episodes a budget ended), the calls per role, the success after each trial of multi-trial methods, and
+AgentOccam's two ablation tables: how often each command was used (its Table 3) and the observation
+tokens per step in GPT-2 tokens (its Table 4), and the success per WebArena intent template, local and real
+side by side.
 A new table is one function added to :data:`TABLES`.
 """
 
@@ -14,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.report.summary import SITE_TITLES, Rate
+from experiments.report.published import MINIWOB
+from experiments.report.summary import SITE_TITLES, TEMPLATE_SUITES, Rate
 
 ORACLE_MARK = " †"
 
@@ -168,20 +172,240 @@ def role_table(summary: dict[str, Any]) -> Table | None:
 
 def trial_table(summary: dict[str, Any]) -> Table | None:
     """Success after each trial of multi-trial methods (the loop's report-only verdicts)."""
-    curves = {r["policy"]: r["success_after_trial"] for r in summary["rows"] if r.get("success_after_trial")}
+    curves = {policy_label(r): r["success_after_trial"] for r in summary["rows"] if r.get("success_after_trial")}
     if not curves:
         return None
     longest = max(len(c) for c in curves.values())
     body = [[p] + [f"{100 * c[min(k, len(c) - 1)]:.1f}" for k in range(longest)] for p, c in curves.items()]
     header_ = ["Policy"] + [f"after trial {k + 1}" for k in range(longest)]
     note = (
-        "Success in % of episodes solved within the first k trials, each trial's answer scored by the evaluator "
-        "for this table only (the policy never saw these verdicts unless it is marked oracle-assisted)."
+        "Success in % of episodes whose latest trial up to k was a success (an episode that stopped earlier keeps "
+        "its last verdict), each trial's end state and answer scored by the evaluator for this table only (the "
+        "policy never saw these verdicts unless it is marked oracle-assisted)."
     )
     return Table("trials", "Success after each trial", header_, body, [note])
 
 
+def policy_label(row: dict[str, Any]) -> str:
+    """The policy's label, marked when it was oracle-assisted (every table that shows trials marks it)."""
+    return row["policy"] + (ORACLE_MARK if row.get("oracle_assisted") else "")
+
+
+RESTART_NOTE = (
+    "A new trial restores the task's start state: on the local suite the site data is pristine again; on real "
+    "WebArena only the browser starts over, and the sites keep what earlier trials changed on the server"
+)
+
+
+def trial_stats_table(summary: dict[str, Any]) -> Table | None:
+    """Devil's Advocate's Table 1: actions in the first and in the last trial, and plan revisions, per task."""
+    rows = [r for r in summary["rows"] if r.get("trial_stats")]
+    if not rows:
+        return None
+    body = [
+        [
+            policy_label(r),
+            f"{r['trial_stats']['actions_first_trial']:.2f}",
+            f"{r['trial_stats']['actions_last_trial']:.2f}",
+            f"{r['trial_stats']['plan_revisions']:.2f}",
+            str(r["trial_stats"]["episodes"]),
+        ]
+        for r in rows
+    ]
+    header_ = ["Policy", "Actions in first trial", "Actions in last trial", "Plan revisions", "Episodes"]
+    real = sum(r["trial_stats"].get("real_site_restarts", 0) for r in rows)
+    notes = [
+        "Means over the episodes that ran trials; plan revisions are the trials after the first.",
+        RESTART_NOTE + (f" ({real} episode(s) of this study restarted trials on real WebArena)." if real else "."),
+    ]
+    if any(r.get("oracle_assisted") for r in rows):
+        notes.append(f"{ORACLE_MARK.strip()} oracle-assisted: the evaluator decided when to start another trial.")
+    return Table("trial_stats", "Trials: actions and plan revisions", header_, body, notes)
+
+
+def miniwob_table(summary: dict[str, Any]) -> Table | None:
+    """The study's MiniWoB++ success beside published MiniWoB++ results (see :mod:`.published`)."""
+    if "miniwob" not in summary["sites"]:
+        return None
+    n_tasks = summary["task_counts"]["miniwob"]
+    body = [
+        [r["policy"], Rate(**r["success"]["miniwob"]).cell(), f"this study ({n_tasks} tasks)"] for r in summary["rows"]
+    ]
+    body += [[p.agent, f"{p.success:.1f} ± {p.stderr:.1f}", p.source] for p in MINIWOB]
+    note = (
+        "Published rows are other agents (their own prompts, observations and action sets) on all 125 tasks; "
+        "compare a policy with them only on the same task set, model and seeds-per-task."
+    )
+    return Table("miniwob", "MiniWoB++ beside published results", ["Policy", "Success (%)", "Source"], body, [note])
+
+
 TABLES: list[Callable[[dict[str, Any]], Table | None]] = [success_table, budget_table, role_table, trial_table]
+TABLES.append(trial_stats_table)
+TABLES.append(miniwob_table)
+
+
+def counter_table(summary: dict[str, Any]) -> Table | None:
+    """The counters policies report about their own reasoning (CoAct: exchanges between its agents, local
+    revisions, global re-plans, force stops ...), per task; one row per policy that reports any."""
+    rows = [r for r in summary["rows"] if r.get("policy_counters")]
+    if not rows:
+        return None
+    keys = list(dict.fromkeys(k for r in rows for k in r["policy_counters"]))
+    body = [[r["policy"]] + [_count(r["policy_counters"].get(k)) for k in keys] for r in rows]
+    header_ = ["Policy"] + [k.replace("_", " ").capitalize() + "/task" for k in keys]
+    note = "Counters the policies keep in their reasoning state (their own definitions, see docs/methods/), per task."
+    return Table("policy_counters", "Policy counters", header_, body, [note])
+
+
+def _count(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+TABLES.append(counter_table)
+
+
+def outcome_steps_table(summary: dict[str, Any]) -> Table | None:
+    """Steps of successful and failed episodes per site (Plan-and-Act's A.11 table), for studies with a
+    planning policy (one whose calls include a planner or replanner role)."""
+    rows = summary["rows"]
+    if not any(role in r.get("roles", {}) for r in rows for role in ("planner", "replanner")):
+        return None
+
+    def steps(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    body = []
+    for r in rows:
+        for site in ["all", *summary["sites"]]:
+            by = r.get("steps_by_outcome", {}).get(site) or {}
+            rate_ = Rate(**r["success"][site])
+            if not rate_.n_tasks:
+                continue
+            body.append(
+                [
+                    r["policy"],
+                    SITE_TITLES[site],
+                    str(rate_.n_tasks),
+                    steps(by.get("all")),
+                    steps(by.get("success")),
+                    steps(by.get("failure")),
+                    f"{100 * rate_.mean:.1f}",
+                ]
+            )
+    header_ = ["Policy", "Website", "Tasks", "Avg. steps (all)", "Avg. steps (success)", "Avg. steps (fail)", "SR (%)"]
+    note = "Steps per episode, errored episodes left out; Plan-and-Act reports this breakdown per site (its A.11)."
+    return Table("outcome_steps", "Steps by outcome", header_, body, [note])
+
+
+TABLES.append(outcome_steps_table)
+
+
+# AgentOccam's action-frequency tables list these commands in this order (Tables 3, 11 and 14).
+PAPER_COMMANDS = (
+    "click", "hover", "type", "press", "scroll", "new_tab", "go_back", "goto", "note", "stop", "go_home", "branch",
+    "prune",
+)  # fmt: skip
+
+
+def action_table(summary: dict[str, Any]) -> Table | None:
+    """How often each policy decided on each command, over all its episodes (AgentOccam's Table 3)."""
+    rows = [r for r in summary["rows"] if r.get("actions", {}).get("counts")]
+    if not rows:
+        return None
+    seen = {name for r in rows for name in r["actions"]["counts"]}
+    names = [c for c in PAPER_COMMANDS if c in seen or any(c in r["actions"]["offered"] for r in rows)]
+    names += sorted(seen - set(names))
+
+    def cell(r: dict[str, Any], name: str) -> str:
+        count = r["actions"]["counts"].get(name, 0)
+        return "-" if not count and name not in r["actions"]["offered"] else str(count)
+
+    body = [[r["policy"], *(cell(r, n) for n in names)] for r in rows]
+    note = (
+        "Times each command was decided on, over all episodes (every command of a multi-command action counts); "
+        "-: not offered to that policy. An episode the step budget ended adds no stop. "
+        "AgentOccam's paper reports the same counts for its ablation rows (its Table 3)."
+    )
+    return Table("actions", "Action frequencies", ["Policy", *names], body, [note])
+
+
+def observation_token_table(summary: dict[str, Any]) -> Table | None:
+    """Mean GPT-2 tokens the policy was shown per step, by site (AgentOccam's Table 4)."""
+    rows = [r for r in summary["rows"] if r.get("observation_tokens_per_step", {}).get("all") is not None]
+    if not rows:
+        return None
+    counts = summary["task_counts"]
+    head = ["Policy"] + [f"{SITE_TITLES[s]} ({counts[s]})" for s in columns(summary)]
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    body = [[r["policy"], *(cell(r["observation_tokens_per_step"].get(s)) for s in columns(summary))] for r in rows]
+    note = (
+        "GPT-2 tokens per step of what the model was shown: the user message of the step's first LLM call "
+        "(objective, plans, history and page for AgentOccam; page, URL, objective and previous action for "
+        "ReAct), or the observation when the step called no LLM. AgentOccam's Table 4 counts with GPT-2's "
+        "tokenizer too."
+    )
+    return Table("observation_tokens", "Observation tokens per step (GPT-2)", head, body, [note])
+
+
+TABLES.append(action_table)
+TABLES.append(observation_token_table)
+
+
+def search_table(summary: dict[str, Any]) -> Table | None:
+    """Plan-MCTS's efficiency columns (its Table 3 and Figs. 3-4) for every policy, once a search method ran."""
+    rows = summary["rows"]
+    if not any(r.get("budget_util") is not None for r in rows):
+        return None
+
+    def cell(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    body = [
+        [
+            r["policy"],
+            Rate(**r["success"]["all"]).cell(),
+            cell(None if r.get("budget_util") is None else 100 * r["budget_util"], ".1f"),
+            cell(r.get("path_length"), ".1f"),
+            f"{r['interactions_per_task']:.1f}",
+            cell(r.get("tokens_per_task"), ".0f"),
+        ]
+        for r in rows
+    ]
+    header_ = ["Policy", "SR", "Budget util (%)", "Path length", "Action interactions/task", "Tokens/task"]
+    notes = [
+        "Budget util: search iterations run in % of the iteration budget (search methods only). Path length: "
+        "atomic actions on the delivered path (a search's final path; otherwise every action). Action "
+        "interactions: every env action, explored ones included. Tokens: prompt + completion per task; per "
+        "role in the calls-per-role table."
+    ]
+    return Table("search", "Search efficiency", header_, body, notes)
+
+
+TABLES.append(search_table)
+
+
+def template_table(summary: dict[str, Any]) -> Table | None:
+    """Success per WebArena intent template: each policy's rate on the local tasks of the template next to
+    its rate on the real ones, so a local result can be read against WebArena's template by template."""
+    if not summary.get("by_template"):
+        return None
+    labels = [p["label"] for p in summary["manifest"]["policies"]]
+    header_ = ["Template", "Intent template"] + [f"{label} ({suite})" for label in labels for suite in TEMPLATE_SUITES]
+    body = []
+    for row in summary["by_template"]:
+        rates = [Rate(**row["results"][label][suite]) for label in labels for suite in TEMPLATE_SUITES]
+        body.append([str(row["template"]), row["intent_template"]] + [f"{r.cell()} (n={r.n_tasks})" for r in rates])
+    note = (
+        "Success rate in % ± standard error over the template's tasks (n); local tasks count under the WebArena "
+        "template they instantiate, local-only tasks are not listed."
+    )
+    return Table("by_template", "Success by WebArena template", header_, body, [note])
+
+
+TABLES.append(template_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:

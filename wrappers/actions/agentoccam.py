@@ -1,10 +1,10 @@
-"""AgentOccam's action space as a Gymnasium wrapper over any BrowserGym environment (agentoccam.md §2).
+"""AgentOccam's action space as a Gymnasium wrapper over any BrowserGym environment (docs/methods/agentoccam.md).
 
 ``step(command)`` takes the bracketed grammar of :mod:`wrappers.actions.grammar` and runs the matching
 BrowserGym high-level action(s). Invalid text never reaches the browser: the previous observation
 comes back with ``last_action_error`` set and ``info["action_error"]``; no env step is taken.
 
-Decisions on the reference execution (agentoccam.md §2.5, §12 item 11):
+Decisions on the reference implementation's execution of commands:
 - ``click`` on an option of a collapsed native ``<select>`` becomes ``select_option(<select>, <label>)``
   (the reference tried role/name locators first and fell back to selecting on the parent; in
   BrowserGym's tree such options sit under an internal ``MenuListPopup`` node, so we know up
@@ -32,13 +32,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import gymnasium as gym
-from browsergym.core.spaces import Unicode
 
+from wrappers.actions.browser import BrowserCommands, page_ids
+from wrappers.actions.browser import call as _call
 from wrappers.actions.grammar import Command, InvalidActionError, parse_action
-from wrappers.forwarding import ForwardsEnvCalls
 
 MEMORY_COMMANDS = frozenset({"note", "branch", "prune"})
 WEBARENA_COMMANDS = (
@@ -57,7 +56,7 @@ class ActionConfig:
     commands: tuple[str, ...] = AGENTOCCAM_COMMANDS
 
 
-class AgentOccamActions(ForwardsEnvCalls, gym.Wrapper):
+class AgentOccamActions(BrowserCommands):
     """Text commands in, BrowserGym actions out; see the module docstring for the semantics.
 
     Args:
@@ -71,28 +70,15 @@ class AgentOccamActions(ForwardsEnvCalls, gym.Wrapper):
         obs, reward, terminated, truncated, info = env.step("click [12]")
     """
 
-    def __init__(self, env: gym.Env, config: ActionConfig = ActionConfig()) -> None:
-        super().__init__(env)
-        self.config = config
-        self.commands: tuple[str, ...] = config.commands
-        self.action_space = Unicode()
-        self._obs: dict[str, Any] | None = None
-        self._site_urls: dict[str, str] = {}
+    multi_site_only = _MULTISITE_ONLY
+    error_type = InvalidActionError
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
-        self._obs = obs
-        self._site_urls = dict(info.get("site_urls") or {})
-        multi_site = len(info.get("sites") or ()) > 1
-        self.commands = tuple(c for c in self.config.commands if multi_site or c not in _MULTISITE_ONLY)
-        info["commands"] = list(self.commands)
-        return obs, info
+    def __init__(self, env: gym.Env, config: ActionConfig = ActionConfig()) -> None:
+        super().__init__(env, config.commands)
+        self.config = config
 
     def step(self, action: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        if self._obs is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
+        self.require_reset()
         try:
             commands = parse_action(action, self.commands)
             browser = [c for c in commands if c.name not in MEMORY_COMMANDS]
@@ -101,22 +87,16 @@ class AgentOccamActions(ForwardsEnvCalls, gym.Wrapper):
                 raise InvalidActionError(f"one browser command per step, got {len(browser)} ({names})")
             plan = self.translate(browser[0]) if browser else []
         except InvalidActionError as error:
-            return self._stay(action, f"Invalid action: {error}", {"action_error": str(error)})
+            return self.stay(action, f"Invalid action: {error}", {"action_error": str(error)})
         memory = [{"name": c.name, "args": list(c.args)} for c in commands if c.name in MEMORY_COMMANDS]
         extra: dict[str, Any] = {"browser_action": None}
         if memory:
             extra |= {"memory_action": memory[-1], "memory_actions": memory}
         if not plan:
-            return self._stay(action, "", extra)
-        obs, reward, terminated, truncated, info = self._run(plan, go_back=browser[0].name == "go_back")
+            return self.stay(action, "", extra)
+        obs, reward, terminated, truncated, info = self.run(plan, go_back=browser[0].name == "go_back")
         info.update(extra | {"browser_action": info["browser_action"]})
-        self._obs = obs
         return obs, reward, terminated, truncated, info
-
-    def received(self, obs: dict[str, Any]) -> dict[str, Any]:
-        """A page reached by a forwarded call (restore, goto): ids are checked against it from now on."""
-        self._obs = obs
-        return obs
 
     def answer_in(self, action: str) -> str | None:
         """The answer a ``stop [...]`` command delivers; None for any other (or an invalid) command."""
@@ -152,95 +132,19 @@ class AgentOccamActions(ForwardsEnvCalls, gym.Wrapper):
                 raise InvalidActionError("go_home is not available: this task has no homepage")
             return [_call("goto", home)]
         if name == "goto":
-            self._check_url(args[0])
+            self.check_url(args[0])
             return [_call("goto", args[0])]
         if name == "scroll":
-            height = self._viewport_height()
+            height = self.viewport_height()
             return [_call("scroll", 0, height if args[0] == "down" else -height)]
         if name == "press":
-            return [self._press(args[0])]
+            return [self.press(args[0])]
         if name == "tab_focus":
             index = int(args[0])
-            n_tabs = len(obs.get("open_pages_urls") or ())
-            if index >= n_tabs:
-                raise InvalidActionError(f"there is no tab {index}; open tabs are 0..{n_tabs - 1}")
+            self.check_tab(index)
             return [_call("tab_focus", index)]
         simple = {"go_back": "go_back", "go_forward": "go_forward", "new_tab": "new_tab", "close_tab": "tab_close"}
         return [_call(simple[name])]
-
-    def _check_url(self, url: str) -> None:
-        target = urlsplit(url)
-        if target.scheme not in ("http", "https", "file"):
-            raise InvalidActionError(f"goto needs a full http(s) URL, got {url!r}")
-        if not self._site_urls:
-            return
-        for base in self._site_urls.values():
-            site = urlsplit(base)
-            if (target.scheme, target.netloc) == (site.scheme, site.netloc) and target.path.startswith(site.path):
-                return
-        sites = ", ".join(sorted(self._site_urls.values()))
-        raise InvalidActionError(f"goto may only open this task's sites ({sites})")
-
-    def _press(self, key: str) -> str:
-        if "keyboard_press" in _action_names(self.env):
-            return _call("keyboard_press", key)
-        focused = (self._obs or {}).get("focused_element_bid") or ""
-        if not focused:
-            raise InvalidActionError("press needs a focused element: click or type into an element first")
-        return _call("press", focused, key)
-
-    def _viewport_height(self) -> int:
-        page = getattr(self.env.unwrapped, "page", None)
-        size = getattr(page, "viewport_size", None) or {}
-        return int(size.get("height") or 720)
-
-    # -- execution -----------------------------------------------------------------------------
-
-    def _run(self, plan: list[str], go_back: bool):
-        """Run the actions of one command: as one env step if the env takes multi-actions."""
-        if len(plan) > 1 and _accepts_multiaction(self.env):
-            plan = ["\n".join(plan)]
-        done: list[str] = []
-        reward_sum = 0.0
-        for action in plan:
-            obs, reward, terminated, truncated, info = self.env.step(action)
-            done.append(action)
-            reward_sum += float(reward)
-            if obs.get("last_action_error") or terminated or truncated:
-                break
-        blank = obs.get("url") == "about:blank"  # an env without a URL guard (plain BrowserGym) lands there
-        if go_back and not (terminated or truncated) and (blank or "about:blank" in info.get("blocked_navigation", ())):
-            if blank:
-                obs, reward, terminated, truncated, info = self.env.step("go_forward()")
-                done.append("go_forward()")
-                reward_sum += float(reward)
-            obs = dict(obs, last_action_error="go_back: there is no earlier page in this tab; stayed here")
-        info["browser_action"] = "\n".join(done)
-        return obs, reward_sum, terminated, truncated, info
-
-    def _stay(self, action: str, error: str, info: dict[str, Any]):
-        """No browser action: the previous observation again, with this action's error (if any)."""
-        obs = dict(self._obs or {}, last_action=action, last_action_error=error)
-        return obs, 0.0, False, False, dict(info, browser_action=None)
-
-
-def page_ids(obs: dict[str, Any]) -> set[str]:
-    """Element ids the agent may use now: exactly those its observation shows.
-
-    The AgentOccam observation lists them (``text_tree.ids``); the vanilla WebArena text shows an
-    id only at the start of an element's line (``[12] link 'Cart'``), so off-viewport elements stay
-    unusable there, as in WebArena; with no text observation, every id of the raw tree counts.
-    """
-    tree = obs.get("text_tree")
-    shown = getattr(tree, "ids", None)
-    if shown is not None:
-        return set(shown)
-    text = obs.get("text")
-    if isinstance(text, str):
-        lines = (line.lstrip("\t") for line in text.splitlines())
-        return {line[1:].split("]", 1)[0] for line in lines if line.startswith("[")}
-    nodes = (obs.get("axtree_object") or {}).get("nodes") or []
-    return {str(n["browsergym_id"]) for n in nodes if n.get("browsergym_id")}
 
 
 def _native_select(obs: dict[str, Any], bid: str) -> tuple[str, str] | None:
@@ -263,21 +167,3 @@ def _native_select(obs: dict[str, Any], bid: str) -> tuple[str, str] | None:
 
 def _role(node: dict[str, Any]) -> str:
     return str((node.get("role") or {}).get("value") or "")
-
-
-def _call(function: str, *args: str | int) -> str:
-    """A BrowserGym call string; repr() literals are what BrowserGym's parser reads back."""
-    return f"{function}({', '.join(repr(a) for a in args)})"
-
-
-def _action_set(env: gym.Env) -> Any:
-    mapping = getattr(env.unwrapped, "action_mapping", None)
-    return getattr(mapping, "__self__", None)
-
-
-def _accepts_multiaction(env: gym.Env) -> bool:
-    return bool(getattr(_action_set(env), "multiaction", False))
-
-
-def _action_names(env: gym.Env) -> frozenset[str]:
-    return frozenset(getattr(_action_set(env), "action_set", None) or ())

@@ -1,0 +1,119 @@
+"""One MiniWoB++ task, as BrowserGym defines it, as a task of this project's environment."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection
+from typing import Any
+
+import playwright.sync_api
+
+from envs.miniwob import EPISODE_MAX_TIME_MS, EVAL_TYPE, SITE
+from envs.task import EnvTask
+
+
+@functools.cache
+def _browsergym_tasks() -> dict[str, type]:
+    from browsergym.miniwob import ALL_MINIWOB_TASKS
+
+    return {cls.subdomain: cls for cls in ALL_MINIWOB_TASKS}
+
+
+class MiniWoBTask(EnvTask):
+    """One MiniWoB++ task (BrowserGym's definition) on a :class:`MiniWoBSiteHost`.
+
+    Args:
+        seed: the episode's seed; BrowserGym draws the page's random seed from it.
+        host: the site host serving the pages.
+        task: the task's name, e.g. ``"click-test"`` (see :func:`task_names`).
+        episode_max_time_ms: MiniWoB's clock for the episode (BrowserGym's default).
+        judge_model, judge_mock, judge_options: the env's judge settings; MiniWoB++ pages grade
+            themselves, so unused.
+    """
+
+    def __init__(
+        self,
+        seed: int | None,
+        host: Any,
+        task: str,
+        episode_max_time_ms: int = EPISODE_MAX_TIME_MS,
+        judge_model: str | None = None,
+        judge_mock: Any = None,
+        judge_options: Any = None,
+        eval_options: Any = None,  # the env's evaluator choice: MiniWoB++ tasks score by the page's own reward
+    ) -> None:
+        super().__init__(seed)
+        classes = _browsergym_tasks()
+        if task not in classes:
+            raise ValueError(f"unknown MiniWoB++ task {task!r}; known: {', '.join(sorted(classes))}")
+        self.host = host
+        self.name = task
+        self.site_urls = {SITE: host.urls()[SITE]}
+        self.inner = classes[task](
+            seed=seed, base_url=f"{self.site_urls[SITE]}/miniwob/", episode_max_time=episode_max_time_ms
+        )
+        self.viewport = self.inner.viewport
+        self.timeout = self.inner.timeout
+        self.slow_mo = 0  # BrowserGym's 100 ms per Playwright call is for watching
+        self.goal = ""
+        self.config = {
+            "task_id": task,
+            "sites": [SITE],
+            "start_url": self.inner.url,
+            "intent": "",
+            "eval": {"eval_types": [EVAL_TYPE]},
+            "episode_max_time_ms": episode_max_time_ms,
+        }
+
+    @classmethod
+    def get_task_id(cls) -> str:
+        return "miniwob"
+
+    def task_info(self) -> dict[str, Any]:
+        return {
+            "task_id": self.name,
+            "sites": [SITE],
+            "intent": self.goal,
+            "intent_template_id": None,
+            "eval_types": [EVAL_TYPE],
+            "start_url": self.inner.url,
+            "site_urls": dict(self.site_urls),
+        }
+
+    def setup(self, page: playwright.sync_api.Page) -> tuple[str, dict]:
+        self.host.prepare()
+        goal, _ = self.inner.setup(page)
+        self.goal = str(goal)
+        self.config["intent"] = self.goal
+        return self.goal, self.task_info()
+
+    def teardown(self) -> None:
+        self.inner.teardown()
+
+    def check(self, page: playwright.sync_api.Page) -> dict[str, Any] | None:
+        reward, done, _, details = self.inner.validate(page, [])
+        if not done:
+            return None
+        return self._verdict(reward, details)
+
+    def evaluate(
+        self,
+        page: playwright.sync_api.Page,
+        answer: str,
+        last_url: str | None = None,
+        only: Collection[str] | None = None,
+    ) -> dict[str, Any]:
+        """The page's own verdict now (an answer does not change it: MiniWoB++ grades what was done)."""
+        try:
+            reward, done, _, details = self.inner.validate(page, [])
+        except playwright.sync_api.Error as exc:
+            return {"score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}"}
+        return self._verdict(reward if done else 0.0, details, answer)
+
+    def _verdict(self, reward: float, details: dict, answer: str | None = None) -> dict[str, Any]:
+        verdict: dict[str, Any] = {"score": float(reward), "details": {EVAL_TYPE: dict(details)}}
+        if answer is not None:
+            verdict["answer"] = answer
+        if details.get("REWARD_REASON") == "timed out":
+            verdict["timed_out"] = True
+        return verdict

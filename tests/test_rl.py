@@ -1,0 +1,52 @@
+"""PPO's plumbing on MiniWoB++ (learning itself is the benchmark's job, benchmarks/rl.py): the command
+line trains a few steps in worker processes, writes the curve, TensorBoard events and the model, and
+evaluates the trained and the random policy on the same held-out seeds."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from experiments.rl import TrainConfig, main, random_policy
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_train_evaluate_and_save(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["--tasks", "click-test,miniwob/focus-text", "--steps", "8", "--n-steps", "4", "--batch-size", "4"]
+    main([*argv, "--eval-episodes", "2", "--out", str(out)])
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert printed["train_env_steps"] == 8
+    for name in ("curve.csv", "curve.png", "model.zip", "eval.json"):
+        assert (out / name).stat().st_size > 0, name
+    assert any((out / "tb").rglob("events.out.tfevents.*"))
+    rows = list(csv.DictReader(open(out / "curve.csv")))
+    assert rows and {r["task"] for r in rows} <= {"miniwob/click-test", "miniwob/focus-text"}
+    assert all(r["success"] in ("0", "1") and int(r["length"]) >= 1 for r in rows)
+    summary = json.loads((out / "eval.json").read_text())
+    assert summary["eval_seeds"] == "1000000..1000001"
+    for task in ("miniwob/click-test", "miniwob/focus-text"):
+        for policy in ("ppo", "random"):
+            result = summary["evaluation"][task][policy]
+            assert result["episodes"] == 2 and 0.0 <= result["success_rate"] <= 1.0
+    # MiniWoB++ tasks end by themselves: stop is masked out, so random clicks the one button
+    assert summary["evaluation"]["miniwob/click-test"]["random"]["success_rate"] == 1.0
+
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(out / "model.zip", device="cpu")
+    assert model.action_space.n == 2 * TrainConfig(tasks=["x"]).k + 1
+
+
+def test_config_rules():
+    config = TrainConfig(tasks=["click-test", "webarena/local.0"])
+    assert config.env_ids == ["miniwob/click-test", "webarena/local.0"]
+    assert config.numeric_options("miniwob/click-test")["numeric"] == {"allow_stop": False}
+    assert config.numeric_options("webarena/local.0")["numeric"] == {"allow_stop": True}
+    import numpy as np
+
+    act = random_policy(0)
+    assert {act(np.zeros(3), np.array([False, True, False])) for _ in range(5)} == {1}
