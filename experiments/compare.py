@@ -412,13 +412,25 @@ def _check_policies(policies: Sequence[PolicySpec]) -> None:
             raise StudyConfigError(f"policy {spec.display()!r} cannot be built from its options: {exc}") from exc
 
 
+def progress_line(results: Sequence[EpisodeResult]) -> str:
+    """The progress bar's figures so far: success over judged episodes, errors, tokens and cost (an
+    unknown cost reads "unknown" and a partly unknown one "+?", never a bare $0)."""
+    from experiments.report.summary import cost_status
+
+    errors = sum(1 for r in results if r.status == "error")
+    ok = sum(1 for r in results if r.success)
+    tokens = sum(r.prompt_tokens + r.completion_tokens for r in results)
+    spent = f"${sum(r.cost for r in results):.2f}"
+    cost = {"known": spent, "partly unknown": f"{spent}+?", "unknown": "unknown"}[cost_status(list(results))]
+    errored = f" errors {errors}" if errors else ""
+    return f"success {ok}/{len(results) - errors}{errored} tokens {tokens:,} cost {cost}"
+
+
 class _Progress:
     """A progress bar that shows success, tokens and cost so far; silent when disabled."""
 
     def __init__(self, enabled: bool, total: int, done: int):
-        self.ok = self.n = self.tokens = self.errors = 0
-        self.cost = 0.0
-        self.cost_unknown = False
+        self.results: list[EpisodeResult] = []
         self.bar = None
         if enabled:
             from tqdm import tqdm
@@ -426,18 +438,9 @@ class _Progress:
             self.bar = tqdm(total=total, initial=done, unit="ep", dynamic_ncols=True)
 
     def update(self, r: EpisodeResult) -> None:
-        self.n += 1
-        self.ok += int(r.success)
-        self.errors += int(r.status == "error")
-        self.tokens += r.prompt_tokens + r.completion_tokens
-        self.cost += r.cost
-        self.cost_unknown |= not r.cost_known
+        self.results.append(r)
         if self.bar is not None:
-            cost = f"${self.cost:.2f}" + ("+?" if self.cost_unknown else "")
-            errors = f" errors {self.errors}" if self.errors else ""
-            self.bar.set_postfix_str(
-                f"success {self.ok}/{self.n - self.errors}{errors} tokens {self.tokens:,} cost {cost}", refresh=False
-            )
+            self.bar.set_postfix_str(progress_line(self.results), refresh=False)
             self.bar.update(1)
 
     def close(self) -> None:

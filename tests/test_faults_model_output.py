@@ -20,7 +20,7 @@ from test_rollout_loop import PAGES, TextSiteEnv, Upper, react, say
 
 import experiments.rollout as rollout
 from experiments import tasksets
-from experiments.compare import EpisodeJob, PolicySpec, StudyStopped, compare, run_job
+from experiments.compare import EpisodeJob, PolicySpec, StudyStopped, compare, progress_line, run_job
 from experiments.report import build_report
 from experiments.report.plots import cost_points
 from experiments.report.summary import summarize
@@ -200,6 +200,17 @@ def test_unknown_cost_is_unknown_not_zero_in_tables_and_plots(tmp_path):
     assert "unknown: no price is known" in (build_report(tmp_path) / "index.html").read_text()
 
 
+def test_the_progress_bar_shows_an_unknown_cost_as_unknown():
+    def episode(cost: float, known: bool, status: str = "done") -> EpisodeResult:
+        return EpisodeResult("p", "test/shop.0", 0, "shopping", 1, 0, status, llm_calls=2, cost=cost, cost_known=known)
+
+    assert progress_line([episode(0.0, False), episode(0.0, False)]).endswith("cost unknown")
+    assert progress_line([episode(0.25, True), episode(0.0, False)]).endswith("cost $0.25+?")
+    assert progress_line([episode(0.25, True), episode(0.0, False, "error")]) == (
+        "success 0/1 errors 1 tokens 0 cost $0.25+?"
+    )
+
+
 # -- studies: resume and fail-fast ---------------------------------------------------------------------
 
 
@@ -273,3 +284,28 @@ def test_the_studys_api_base_and_timeouts_reach_every_llm_policy_and_the_judge(t
     assert given["reference"]["config"] == {}  # no model, no LLM options
     manifest = StudyStore(out).read_manifest()
     assert manifest["llm_timeout_s"] == 300 and manifest["step_timeout_s"] == 330  # room for one call per step
+
+
+def test_every_role_of_every_llm_policy_gets_the_studys_api_base_and_timeout(tmp_path):
+    """Built from the configs the workers receive: each client of each method (CoAct's two agents,
+    Plan-and-Act's three roles, the searches' five ...) calls the study's server with its timeout."""
+    from policies.base import available_policies, make_policy, policy_class
+
+    names = [name for name in available_policies() if policy_class(name).uses_llm]
+    out = compare(
+        [PolicySpec(name, {"model": "openai/fake"}, label=name) for name in names],
+        TASKS[:1],
+        tmp_path / "s",
+        runner=report_settings,
+        progress=False,
+        api_base="http://127.0.0.1:9/v1",
+        llm_timeout_s=300,
+    )
+    given = {r.policy: json.loads(r.err_msg)["config"] for r in StudyStore(out).latest().values()}
+    assert sorted(given) == sorted(names)
+    for name, config in given.items():
+        llms = make_policy(name, **config, script={}).llms()
+        assert llms, name
+        for llm in llms:
+            assert (llm.api_base, llm.timeout) == ("http://127.0.0.1:9/v1", 300), name
+            assert all("api_base" not in s.extra for s in llm.roles.values()), name  # no role points elsewhere
