@@ -48,6 +48,7 @@ class ModelServer:
     requests: list[Request] = field(default_factory=list)
     hung_up: list[Request] = field(default_factory=list)  # clients that left before their answer
     api_key: str | None = None  # when set, other keys get 401 as a hosted API would
+    port: int = 0  # 0: any free port
 
     def __post_init__(self) -> None:
         server = self
@@ -94,7 +95,7 @@ class ModelServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

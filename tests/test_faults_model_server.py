@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from env_support import task_config
@@ -74,16 +75,45 @@ def study_args(out: Path, tasks: str, *extra: str) -> list[str]:
 # -- the LLM layer on the real HTTP path -------------------------------------------------------------
 
 
-def test_every_role_of_every_policy_has_a_bounded_output(server, monkeypatch):
+# Each method's output bound per role: the paper's or its code's value where one is published (ReAct's
+# WebArena runner, CoAct, Devil's Advocate, Plan-and-Act), else the policy's own documented choice.
+BOUNDS = {
+    "react": {"actor": 384},
+    "agentoccam": {"actor": 1024},
+    "agentoccam_judge": {"actor": 1024, "judge": 1024},
+    "coact": {"global_planner": 1024, "local_agent": 384},
+    "devils_advocate": dict.fromkeys(
+        ("plan", "action", "remedy", "align", "task_check", "subtask_check", "element_map", "answer", "summarize"), 512
+    ),
+    "plan_and_act": {"planner": 4096, "replanner": 4096, "executor": 1024},
+    "plan_and_act_dynamic": {"planner": 4096, "replanner": 4096, "executor": 512},  # without CoT
+    "plan_mcts": {"planner": 1024, "operator": 1024, "micro": 512, "macro": 512, "reflector": 512},
+}
+
+
+SEARCH_BASELINES = ("plan_search", "action_mcts", "action_search")  # Plan-MCTS's roles, other searches
+
+
+def family(name: str) -> str:
+    """The entry of BOUNDS a registered variant shares its roles and bounds with (a policy added
+    without an entry fails the test below)."""
+    if name in BOUNDS:
+        return name
+    if name in SEARCH_BASELINES:
+        return "plan_mcts"
+    if name.startswith("plan_and_act"):
+        return "plan_and_act_dynamic"  # the other variants run without CoT
+    return next(f for f in BOUNDS if name.startswith(f))
+
+
+def test_every_role_of_every_policy_has_its_own_bounded_output(server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
-    for name in available_policies():
-        if not policy_class(name).uses_llm:
-            continue
+    names = [name for name in available_policies() if policy_class(name).uses_llm]
+    assert set(BOUNDS) <= set(names)
+    for name in names:
         policy = make_policy(name, model=MODEL, script={})
-        for llm in policy.llms():
-            for role, settings in llm.roles.items():
-                bound = settings.max_tokens or llm.max_tokens
-                assert isinstance(bound, int) and 0 < bound <= 4096, (name, role, bound)
+        roles = {role: s.max_tokens for llm in policy.llms() for role, s in llm.roles.items()}
+        assert roles == BOUNDS[family(name)], name  # set per role, not left to the client's fallback
     # and the bound is what reaches the server (AgentOccam's card sets none: 1024 here)
     occam = make_policy("agentoccam", model=MODEL, api_base=server.url, retries=0)
     occam.llm.complete("actor", [{"role": "user", "content": "hello"}])
@@ -244,10 +274,19 @@ def test_demo_accepts_the_policy_options_and_timeouts_of_compare(monkeypatch):
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+def readme_section() -> str:
+    return README.read_text().split("## Your own model server", 1)[1].split("\n## ", 1)[0]
+
+
 def readme_commands() -> list[list[str]]:
     """The ``webarena-gym`` command lines of the README's "Your own model server" section."""
-    section = README.read_text().split("## Your own model server", 1)[1].split("\n## ", 1)[0]
-    return [shlex.split(line)[1:] for line in section.splitlines() if line.startswith("webarena-gym ")]
+    return [shlex.split(line)[1:] for line in readme_section().splitlines() if line.startswith("webarena-gym ")]
+
+
+def readme_exports() -> dict[str, str]:
+    """The variables that section exports before its commands (the dummy key)."""
+    lines = [shlex.split(line)[1] for line in readme_section().splitlines() if line.startswith("export ")]
+    return dict(line.split("=", 1) for line in lines)
 
 
 def test_the_readme_model_server_commands_are_valid_command_lines():
@@ -260,19 +299,28 @@ def test_the_readme_model_server_commands_are_valid_command_lines():
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_the_readme_llama_cpp_command_runs_against_a_server(server, tmp_path):
-    """The README's llama.cpp line as written, on one task and this test's server instead of port 8080."""
+def test_the_readme_llama_cpp_command_runs_against_a_server(tmp_path):
+    """The README's llama.cpp line as written, with the key it exports, on one task, against this test's
+    server on the README's port (another port when that one is taken on this machine)."""
 
     def reply(request) -> str:
         if request.system.startswith("You are an autonomous agent"):  # ReAct
             return say("stop [1796]")
         return "REASON:\nThe page gives the year.\nACTION:\nstop [1796]\nOBSERVATION HIGHLIGHT:\n"  # AgentOccam
 
-    server.reply = reply
     argv = readme_commands()[0]
-    argv[argv.index("--api-base") + 1] = server.url
-    argv[argv.index("--tasks") + 1] = EXACT_TASK
-    out = run_cli(*argv, "--out", str(tmp_path / "demo"))
+    readme_url = urlsplit(argv[argv.index("--api-base") + 1])
+    try:  # the README's own address when it is free on this machine
+        server = ModelServer(reply, port=readme_url.port)
+    except OSError:
+        server = ModelServer(reply)
+        argv[argv.index("--api-base") + 1] = server.url
+    try:
+        assert readme_exports() == {"OPENAI_API_KEY": "local-server"}
+        argv[argv.index("--tasks") + 1] = EXACT_TASK  # one task of the section's site instead of all of them
+        out = run_cli(*argv, "--out", str(tmp_path / "demo"), env=readme_exports())
+    finally:
+        server.close()
     assert out.returncode == 0, out.stderr[-3000:]
     results = {r.policy: (r.status, r.reward) for r in StudyStore(tmp_path / "demo").latest().values()}
     assert results == {
