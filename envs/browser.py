@@ -125,9 +125,17 @@ def acquire_playwright():
     """The process-wide Playwright (BrowserGym's global instance), started if needed."""
     global _leases
     playwright_patches.install()
-    playwright = get_shared_playwright()
+    playwright = live_playwright()
     _leases += 1
     return playwright
+
+
+def live_playwright():
+    """The shared Playwright, started anew when its driver process died (was killed, crashed)."""
+    current = current_shared_playwright()
+    if current is not None and not playwright_patches.driver_alive(current):
+        stop_playwright()
+    return get_shared_playwright()
 
 
 def release_playwright() -> None:
@@ -157,11 +165,24 @@ def stop_playwright() -> None:
     """Stop the shared driver even if it is already dead, and forget it."""
     playwright = current_shared_playwright()
     set_shared_playwright(None)
-    if playwright is not None:
-        try:
-            playwright.stop()
-        except Exception:  # noqa: BLE001 - a crashed driver cannot be stopped twice
-            pass
+    if playwright is None:
+        return
+    if not playwright_patches.driver_alive(playwright):
+        playwright_patches.forget_dead_driver(playwright)
+        return
+    try:
+        playwright.stop()
+    except Exception:  # noqa: BLE001 - a crashed driver cannot be stopped twice
+        pass
+
+
+def usable(browser: Any) -> bool:
+    """Chromium is connected and its Playwright driver still runs (a killed driver leaves the browser
+    object claiming to be connected)."""
+    if not browser.is_connected():
+        return False
+    playwright = current_shared_playwright()
+    return playwright is not None and playwright_patches.driver_alive(playwright)
 
 
 class BrowserPool(IdlePool[Any]):
@@ -176,7 +197,7 @@ class BrowserPool(IdlePool[Any]):
         super().__init__(REUSE_BROWSER_ENV_VAR, max_idle)
 
     def _alive(self, item: Any) -> bool:
-        return bool(item.is_connected())
+        return usable(item)
 
     def _park(self, item: Any) -> None:
         for context in list(item.contexts):
@@ -214,7 +235,7 @@ class BrowserLease:
         return repr((self.headless, self.slow_mo, sorted(self.launch_kwargs.items())))
 
     def alive(self) -> bool:
-        return self.browser is not None and self.browser.is_connected()
+        return self.browser is not None and usable(self.browser)
 
     def mark_dead(self) -> None:
         """The browser failed: the next :meth:`ensure` starts a new one (a disconnect may lag behind)."""
@@ -246,7 +267,7 @@ class BrowserLease:
     def _launch(self) -> Any:
         from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
 
-        pw = get_shared_playwright()
+        pw = live_playwright()
         pw.selectors.set_test_id_attribute(BROWSERGYM_ID_ATTRIBUTE)
         return pw.chromium.launch(
             headless=self.headless,

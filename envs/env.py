@@ -16,20 +16,27 @@ What differs from plain BrowserGym, and why:
 - ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions;
 - the evaluator runs once, when the agent answers or the step budget runs out, never on every step (a
   task that ends by itself, as MiniWoB++'s do, is asked after each action through a cheap check);
-- navigation outside the task's sites is blocked, so an agent cannot look answers up elsewhere;
+- navigation off the task's sites is blocked, whatever the scheme (:mod:`envs.url_guard`), so an
+  agent cannot look answers up elsewhere or run a page of its own; uploads come only from
+  ``upload_dir``; an action longer than :data:`MAX_ACTION_CHARS` is refused before BrowserGym's
+  parser (quadratic in its input) sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
 - ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
-- a crashed browser ends the episode with an error instead of an exception, and the next reset
-  relaunches it.
+- a crashed browser, a killed Playwright driver or a browser call that does not return (every call
+  is bounded, see :mod:`envs.playwright_patches`) ends the episode with the same "browser died"
+  error instead of an exception or a hang, and the next reset relaunches what died;
+- sites that stopped answering, or a judge that could not be reached, make the evaluation an error
+  of the episode (``info["error"]``), not a score of 0.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,7 +45,7 @@ import gymnasium as gym
 import numpy as np
 import playwright.sync_api
 from browsergym.core.action.base import execute_python_code
-from browsergym.core.action.parsers import highlevel_action_parser
+from browsergym.core.action.parsers import NamedArgument, highlevel_action_parser
 from browsergym.core.chat import Chat
 from browsergym.core.env import BrowserEnv
 from browsergym.core.observation import extract_screenshot
@@ -48,6 +55,7 @@ from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
 from .extraction import PageExtractor, observation_space, unmark
+from .playwright_patches import BrowserCallTimeout, TargetClosedError
 from .sites import SiteHost, SiteHostFactory, origin
 from .snapshot import EnvSnapshot, HistoryEntry, clean_context, open_tabs
 from .task import EnvTask, WebArenaTask, answer_from_chat
@@ -58,8 +66,10 @@ logger = logging.getLogger(__name__)
 ObsMode = Literal["full", "axtree"]
 DialogResponse = Literal["dismiss", "accept"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
-# Answers stay well below this; BrowserGym's action parser is quadratic in the length of its input.
-MAX_ACTION_CHARS = 20_000
+# BrowserGym's action parser is quadratic in the length of its input (100,000 characters took 19 s,
+# 10,000 take about half a second); answers and typed texts stay far below this.
+MAX_ACTION_CHARS = 10_000
+_UPLOADS = ("upload_file", "mouse_upload_file")  # BrowserGym's actions that read local files
 # The evaluators an env can score with: WebArena's, or AgentOccam's rectified one (its relaxed fuzzy
 # grader and joined fuzzy lists here; its corrected task labels are applied when a real task is made,
 # see envs.registration).
@@ -82,6 +92,29 @@ _ACTIVATION_SCRIPT = (
 
 class EpisodeError(RuntimeError):
     """The browser cannot continue this episode (crashed or closed)."""
+
+
+class ActionRefused(ValueError):
+    """The env refused to run an action; the message is the ``last_action_error``."""
+
+
+def _argument(args: list, index: int, keyword: str) -> Any:
+    """A parsed action's argument by position or keyword (BrowserGym's parser yields both forms)."""
+    named = {arg.name: arg.value for arg in args if isinstance(arg, NamedArgument)}
+    positional = [arg for arg in args if not isinstance(arg, NamedArgument)]
+    return named[keyword] if keyword in named else positional[index] if index < len(positional) else None
+
+
+def evaluation_error(evaluation: dict) -> dict[str, Any]:
+    """``info`` entries for an evaluation that could not judge the episode (sites down, judge
+    unreachable, evaluator failure): the rollout records them as the episode's error."""
+    if not evaluation.get("error"):
+        return {}
+    return {
+        "error": str(evaluation["error"]),
+        "error_source": evaluation.get("error_source", "env"),
+        "error_kind": evaluation.get("error_kind", "evaluator"),
+    }
 
 
 # Seeds an env draws for the task when ``reset`` gets none (Gymnasium's rule: reproducible after one seed).
@@ -116,6 +149,8 @@ class WebArenaEnv(BrowserEnv):
         dialog_response: DialogResponse = "dismiss",
         judge_model: str | None = None,
         judge_mock: Any = None,
+        judge_options: dict[str, Any] | None = None,
+        upload_dir: str | os.PathLike[str] | None = None,
         evaluator: str = "webarena",
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
@@ -153,6 +188,8 @@ class WebArenaEnv(BrowserEnv):
         self.dialog_response: DialogResponse = dialog_response
         self.judge_model = judge_model
         self.judge_mock = judge_mock
+        self.judge_options = dict(judge_options or {})
+        self.upload_dir = os.path.realpath(upload_dir) if upload_dir is not None else None
         # False: close() stops this env's Chromium instead of parking it for the next env of the process
         # (vectorised sub-envs in worker processes, which exit without running exit handlers).
         self.keep_browser = keep_browser
@@ -256,7 +293,7 @@ class WebArenaEnv(BrowserEnv):
         if self.task is None or self.context is None:
             raise RuntimeError("call reset() before goto()")
         try:
-            self._run(lambda: self.page.goto(url), f"goto({url!r})")
+            self._run(lambda: self._navigate(url), f"goto({url!r})")
             self._episode.history.append(HistoryEntry("goto", url, self.page.url))
             obs = self._observe()
         except (playwright.sync_api.Error, EpisodeError) as exc:
@@ -278,7 +315,7 @@ class WebArenaEnv(BrowserEnv):
             obs = self._observe()
         except (playwright.sync_api.Error, EpisodeError) as exc:
             return self._broken_transition(exc)
-        info = {"evaluation": evaluation, "step": self._episode.step_count}
+        info = {"evaluation": evaluation, "step": self._episode.step_count, **evaluation_error(evaluation)}
         return obs, float(evaluation["score"]), False, True, info
 
     def evaluate_now(self, answer: str) -> dict:
@@ -374,7 +411,7 @@ class WebArenaEnv(BrowserEnv):
     def _new_task(self, seed: int | None) -> EnvTask:
         return self.task_entrypoint(
             seed=seed, host=self.host, judge_model=self.judge_model, judge_mock=self.judge_mock,
-            eval_options=EVALUATORS[self.evaluator], **self.task_kwargs,
+            judge_options=self.judge_options, eval_options=EVALUATORS[self.evaluator], **self.task_kwargs,
         )  # fmt: skip
 
     def _open_context(self, storage_state: dict | None = None) -> None:
@@ -433,14 +470,11 @@ class WebArenaEnv(BrowserEnv):
         info, send_message, report_infeasible = self.pre_step()
         messages_before = len(self.chat.messages)
 
-        def run_action() -> None:
-            code = self.action_mapping(action) if self.action_mapping else action
-            execute_python_code(
-                code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
-            )
-
-        self._run(run_action, action)
+        label = action if len(action) <= MAX_ACTION_CHARS else action[:200] + "..."
+        self._run(lambda: self._execute(action, send_message, report_infeasible), label)
         info["action_exec_stop"] = time.time()
+        if self._guard.blocked:  # what the URL guard refused during this action (also in last_action_error)
+            info["blocked_navigation"] = list(self._guard.blocked)
         episode.history.append(HistoryEntry("step", action, self.page.url))
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
         # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out
@@ -459,8 +493,68 @@ class WebArenaEnv(BrowserEnv):
             episode.over = True
             reward = float(evaluation["score"])
             info["evaluation"] = evaluation
+            info.update(evaluation_error(evaluation))
         terminated = answer is not None or (outcome is not None and not timed_out)
         return obs, reward, terminated, out_of_steps or timed_out, info
+
+    def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
+        """Run a BrowserGym action string on the active page, unless :meth:`_refusal` objects."""
+        refusal = self._refusal(action)
+        if refusal is not None:
+            raise ActionRefused(refusal)
+        code = self.action_mapping(action) if self.action_mapping else action
+        execute_python_code(
+            code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
+        )
+
+    def _refusal(self, action: str) -> str | None:
+        """Why ``action`` must not run at all: too long to parse, a ``goto`` off the sites, an upload
+        from outside ``upload_dir``. Only actions naming those commands are parsed here."""
+        if len(action) > MAX_ACTION_CHARS:
+            return (
+                f"the action is {len(action):,} characters long; actions are limited to {MAX_ACTION_CHARS:,} "
+                "characters (shorten the text)"
+            )
+        if "goto" not in action and "upload_file" not in action:
+            return None
+        try:
+            calls = highlevel_action_parser.parse_string(action).as_list()
+        except Exception:  # noqa: BLE001 - unparseable: BrowserGym reports it when it parses the action
+            return None
+        for name, args, *_ in calls:
+            if name == "goto":
+                url = _argument(args, 0, "url")
+                if isinstance(url, str):
+                    blocked = self._guard.check(url)
+                    if blocked is not None:
+                        return blocked
+            elif name in _UPLOADS:
+                files = _argument(args, 1 if name == "upload_file" else 2, "file")
+                refused = self._upload_refusal(files)
+                if refused is not None:
+                    return refused
+        return None
+
+    def _upload_refusal(self, files: Any) -> str | None:
+        """An upload may only read regular files inside ``upload_dir`` (symbolic links resolved)."""
+        paths = files if isinstance(files, list) else [files]
+        if not paths:
+            return None  # an empty list clears the file input
+        if self.upload_dir is None:
+            return "file uploads are disabled in this environment (no upload directory is allowed)"
+        for path in paths:
+            real = os.path.realpath(str(path))
+            if os.path.commonpath([real, self.upload_dir]) != self.upload_dir or not os.path.isfile(real):
+                name = os.path.basename(str(path))
+                return f"cannot upload {name!r}: uploads come only from the allowed upload directory"
+        return None
+
+    def _navigate(self, url: str) -> None:
+        """The active tab to ``url``, if it is on the task's sites."""
+        blocked = self._guard.check(url)
+        if blocked is not None:
+            raise ActionRefused(blocked)
+        self.page.goto(url)
 
     def _run(self, operation, label: str) -> None:
         """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error."""
@@ -470,15 +564,20 @@ class WebArenaEnv(BrowserEnv):
         try:
             operation()
             self.last_action_error = ""
+        except ActionRefused as exc:
+            self.last_action_error = str(exc)
         except playwright.sync_api.Error as exc:
-            if not self._lease.alive():
+            if not self._lease.alive() or isinstance(exc, BrowserCallTimeout):
                 raise EpisodeError(f"the browser died during {label}: {exc}") from exc
             self.last_action_error = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # noqa: BLE001 - unknown/malformed actions are the agent's error, not ours
             self.last_action_error = f"{type(exc).__name__}: {exc}"
+        self._guard.await_new_tabs()
         self._settle()
-        if self._guard.blocked_popups and self._guard.close_blocked_tabs(self.context, wait=True):
+        if self._guard.blocked and self._guard.close_blocked_tabs(self.context, wait=self._guard.blocked_popups > 0):
             self._active_page_check()
+        if self._guard.bring_back(self.context):
+            self._settle()
         self.last_action_error = self._guard.error() or self.last_action_error
 
     def _evaluate_answer(self, answer: str) -> dict:
@@ -553,13 +652,13 @@ class WebArenaEnv(BrowserEnv):
         mismatches = 0
         for entry in snap.history:
             if entry.kind == "goto":
-                self._run(lambda url=entry.value: self.page.goto(url), f"goto({entry.value!r})")
+                self._run(lambda url=entry.value: self._navigate(url), f"goto({entry.value!r})")
             else:
                 self._extractor.mark(self.page)
                 self._replay_action(entry.value)
             if entry.url and self.page.url != entry.url:
                 mismatches += 1
-                self._run(lambda url=entry.url: self.page.goto(url), f"goto({entry.url!r})")
+                self._run(lambda url=entry.url: self._navigate(url), f"goto({entry.url!r})")
         replayed = sum(1 for entry in snap.history if entry.kind == "step")
         return {"restore_method": "replay", "replay_mismatches": mismatches, "replayed_actions": replayed}
 
@@ -567,9 +666,7 @@ class WebArenaEnv(BrowserEnv):
         def noop(text: str) -> None:
             """Answers are not replayed: a snapshot's chat log is restored as recorded."""
 
-        code = self.action_mapping(action) if self.action_mapping else action
-        self._run(lambda: execute_python_code(code, self.page, send_message_to_user=noop,
-                                              report_infeasible_instructions=noop), action)  # fmt: skip
+        self._run(lambda: self._execute(action, noop, noop), action)  # refused actions stay refused
 
     # ------------------------------------------------------------------ tabs
 
@@ -656,14 +753,16 @@ class WebArenaEnv(BrowserEnv):
         self._episode.over = True
         crashed = (
             not self._lease.alive()
-            or isinstance(exc, EpisodeError)
-            or type(exc).__name__ == "TargetClosedError"  # Playwright 1.44 does not export the class
+            or isinstance(exc, (TargetClosedError, EpisodeError, BrowserCallTimeout))
             or "crashed" in str(exc).lower()
         )
         if crashed:  # the disconnect may not have reached us yet: the next reset starts a new browser
             self._lease.mark_dead()
-        reason = "the browser crashed or was closed" if crashed else f"the page failed: {exc}"
+        reason = "the browser died (crashed, was killed or stopped answering)" if crashed else f"the page failed: {exc}"
         logger.warning("episode ended: %s (%s)", reason, exc)
         return self._error_transition(
-            f"{reason}; the episode cannot continue (call reset() to relaunch)", browser_dead=crashed
+            f"{reason}; the episode cannot continue (call reset() to relaunch)",
+            browser_dead=crashed,
+            error_source="env",
+            error_kind="browser",
         )

@@ -2,29 +2,56 @@
 
 :func:`install` is called by :func:`envs.browser.acquire_playwright`, the one route by which the
 project starts or leases the shared Playwright driver, so no environment, test or tool patches
-Playwright itself. Two kinds of change:
+Playwright itself. Three kinds of change:
 
 - the launch patch: BrowserGym launches Chromium in two places (the task browser and its chat window)
   and only the first accepts launch keywords, so ``BrowserType.launch`` is wrapped once and every
   Chromium launch in the process gets this project's executable and flags (:mod:`envs.browser`);
+- the call bound (:func:`install_call_bound`): every sync Playwright call returns or raises within
+  a bounded time, also when the driver process died (Playwright 1.44 then spins forever) or Chromium
+  stopped answering;
 - speed-ups of Playwright 1.44's Python side, measured to be about half of an ``env.step`` on a
   1,100-node page (:func:`install_speedups`); benchmarks can remove them to time plain BrowserGym.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import json
+import os
 import sys
 import traceback
 import types
 from typing import Any
 
+import greenlet
+from playwright._impl._errors import Error as PlaywrightError
+from playwright._impl._errors import TargetClosedError
+from playwright._impl._errors import TimeoutError as PlaywrightTimeoutError
+
+CALL_TIMEOUT_ENV_VAR = "WEBARENA_GYM_BROWSER_CALL_TIMEOUT"
+# Longer than any wait the harness asks Playwright for (page loads 10-30 s, Chromium's launch 30 s):
+# only a call that can no longer return reaches it.
+DEFAULT_CALL_TIMEOUT_S = 180.0
+
+
+class DriverExitedError(TargetClosedError):
+    """The Playwright driver process is gone: no browser call can succeed until a new one starts."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("the Playwright driver exited" + (f" ({detail})" if detail else ""))
+
+
+class BrowserCallTimeout(PlaywrightTimeoutError):
+    """A browser call did not return within the process-wide bound: Chromium stopped answering."""
+
 
 def install() -> None:
     """Apply every patch (idempotent)."""
     install_launch_patch()
+    install_call_bound()
     install_speedups()
 
 
@@ -52,6 +79,90 @@ def install_launch_patch() -> None:
 
     launch._webarena_gym = True  # type: ignore[attr-defined]
     BrowserType.launch = launch  # type: ignore[method-assign]
+
+
+def call_timeout_s() -> float:
+    """The bound on one browser call: ``$WEBARENA_GYM_BROWSER_CALL_TIMEOUT`` seconds, else 180."""
+    try:
+        return float(os.environ.get(CALL_TIMEOUT_ENV_VAR) or DEFAULT_CALL_TIMEOUT_S)
+    except ValueError:
+        return DEFAULT_CALL_TIMEOUT_S
+
+
+def _bounded_sync(self: Any, coro: Any) -> Any:
+    """Playwright's ``SyncBase._sync`` (run one call on the driver's event loop), bounded.
+
+    Playwright passes control to its dispatcher greenlet until the call's task is done. When the
+    driver process dies, that greenlet ends and Playwright keeps switching to it forever; here the
+    call raises :class:`DriverExitedError` instead. A call that does not finish within
+    :func:`call_timeout_s` (a stopped or wedged Chromium) is cancelled and raises
+    :class:`BrowserCallTimeout`.
+    """
+    from playwright._impl import _sync_base as sync_base
+
+    if self._loop.is_closed():
+        coro.close()
+        raise PlaywrightError("Event loop is closed! Is Playwright already stopped?")
+    fiber = self._dispatcher_fiber
+    if fiber.dead:
+        coro.close()
+        raise DriverExitedError()
+    caller = greenlet.getcurrent()
+    task = self._loop.create_task(coro)
+    task.__pw_stack__ = sync_base.inspect.stack()  # Playwright names its protocol calls from these
+    task.__pw_stack_trace__ = sync_base.traceback.extract_stack()
+    task.add_done_callback(lambda _: caller.switch())
+    limit = call_timeout_s()
+    timer = self._loop.call_later(limit, task.cancel) if limit > 0 else None
+    try:
+        while not task.done():
+            fiber.switch()
+            if fiber.dead and not task.done():
+                raise DriverExitedError()
+    finally:
+        if timer is not None:
+            timer.cancel()
+    asyncio._set_running_loop(self._loop)
+    if task.cancelled():
+        raise BrowserCallTimeout(f"a browser call did not return within {limit:.0f} s")
+    error = task.exception()
+    if error is not None and not isinstance(error, PlaywrightError):
+        closed = self._impl_obj._connection._transport.on_error_future
+        if closed.done() and not closed.cancelled() and closed.exception() is error:
+            raise DriverExitedError(str(error)) from error
+    return task.result()
+
+
+def install_call_bound() -> None:
+    """Bound every sync Playwright call (see :func:`_bounded_sync`); idempotent."""
+    from playwright._impl._sync_base import SyncBase
+
+    if getattr(SyncBase._sync, "_webarena_gym", False):
+        return
+    _bounded_sync._webarena_gym = True  # type: ignore[attr-defined]
+    SyncBase._sync = _bounded_sync  # type: ignore[method-assign]
+
+
+def driver_alive(playwright: Any) -> bool:
+    """Whether ``playwright``'s driver can still take calls (no call is made to find out)."""
+    connection = playwright._impl_obj._connection
+    return not connection._dispatcher_fiber.dead and not connection._transport.on_error_future.done()
+
+
+def forget_dead_driver(playwright: Any) -> None:
+    """Let go of a driver that exited: its event loop is closed and no longer marked as running, so
+    a new driver can start in this thread."""
+    connection = playwright._impl_obj._connection
+    closed = connection._transport.on_error_future
+    if closed.done() and not closed.cancelled():
+        closed.exception()  # seen: asyncio would otherwise report it as never retrieved
+    loop = playwright._impl_obj._loop
+    if asyncio._get_running_loop() is loop:
+        asyncio._set_running_loop(None)
+    if not loop.is_closed():
+        for task in asyncio.all_tasks(loop):
+            task._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's private flag; calls the dead driver never answered: nothing to report
+        loop.close()
 
 
 def _light_stack(context: int = 1) -> list[inspect.FrameInfo]:

@@ -46,8 +46,32 @@ class SiteHost(Protocol):
     def restore_state(self, token: Any) -> None:
         """Put the site data back to what ``token`` recorded."""
 
+    def check(self) -> None:
+        """Raise :class:`SitesUnavailableError` if a site stopped answering (asked before evaluating,
+        so a dead server is the episode's error, not a score of 0); never restarts anything."""
+
     def close(self) -> None:
         """Release servers and files (idempotent)."""
+
+
+PROBE_TIMEOUT_S = 10.0
+
+
+def probe(urls: Iterable[str], timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """Raise :class:`SitesUnavailableError` unless every URL answers over HTTP without a gateway or
+    server-unavailable status (any page, a redirect or a 4xx means the server is up)."""
+    import urllib.error
+    import urllib.request
+
+    for url in urls:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout_s):
+                pass
+        except urllib.error.HTTPError as exc:
+            if exc.code in (502, 503, 504):
+                raise SitesUnavailableError(f"{url} answers {exc.code} {exc.reason}") from None
+        except (OSError, ValueError) as exc:
+            raise SitesUnavailableError(f"{url} does not answer: {exc}") from None
 
 
 SiteHostFactory = Callable[[], SiteHost]
@@ -162,6 +186,9 @@ class FixedSiteHost:
     def restore_state(self, token: Any) -> None:
         raise NotImplementedError("fixed sites cannot be snapshotted; restore replays actions")
 
+    def check(self) -> None:
+        probe(self._urls.values())
+
     def close(self) -> None:
         """The sites belong to whoever started them."""
 
@@ -223,6 +250,10 @@ class RealSiteHost:
 
     def restore_state(self, token: Any) -> None:
         raise NotImplementedError("the real WebArena sites cannot be snapshotted; restore replays actions")
+
+    def check(self) -> None:
+        urls = self.urls()
+        probe(urls[site] for site in self.sites if site in urls)
 
     def close(self) -> None:
         """Nothing to release: the sites run outside this process."""

@@ -19,11 +19,13 @@ import playwright.sync_api
 from browsergym.core.task import AbstractBrowserTask
 
 from .evaluation.evaluator import EvalOptions, Judge, evaluate, infeasible_answer
-from .sites import SiteHost, replace_placeholders, sites_in_config
+from .sites import SiteHost, SitesUnavailableError, replace_placeholders, sites_in_config
 
 logger = logging.getLogger(__name__)
 
 START_URL_SEPARATOR = " |AND| "
+# Judge failures that say nothing about the agent's answer: the provider or its configuration failed.
+JUDGE_OUTAGES = ("provider", "configuration")
 ANSWER_ROLES = ("assistant", "infeasible")
 
 
@@ -104,6 +106,7 @@ class WebArenaTask(EnvTask):
         host: SiteHost,
         judge_model: str | None = None,
         judge_mock: Any = None,
+        judge_options: dict[str, Any] | None = None,
         eval_options: EvalOptions | None = None,
         timeout_ms: int = 10_000,
     ) -> None:
@@ -118,6 +121,7 @@ class WebArenaTask(EnvTask):
         self.config: dict = replace_placeholders(config, host.urls())
         self.judge_model = judge_model  # None: the evaluator's default (WEBARENA_GYM_JUDGE_MODEL or WebArena's)
         self.judge_mock = judge_mock
+        self.judge_options = dict(judge_options or {})  # Judge keywords: api_base, timeout, max_tokens ...
         self.eval_options = eval_options or EvalOptions()  # WebArena's evaluator unless told otherwise
 
     @classmethod
@@ -160,11 +164,23 @@ class WebArenaTask(EnvTask):
     ) -> dict[str, Any]:
         """Score ``answer`` and the final page with WebArena's evaluator: ``{"score", "details"}``.
 
-        An evaluator failure (a site error during ``program_html``, a judge error) scores 0 with the
-        error recorded, so a bad page never crashes a run. ``only``: see :func:`envs.evaluation.evaluate`.
+        Never raises. When the evaluation could not judge the agent's work, the result says why in
+        ``error``, with ``error_source`` / ``error_kind``: the sites stopped answering before the
+        evaluation (``"env"`` / ``"sites"``), the judge could not be reached or is misconfigured
+        (``"llm"`` / ``"provider"`` or ``"configuration"``), or the evaluator itself failed (``"env"`` /
+        ``"evaluator"``). Such a score of 0 is not a verdict, and studies count the episode as an error.
+        ``only``: see :func:`envs.evaluation.evaluate`.
         """
         try:
-            judge = Judge(self.judge_model, mock_response=self.judge_mock)
+            self.host.check()
+        except SitesUnavailableError as exc:
+            return {
+                "score": 0.0, "answer": answer, "details": {},
+                "error": f"the task's sites stopped answering before the evaluation: {exc}",
+                "error_source": "env", "error_kind": "sites",
+            }  # fmt: skip
+        try:
+            judge = Judge(self.judge_model, mock_response=self.judge_mock, **self.judge_options)
             result = evaluate(
                 self.config,
                 page,
@@ -175,7 +191,16 @@ class WebArenaTask(EnvTask):
                 options=self.eval_options,
                 only=only,
             )
-            return {"score": float(result.score), "answer": answer, "details": result.details}
-        except Exception as exc:  # noqa: BLE001 - reported, scored 0
+        except Exception as exc:  # noqa: BLE001 - reported, not a verdict
             logger.warning("evaluation of task %s failed: %s", self.config.get("task_id"), exc)
-            return {"score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}"}
+            return {
+                "score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}",
+                "error_source": "env", "error_kind": "evaluator",
+            }  # fmt: skip
+        out = {"score": float(result.score), "answer": answer, "details": result.details}
+        judge_failure = next(
+            (f for f in result.details.get("judge", {}).get("failures", []) if f["kind"] in JUDGE_OUTAGES), None
+        )
+        if judge_failure is not None:
+            out.update(error=judge_failure["error"], error_source="llm", error_kind=judge_failure["kind"])
+        return out

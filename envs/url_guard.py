@@ -1,68 +1,178 @@
 """Keeps an episode's browser on the task's sites, so an agent cannot look answers up elsewhere.
 
-One guard per episode context. Navigations (of any frame) to origins outside the task's sites are
-cancelled in the driver and remembered, so the action that caused them reports the attempt in
-``last_action_error``. Sub-resources from other origins pass: the real map site loads tiles and routes
-from servers on other ports.
+One guard per episode context. A URL is a *site URL* when it is ``http(s)`` on one of the task's
+origins; every other destination (another origin, ``data:``, ``about:blank``, ``javascript:``,
+``file:``, ``view-source:`` ...) is off the sites. Four layers, because Chromium offers no single
+hook that sees every navigation:
+
+1. :meth:`UrlGuard.check` -- the env refuses a ``goto`` (the agent's action, or a policy's handle
+   call) to a URL off the sites before it starts;
+2. a request route -- network navigations (links, forms, scripts, new tabs) to other origins are
+   cancelled in the driver: a tab stays where it was (``204 No Content``), a new tab's first
+   navigation is aborted and the tab closed. Only those URLs reach Python (the driver matches the
+   pattern), so pages on the task's sites pay nothing. Sub-resources from other origins pass: the real
+   map site loads tiles and routes from servers on other ports;
+3. a document-start script -- a top-level document off the sites (or a frame from another origin)
+   is stopped before any of its scripts run; this covers what the route cannot see: redirects
+   (Playwright routes only a redirect chain's first URL) and non-network documents;
+4. a navigation watch -- a tab whose main frame committed a document off the sites is recorded and
+   :meth:`bring_back` returns it to the last site page it showed (a tab that never showed one is
+   closed).
+
+Every blocked attempt is remembered, so the action that caused it reports it in ``last_action_error``.
+
+The one exception is a tab's *initial* empty document: ``new_tab`` opens a blank tab by design, and a
+page's ``window.open()`` shows one until it loads something. Such a tab shows nothing from elsewhere
+and can only be left for a site page. Navigating any tab *to* ``about:blank`` (a ``goto``, a link, a
+script) is blocked like every other destination off the sites.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
+from urllib.parse import urlsplit
 
 import playwright.sync_api
 
+from envs.sites import origin
+
+logger = logging.getLogger(__name__)
+
 _ERROR_PAGE = "chrome-error://"
+_SITE_SCHEMES = ("http", "https")
+BLANK = "about:blank"
+
+# Runs at the start of every document of the context (frames too), before the page's own scripts.
+_STOP_SCRIPT = """(() => {
+  const allowed = %s;
+  const web = location.protocol === "http:" || location.protocol === "https:";
+  if (web && allowed.includes(location.origin)) return;
+  const top = window === window.top;
+  if (top ? location.href !== "about:blank" : web) window.stop();
+})();"""
 
 
 class UrlGuard:
-    """Blocks and records navigations outside ``allowed_origins`` in one browser context."""
+    """Blocks and records navigations off ``allowed_origins`` in one browser context."""
 
     def __init__(self, allowed_origins: tuple[str, ...]) -> None:
         self.allowed_origins = allowed_origins
         self.blocked: list[str] = []  # navigations blocked during the current action
         self.blocked_popups = 0  # new tabs whose first navigation was blocked, still to be closed
+        self._last_site_url: dict[playwright.sync_api.Page, str] = {}
+        self._strayed: list[playwright.sync_api.Page] = []  # tabs that committed a document off the sites
+        self._opened: list[playwright.sync_api.Page] = []  # tabs opened during the current action
+        self._returning = False
+
+    def allows(self, url: str) -> bool:
+        """Whether ``url`` is on the task's sites."""
+        try:
+            scheme = urlsplit(url).scheme.lower()
+            return scheme in _SITE_SCHEMES and origin(url) in self.allowed_origins
+        except ValueError:  # not a URL at all (e.g. an invalid port)
+            return False
+
+    def check(self, url: str) -> str | None:
+        """The ``last_action_error`` for navigating to ``url``, or None when it is on the sites."""
+        if self.allows(url):
+            return None
+        self.blocked.append(url)
+        return self.error()
 
     def install(self, context: playwright.sync_api.BrowserContext) -> None:
-        """Route the context's requests to URLs outside the allowed origins through :meth:`_guard`.
-
-        Only those URLs reach Python (the pattern is matched by the driver), so pages on the task's
-        sites pay nothing.
-        """
+        """Route, document-start script and navigation watch for ``context`` (see the module docstring)."""
         allowed = "|".join(re.escape(origin) for origin in self.allowed_origins) or "(?!)"
         outside = re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))(?:https?|wss?|ftp|file):", re.IGNORECASE)
         context.route(outside, self._guard)
+        context.add_init_script(_STOP_SCRIPT % json.dumps(list(self.allowed_origins)))
+        context.on("page", self._watch)
 
     def begin_action(self) -> None:
         self.blocked.clear()
+        self._opened.clear()
+
+    def await_new_tabs(self, timeout_ms: float = 2_000) -> None:
+        """Give each tab the action opened time to commit its first document (a script's new tab
+        loads after the action returns), so a tab sent off the sites (by a redirect, say) is caught
+        and reported by this action, not the next one."""
+        for page in self._opened:
+            if not page.is_closed() and page.url == "" and not self.blocked:
+                try:
+                    page.wait_for_event("framenavigated", timeout=timeout_ms)
+                except playwright.sync_api.TimeoutError:
+                    pass
+        self._opened.clear()
 
     def error(self) -> str | None:
         """The ``last_action_error`` for the current action, if it tried to leave the sites."""
         if not self.blocked:
             return None
         return (
-            f"Blocked navigation to {self.blocked[0]}: only the task's sites are allowed "
+            f"Blocked navigation to {_clip(self.blocked[0])}: only the task's sites are allowed "
             f"({', '.join(self.allowed_origins)})."
         )
 
+    def bring_back(self, context: playwright.sync_api.BrowserContext) -> bool:
+        """Return every tab that committed a document off the sites to the last site page it showed;
+        close one that never showed any (the only tab goes back to a blank page). True if a tab moved."""
+        strayed, self._strayed = self._strayed, []
+        moved = False
+        self._returning = True
+        try:
+            for page in dict.fromkeys(strayed):
+                if page.is_closed() or self.allows(page.url):
+                    continue
+                moved = True
+                back = self._last_site_url.get(page)
+                try:
+                    if back is not None:
+                        page.goto(back)
+                    elif len(context.pages) > 1:
+                        page.close()
+                    else:
+                        page.goto(BLANK)
+                except playwright.sync_api.TimeoutError as exc:  # the site page is slow: it keeps loading
+                    logger.debug("returning a tab to %s: %s", back, exc)
+        finally:
+            self._returning = False
+        return moved
+
     def close_blocked_tabs(self, context: playwright.sync_api.BrowserContext, wait: bool = False) -> bool:
-        """Close the tabs that a blocked new-tab navigation left on Chromium's error page; True if any.
+        """Close the tabs that a blocked new-tab navigation left behind (on Chromium's error page, or
+        with no document at all when a script opened it); True if any.
 
         Playwright reports such a tab only once its error page commits, so an action that opened
         one waits (briefly) for it, and later observations close any that arrive late.
         """
-        if wait and not any(page.url.startswith(_ERROR_PAGE) for page in context.pages):
+        if wait and not any(_never_loaded(page) for page in context.pages):
             try:
                 context.wait_for_event("page", timeout=1_000)
             except playwright.sync_api.TimeoutError:
                 pass
         closed = False
         for page in list(context.pages):
-            if page.url.startswith(_ERROR_PAGE) and len(context.pages) > 1:
+            if _never_loaded(page) and len(context.pages) > 1:
                 page.close()
                 self.blocked_popups = max(0, self.blocked_popups - 1)
                 closed = True
         return closed
+
+    def _watch(self, page: playwright.sync_api.Page) -> None:
+        self._last_site_url = {known: url for known, url in self._last_site_url.items() if not known.is_closed()}
+        self._opened.append(page)
+        page.on("framenavigated", lambda frame: self._navigated(page, frame))
+
+    def _navigated(self, page: playwright.sync_api.Page, frame: playwright.sync_api.Frame) -> None:
+        if frame.parent_frame is not None:  # frames: the route and the document-start script cover them
+            return
+        url = frame.url
+        if self.allows(url):
+            self._last_site_url[page] = url
+        elif not self._returning and not url.startswith(_ERROR_PAGE):  # an error page shows nothing
+            self.blocked.append(url)
+            self._strayed.append(page)
 
     def _guard(self, route: playwright.sync_api.Route, request: playwright.sync_api.Request) -> None:
         if not request.is_navigation_request():
@@ -70,7 +180,7 @@ class UrlGuard:
             return
         self.blocked.append(request.url)
         try:
-            _ = request.frame  # raises while a new tab has no frame yet
+            _ = request.frame  # raises for a new tab's first navigation (no frame yet)
         except playwright.sync_api.Error:
             # A new tab's first navigation: abort it, so the tab commits an error page, gets reported
             # to us and is closed after the action.
@@ -80,3 +190,12 @@ class UrlGuard:
         # "204 No Content" cancels a navigation and leaves the page where it was (an abort would
         # leave Chromium's error page in its place).
         route.fulfill(status=204, body="")
+
+
+def _never_loaded(page: playwright.sync_api.Page) -> bool:
+    return page.url == "" or page.url.startswith(_ERROR_PAGE)
+
+
+def _clip(url: str, limit: int = 200) -> str:
+    """A URL short enough for an error message (a ``data:`` URL can carry a whole page)."""
+    return url if len(url) <= limit else url[:limit] + "..."

@@ -19,29 +19,41 @@ BASELINE_LABELS = {
 }
 DEMO_RANDOM_STEPS = 10  # the floor needs no 30-step budget to show it fails; keeps `make demo` short
 DEMO_LLM_POLICIES = ("react", "agentoccam")
+EXIT_USAGE = 2  # options the harness cannot run with (argparse's code for a bad command line)
+EXIT_STOPPED = 3  # the study stopped at a configuration error (missing key, unknown model, context too small)
 
 
-def _policy_spec(text: str, model: str | None):
-    """`name` or `name:key=value,key=value` -> PolicySpec; LLM policies get the study's model."""
+class UsageError(ValueError):
+    """A command line the harness cannot run; the message says what to change."""
+
+
+def _policy_spec(text: str, model: str | None, max_steps: int | None = None):
+    """`name` or `name:key=value,key=value` -> PolicySpec; LLM policies get the study's model (and,
+    from the demo, its decision budget ``max_steps``)."""
     from experiments.compare import PolicySpec
 
     name, _, rest = text.partition(":")
     config: dict = {}
     for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
+        key, eq, value = item.partition("=")
+        if not key.strip() or not eq:
+            raise UsageError(f"--policy {text!r}: options are written name:key=value,key=value (got {item!r})")
         try:
-            config[key] = json.loads(value)
+            config[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
-            config[key] = value
+            config[key.strip()] = value
     if name in BASELINE_LABELS:
         label = BASELINE_LABELS[name]
         if "max_steps" in config:
             label = label.replace("(", f"({config['max_steps']} steps, ", 1)
         return PolicySpec(name, config, label)
+    if max_steps is not None:
+        config.setdefault("max_steps", max_steps)
     model = config.setdefault("model", model)
     if not model:
-        raise SystemExit(f"policy {name!r} needs a model: pass --model or set {MODEL_ENV_VAR}")
-    return PolicySpec(name, config, f"{name} [{model}]")
+        raise UsageError(f"policy {name!r} needs a model: pass --model or set {MODEL_ENV_VAR}")
+    steps = f" ({config['max_steps']} steps)" if "max_steps" in config else ""
+    return PolicySpec(name, config, f"{name} [{model}]{steps}")
 
 
 def _env_kwargs(args: argparse.Namespace) -> dict:
@@ -53,6 +65,21 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
     return kwargs
 
 
+def _api_base(args: argparse.Namespace) -> str | None:
+    from llm import API_BASE_ENV_VAR
+
+    return getattr(args, "api_base", None) or os.environ.get(API_BASE_ENV_VAR) or None
+
+
+def _judge_with_the_model(args: argparse.Namespace, model: str | None, why: str) -> None:
+    """Judge with the policies' model unless a judge model is given (flag or variable)."""
+    from envs.evaluation.judge import JUDGE_MODEL_ENV_VAR
+
+    if model and not (args.judge_model or os.environ.get(JUDGE_MODEL_ENV_VAR)):
+        args.judge_model = model
+        print(f"Evaluator judge: {model} ({why}; --judge-model or ${JUDGE_MODEL_ENV_VAR} picks another)")
+
+
 def _study_policies(args: argparse.Namespace) -> list:
     """The ``--policy`` specs, then the rows of the ``--ablation`` ladder (which also picks the evaluator
     its paper scored with unless ``--evaluator`` names one)."""
@@ -62,39 +89,55 @@ def _study_policies(args: argparse.Namespace) -> list:
     ablation = getattr(args, "ablation", None)
     if ablation:
         if not args.model:
-            raise SystemExit(f"--ablation {ablation} needs a model: pass --model or set {MODEL_ENV_VAR}")
+            raise UsageError(f"--ablation {ablation} needs a model: pass --model or set {MODEL_ENV_VAR}")
         policies += ladder(ablation, args.model)
         if not args.evaluator and ablation in EVALUATORS:
             args.evaluator = EVALUATORS[ablation]
             print(f"Evaluator: {args.evaluator} (the one the {ablation} paper scored its ablation with)")
     if not policies:
-        raise SystemExit("name at least one --policy or an --ablation")
+        raise UsageError("name at least one --policy or an --ablation")
     return policies
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    from experiments.compare import compare
+def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
+    from experiments.compare import StudyConfigError, StudyStopped, compare
     from experiments.report import build_report
+    from llm.redaction import redact
 
-    policies = _study_policies(args)
-    study = compare(
-        policies,
-        args.tasks,
-        args.out,
-        seeds=args.seeds,
-        model=args.model,
-        executor=args.executor,
-        n_workers=args.workers,
-        ray_address=args.ray_address,
-        max_steps=args.max_steps,
-        max_interactions=args.max_interactions,
-        episode_timeout_s=args.episode_timeout,
-        env_kwargs=_env_kwargs(args),
-        resume=args.resume,
-        max_attempts=args.max_attempts,
-        progress=not args.no_progress,
-        screenshots=args.screenshots,
-    )
+    api_base = _api_base(args)
+    if api_base:  # WebArena's hosted judge is not on the user's server
+        _judge_with_the_model(args, args.model, "the policies' model on --api-base")
+    if policies is None:
+        policies = _study_policies(args)
+    try:
+        study = compare(
+            policies,
+            args.tasks,
+            args.out,
+            seeds=args.seeds,
+            model=args.model,
+            executor=args.executor,
+            n_workers=args.workers,
+            ray_address=args.ray_address,
+            max_steps=args.max_steps,
+            max_interactions=args.max_interactions,
+            episode_timeout_s=args.episode_timeout,
+            env_kwargs=_env_kwargs(args),
+            resume=args.resume,
+            max_attempts=args.max_attempts,
+            progress=not args.no_progress,
+            screenshots=args.screenshots,
+            api_base=api_base,
+            llm_timeout_s=args.llm_timeout,
+            step_timeout_s=args.step_timeout,
+        )
+    except StudyConfigError as exc:
+        raise UsageError(str(exc)) from None
+    except StudyStopped as exc:
+        report = build_report(args.out)
+        print(f"report: {report / 'index.html'}")
+        print(f"\n{redact(str(exc))}", file=sys.stderr)
+        return EXIT_STOPPED
     report = build_report(study)
     print((report / "summary.md").read_text())
     print(f"report: {report / 'index.html'}")
@@ -104,39 +147,43 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from experiments.report import build_report
 
-    report = build_report(args.study)
+    report = build_report(args.study, errors_as_failures=args.errors_as_failures)
     print((report / "summary.md").read_text())
     print(f"report: {report / 'index.html'}")
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The README's main command: a comparison on the local suite, with or without a model."""
-    from envs.evaluation.judge import JUDGE_MODEL_ENV_VAR
+    """The README's main command: a comparison on the local suite, with or without a model.
+
+    ``--max-steps`` is the LLM policies' decision budget; the baselines keep theirs (the reference
+    solutions need their whole length, the random floor its :data:`DEMO_RANDOM_STEPS`).
+    """
+    from envs.evaluation.judge import NO_JUDGE
 
     model = args.model or os.environ.get(MODEL_ENV_VAR)
-    names = [*(DEMO_LLM_POLICIES if model else ()), "reference", f"random:max_steps={DEMO_RANDOM_STEPS}"]
     if not model:
         print(
             "No model configured: running the non-LLM reference baselines only (reference solutions = upper\n"
             "bound, random actions = floor). Answers that only an LLM judge can grade (fuzzy_match) score 0\n"
             "without a model, the reference solutions' too. To compare LLM policies, set a litellm model string\n"
             f"and its key, e.g.  {MODEL_ENV_VAR}=gpt-4o OPENAI_API_KEY=...  make demo\n"
-            f"  or  {MODEL_ENV_VAR}=ollama/llama3.1  (a local server)  make demo\n"
+            '  or use a model on your own server (README: "Your own model server").\n'
         )
-    elif not (args.judge_model or os.environ.get(JUDGE_MODEL_ENV_VAR)):
+        if not args.judge_model:
+            args.judge_model = NO_JUDGE
+    else:
         # WebArena's judge (gpt-4-1106-preview) needs an OpenAI key the user may not have given.
-        args.judge_model = model
-        print(f"Evaluator judge: {model} (the policies' model; --judge-model or ${JUDGE_MODEL_ENV_VAR} picks another)")
+        _judge_with_the_model(args, model, "the policies' model")
+    llm = [_policy_spec(p, model, args.max_steps) for p in (args.policy or DEMO_LLM_POLICIES)] if model else []
+    baselines = [_policy_spec(p, None) for p in ("reference", f"random:max_steps={DEMO_RANDOM_STEPS}")]
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     args.out = args.out or str(Path("studies") / f"demo-{stamp}")
-    args.policy = names
-    args.ablation = None
     args.model = model
     args.seeds = [0]
+    args.max_steps = None  # in the LLM policies' own options (above): the baselines keep their budgets
     args.executor, args.ray_address, args.resume, args.max_attempts = "process", None, False, 2
-    args.episode_timeout = None
-    return cmd_compare(args)
+    return cmd_compare(args, llm + baselines)
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -202,7 +249,26 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})"
     )
-    p.add_argument("--judge-model", help="litellm model for fuzzy/N/A evaluation (default WebArena's)")
+    p.add_argument(
+        "--judge-model", help="litellm model for fuzzy/N/A evaluation (default WebArena's; 'none': no judge)"
+    )
+    p.add_argument(
+        "--api-base",
+        default=None,
+        help="OpenAI-compatible server for every LLM role and the judge, e.g. http://127.0.0.1:8080/v1 "
+        "with --model openai/<name> (default $WEBARENA_GYM_API_BASE)",
+    )
+    p.add_argument(
+        "--llm-timeout", type=float, default=None, help="seconds per LLM call attempt (default 120; judge 60)"
+    )
+    p.add_argument(
+        "--step-timeout",
+        type=float,
+        default=None,
+        help="seconds per step of an episode's budget before the episode is stopped "
+        "(default 30, or --llm-timeout + 30 when that is larger)",
+    )
+    p.add_argument("--episode-timeout", type=float, default=None, help="seconds per episode (overrides --step-timeout)")
     p.add_argument(
         "--evaluator",
         choices=("webarena", "agentoccam"),
@@ -253,9 +319,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="where episodes run: local worker processes or Ray actors (--backend is the older name)",
     )
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
-    p.add_argument(
-        "--episode-timeout", type=float, default=None, help="seconds per episode (default 30 s per step of budget)"
-    )
     p.add_argument("--resume", action="store_true", help="continue the study in --out")
     p.add_argument("--max-attempts", type=int, default=2, help="attempts per episode when earlier ones errored")
     _add_study_options(p)
@@ -263,11 +326,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="rebuild a study's reports from its store")
     p.add_argument("study")
+    p.add_argument(
+        "--errors-as-failures",
+        action="store_true",
+        help="count episodes that ended in an error (provider, browser, sites, judge) as failures "
+        "instead of leaving them out of the success rates",
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("demo", help="compare policies on the local suite (baselines only without a model)")
     p.add_argument("--out", default=None)
     p.add_argument("--tasks", default="local", help="task set (default: the whole local suite)")
+    p.add_argument(
+        "--policy",
+        action="append",
+        default=None,
+        help=f"LLM policy name[:key=value,...] to run beside the baselines; repeat for several "
+        f"(default: {', '.join(DEMO_LLM_POLICIES)})",
+    )
     _add_study_options(p)
     p.set_defaults(func=cmd_demo)
 
@@ -288,13 +364,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from llm.redaction import install_log_redaction, redact
+
+    install_log_redaction()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in PASS_THROUGH:  # its own parser gets every argument, `--help` and options first too
-        args = argparse.Namespace(func=PASS_THROUGH[argv[0]][0], rest=argv[1:])
+        args = argparse.Namespace(func=PASS_THROUGH[argv[0]][0], command=argv[0], rest=argv[1:])
     else:
         args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"webarena-gym {args.command}: error: {redact(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130  # what a shell reports for Ctrl-C; compare() has already said how to resume
     finally:

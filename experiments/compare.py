@@ -4,6 +4,11 @@ Fairness is the point: every policy meets the same tasks, environment, alignment
 preset), evaluator and model, and every episode goes through the one rollout loop. Results are appended
 as episodes end; ``resume=True`` runs only what is missing or errored (errored ones up to
 ``max_attempts``), never an episode twice.
+
+An episode the infrastructure failed (the model provider or its configuration, the browser, the sites,
+the judge, a timeout) is recorded as an error, not as a failure of the policy, and ``resume`` retries it.
+A configuration error (a missing or rejected key, an unknown model, a prompt over the server's context)
+would fail every episode alike: the study stops at the first one with :class:`StudyStopped`.
 """
 
 from __future__ import annotations
@@ -27,6 +32,30 @@ if TYPE_CHECKING:
     from policies.base import Policy
 
 DEFAULT_STEP_TIMEOUT_S = 30.0  # per step of budget; an episode's deadline is max_steps times this
+STEP_TIMEOUT_MARGIN_S = 30.0  # browser and evaluation time per step beyond one LLM call's timeout
+
+
+class StudyConfigError(ValueError):
+    """The study cannot start as configured (e.g. a policy option no policy accepts)."""
+
+
+class StudyStopped(RuntimeError):
+    """The study stopped at an episode whose error every other episode would repeat (a configuration
+    error); ``result`` is that episode. Fix the configuration and continue with ``resume=True``."""
+
+    def __init__(self, message: str, result: EpisodeResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def step_timeout(step_timeout_s: float | None, llm_timeout_s: float | None) -> float:
+    """Seconds allowed per step of an episode's budget: as given, else room for one LLM call of
+    ``llm_timeout_s`` plus the browser's work, else :data:`DEFAULT_STEP_TIMEOUT_S`."""
+    if step_timeout_s:
+        return float(step_timeout_s)
+    if llm_timeout_s:
+        return max(DEFAULT_STEP_TIMEOUT_S, float(llm_timeout_s) + STEP_TIMEOUT_MARGIN_S)
+    return DEFAULT_STEP_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -59,6 +88,21 @@ class EpisodeJob:
         return episode_key(self.policy.display(), self.task.env_id, self.seed)
 
 
+def _uses_llm(spec: PolicySpec) -> bool:
+    from policies.base import policy_class
+
+    try:
+        return policy_class(spec.name).uses_llm
+    except KeyError:
+        return True
+
+
+def _failed_result(job: EpisodeJob, kind: str, message: str) -> EpisodeResult:
+    """The result of an attempt that produced no trajectory (timed out, worker died, policy not built):
+    an error whose cost is unknown when the policy calls a model."""
+    return _result_base(job, "error", error_kind=kind, err_msg=message, cost_known=not _uses_llm(job.policy))
+
+
 def _result_base(job: EpisodeJob, status: str, **kw: Any) -> EpisodeResult:
     return EpisodeResult(
         policy=job.policy.display(),
@@ -83,7 +127,10 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
     from policies import make_policy
 
     started = time.monotonic()
-    policy = build_policy(job) if build_policy is not None else make_policy(job.policy.name, **job.policy.config)
+    try:
+        policy = build_policy(job) if build_policy is not None else make_policy(job.policy.name, **job.policy.config)
+    except Exception as exc:  # noqa: BLE001 - options no policy accepts: every episode would fail alike
+        return _failed_result(job, "configuration", f"policy {job.policy.name!r} could not be built: {exc}")
     traj = run_episode(
         job.task.env_id,
         policy,
@@ -95,11 +142,13 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         screenshots=job.screenshots,
     )
     stats = traj.stats()
+    error = traj.infrastructure_error
     return _result_base(
         job,
-        # An episode that could not start (no sites, dead browser at reset) is an error; a policy that
-        # crashed mid-episode still produced a scored episode, which is the policy's failure.
-        status="error" if traj.error_source == "env" and not traj.steps else "done",
+        # An outage (model provider, browser, sites, judge) is an error; a policy that crashed or gave
+        # up mid-episode still produced a scored episode, which is the policy's failure.
+        status="error" if error else "done",
+        error_kind=(traj.error_kind or traj.error_source) if error else None,
         reward=float(traj.reward),
         n_steps=len(traj.steps),
         llm_calls=int(stats["cum_llm_calls"]),
@@ -214,14 +263,29 @@ def compare(
     progress: bool = True,
     screenshots: bool = False,
     runner: Callable[[EpisodeJob], EpisodeResult] | None = None,
+    api_base: str | None = None,
+    llm_timeout_s: float | None = None,
+    step_timeout_s: float | None = None,
 ) -> Path:
     """Run (or continue) a study and return its directory. Ctrl-C stops it cleanly; resume later.
 
     ``screenshots`` saves a PNG per step next to each trajectory (the HTML report shows them).
     ``runner`` replaces the per-episode function (default :func:`run_job`); it must be picklable.
+    ``api_base`` (an OpenAI-compatible server) and ``llm_timeout_s`` (per LLM call) reach every LLM
+    policy (unless its own options set them) and the evaluator's judge. An episode's deadline is its
+    decision budget times ``step_timeout_s`` (default: see :func:`step_timeout`), or
+    ``episode_timeout_s``. Raises :class:`StudyConfigError` before anything runs when a policy cannot
+    be built from its options, and :class:`StudyStopped` at the first configuration error.
     """
     task_list = tasksets.resolve(tasks) if isinstance(tasks, str) else list(tasks)
     seeds = list(seeds)
+    policies = [_with_llm_options(p, api_base, llm_timeout_s) for p in policies]
+    if runner is None:
+        _check_policies(policies)
+    env_kwargs = dict(env_kwargs or {})
+    judge_options = {k: v for k, v in (("api_base", api_base), ("timeout", llm_timeout_s)) if v is not None}
+    if judge_options:
+        env_kwargs["judge_options"] = {**judge_options, **env_kwargs.get("judge_options", {})}
     store = StudyStore(out)
     groups = [(p, s) for p in policies for s in seeds]
     deps, ordering_note = _ordering(task_list, len(groups))
@@ -236,6 +300,10 @@ def compare(
         "n_workers": n_workers,
         "max_steps": max_steps,
         "max_interactions": max_interactions,
+        "api_base": api_base,
+        "llm_timeout_s": llm_timeout_s,
+        "step_timeout_s": step_timeout(step_timeout_s, llm_timeout_s),
+        "episode_timeout_s": episode_timeout_s,
         "env_kwargs": dict(env_kwargs or {}),  # the evaluator and its judge, among others
         "ordering": ordering_note,
         "code_revision": _git_revision(),
@@ -249,17 +317,18 @@ def compare(
     store.write_manifest(manifest)
 
     latest = store.latest()
-    counts = store.attempt_counts()
+    made = store.attempt_counts()
+    counted = store.attempt_counts(configuration_errors=False)
     jobs: list[EpisodeJob] = []
     finished_keys: set[str] = set()
     for policy, seed in groups:
         for task in task_list:
             key = episode_key(policy.display(), task.env_id, seed)
             prev = latest.get(key)
-            if prev and (prev.status == "done" or counts[key] >= max_attempts):
+            if prev and (prev.status == "done" or counted.get(key, 0) >= max_attempts):
                 finished_keys.add(key)
                 continue
-            attempt = counts.get(key, 0) + 1
+            attempt = made.get(key, 0) + 1
             jobs.append(
                 EpisodeJob(
                     policy=policy,
@@ -270,7 +339,7 @@ def compare(
                     study_dir=str(store.root.resolve()),
                     max_steps=max_steps if max_steps is not None else task.max_steps,
                     max_interactions=max_interactions,
-                    env_kwargs=dict(env_kwargs or {}),
+                    env_kwargs=dict(env_kwargs),
                     screenshots=screenshots,
                 )
             )
@@ -285,7 +354,14 @@ def compare(
         return True
 
     group_index = {(p.display(), s): i for i, (p, s) in enumerate(groups)}
-    timeout = episode_timeout_s or (max_steps or 30) * DEFAULT_STEP_TIMEOUT_S
+    per_step = step_timeout(step_timeout_s, llm_timeout_s)
+
+    def deadline(job: EpisodeJob) -> float:
+        if episode_timeout_s:
+            return float(episode_timeout_s)
+        budget = job.max_steps or job.policy.config.get("max_steps") or _default_budget(job.policy)
+        return int(budget) * per_step
+
     _run_jobs(
         store,
         jobs,
@@ -294,7 +370,7 @@ def compare(
         executor,
         n_workers,
         ray_address,
-        timeout,
+        deadline,
         progress,
         len(groups) * len(task_list),
         runner or run_job,
@@ -302,12 +378,59 @@ def compare(
     return store.root
 
 
+def _default_budget(spec: PolicySpec) -> int:
+    """The decision budget a policy has when the study sets none (its class's default)."""
+    import inspect
+
+    from policies.base import DEFAULT_MAX_STEPS, policy_class
+
+    try:
+        default = inspect.signature(policy_class(spec.name)).parameters.get("max_steps")
+    except KeyError:
+        return DEFAULT_MAX_STEPS
+    return int(default.default) if default is not None and isinstance(default.default, int) else DEFAULT_MAX_STEPS
+
+
+def _with_llm_options(spec: PolicySpec, api_base: str | None, llm_timeout_s: float | None) -> PolicySpec:
+    """``spec`` with the study's API base and LLM timeout, for a policy that calls a model and does
+    not set them itself."""
+    study = {k: v for k, v in (("api_base", api_base), ("timeout", llm_timeout_s)) if v is not None}
+    if not study or not _uses_llm(spec):
+        return spec
+    return PolicySpec(spec.name, {**study, **spec.config}, spec.label)
+
+
+def _check_policies(policies: Sequence[PolicySpec]) -> None:
+    """Build each policy once before any episode runs: options it does not accept stop the study here
+    with the policy's own message, instead of failing every episode."""
+    from policies import make_policy
+
+    for spec in policies:
+        try:
+            make_policy(spec.name, **spec.config)
+        except Exception as exc:  # noqa: BLE001 - any construction failure is a configuration error
+            raise StudyConfigError(f"policy {spec.display()!r} cannot be built from its options: {exc}") from exc
+
+
+def progress_line(results: Sequence[EpisodeResult]) -> str:
+    """The progress bar's figures so far: success over judged episodes, errors, tokens and cost (an
+    unknown cost reads "unknown" and a partly unknown one "+?", never a bare $0)."""
+    from experiments.report.summary import cost_status
+
+    errors = sum(1 for r in results if r.status == "error")
+    ok = sum(1 for r in results if r.success)
+    tokens = sum(r.prompt_tokens + r.completion_tokens for r in results)
+    spent = f"${sum(r.cost for r in results):.2f}"
+    cost = {"known": spent, "partly unknown": f"{spent}+?", "unknown": "unknown"}[cost_status(list(results))]
+    errored = f" errors {errors}" if errors else ""
+    return f"success {ok}/{len(results) - errors}{errored} tokens {tokens:,} cost {cost}"
+
+
 class _Progress:
     """A progress bar that shows success, tokens and cost so far; silent when disabled."""
 
     def __init__(self, enabled: bool, total: int, done: int):
-        self.ok = self.n = self.tokens = 0
-        self.cost = 0.0
+        self.results: list[EpisodeResult] = []
         self.bar = None
         if enabled:
             from tqdm import tqdm
@@ -315,14 +438,9 @@ class _Progress:
             self.bar = tqdm(total=total, initial=done, unit="ep", dynamic_ncols=True)
 
     def update(self, r: EpisodeResult) -> None:
-        self.n += 1
-        self.ok += int(r.success)
-        self.tokens += r.prompt_tokens + r.completion_tokens
-        self.cost += r.cost
+        self.results.append(r)
         if self.bar is not None:
-            self.bar.set_postfix_str(
-                f"success {self.ok}/{self.n} tokens {self.tokens:,} cost ${self.cost:.2f}", refresh=False
-            )
+            self.bar.set_postfix_str(progress_line(self.results), refresh=False)
             self.bar.update(1)
 
     def close(self) -> None:
@@ -331,7 +449,7 @@ class _Progress:
 
 
 def _run_jobs(
-    store, jobs, is_ready, finished_keys, executor_name, n_workers, ray_address, timeout, progress, total, runner
+    store, jobs, is_ready, finished_keys, executor_name, n_workers, ray_address, deadline, progress, total, runner
 ) -> None:
     pending = list(jobs)
     if not pending:
@@ -355,6 +473,8 @@ def _run_jobs(
         store.append(result)
         finished_keys.add(job.key)
         bar.update(result)
+        if result.status == "error" and result.error_kind == "configuration":
+            raise StudyStopped(_stop_message(result), result)
 
     try:
         while pending or running:
@@ -368,21 +488,38 @@ def _run_jobs(
                 warm_sites[slot] = job.task.sites
                 Path(job.out_dir).mkdir(parents=True, exist_ok=True)
                 executor.submit(slot, job)
-                running[slot] = (job, time.monotonic() + timeout)
+                running[slot] = (job, time.monotonic() + deadline(job))
             if not running and pending:
                 raise RuntimeError("study deadlock: remaining tasks wait on tasks that are not in the study")
             for slot, fin in executor.poll(timeout=0.5):
                 job, _ = running.pop(slot)
-                record(job, fin.result or _result_base(job, "error", err_msg=fin.error))
+                record(job, fin.result or _failed_result(job, "worker", _worker_failure(fin.error)))
             now = time.monotonic()
-            for slot, (job, deadline) in list(running.items()):
-                if now > deadline:
+            for slot, (job, ends) in list(running.items()):
+                if now > ends:
                     executor.kill(slot)
                     running.pop(slot)
-                    record(job, _result_base(job, "error", err_msg=f"episode timed out after {timeout:.0f} s"))
+                    message = (
+                        f"episode timed out after {deadline(job):.0f} s (slow model? --llm-timeout, --step-timeout)"
+                    )
+                    record(job, _failed_result(job, "timeout", message))
     except KeyboardInterrupt:
         print(f"\nstopped: {len(running)} episode(s) in flight were dropped; continue with --resume", file=sys.stderr)
         raise
     finally:
         executor.close()
         bar.close()
+
+
+def _worker_failure(error: str | None) -> str:
+    """The last line of a worker's traceback (the exception), not the whole traceback."""
+    lines = [line for line in (error or "").strip().splitlines() if line.strip()]
+    return f"the episode's worker failed: {lines[-1].strip()}" if lines else "the episode's worker failed"
+
+
+def _stop_message(result: EpisodeResult) -> str:
+    return (
+        f"study stopped: {result.policy} on {result.env_id} hit a configuration error that every episode would "
+        f"repeat:\n  {result.err_msg}\nFix the model name, API key, --api-base or the server's context length, "
+        "then continue the study with --resume."
+    )

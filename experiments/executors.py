@@ -3,13 +3,19 @@
 Both executors keep one long-lived worker per slot; the worker owns its browser and its local site
 instance, so workers never share state. An executor only starts jobs, reports finished ones and kills a
 slot on demand; scheduling, deadlines and the store belong to the study loop (experiments.compare).
+
+A process worker runs with its own temporary directory (``TMPDIR``): its site databases, browser
+profiles and driver files all land there, and the executor deletes it when the worker stops, however
+it stops (finished, timed out and killed, or the study interrupted with Ctrl-C).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import signal
+import tempfile
 import time
 import traceback
 from abc import ABC, abstractmethod
@@ -73,6 +79,10 @@ def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], c
     os.environ.clear()
     os.environ.update(environ)
     os.chdir(cwd)
+    tempfile.tempdir = None  # the fork server may have cached another temporary directory
+    from llm.redaction import install_log_redaction
+
+    install_log_redaction()
     # Own session: a timeout kills the worker's whole process group (browser, driver, site server),
     # and Ctrl-C in the terminal reaches only the study loop, which then stops the workers itself.
     os.setsid()
@@ -80,9 +90,7 @@ def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], c
     try:
         _serve_jobs(conn, runner)
     finally:
-        import envs
-
-        envs.shutdown()  # the worker's idle browser and site servers go with it
+        _release_resources()
 
 
 def _serve_jobs(conn: Connection, runner: JobRunner) -> None:
@@ -99,10 +107,28 @@ def _serve_jobs(conn: Connection, runner: JobRunner) -> None:
             conn.send(Finished(job, None, traceback.format_exc(limit=20)))
 
 
+def _release_resources() -> None:
+    """Stop what the worker keeps for a next episode (a multiprocessing worker exits without running
+    ``atexit`` handlers): site servers, browsers, and the Playwright driver even if a lease is left."""
+    import envs
+    from envs.browser import stop_playwright
+
+    for release in (envs.shutdown, stop_playwright):
+        try:
+            release()
+        except Exception:  # noqa: BLE001 - the worker is exiting; its directory goes anyway
+            pass
+
+
+WORKER_TMP_PREFIX = "webarena-gym-worker-"
+
+
 class _Slot:
     def __init__(self, ctx: WorkerContext, runner: JobRunner) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, runner, dict(os.environ), os.getcwd()), daemon=True)
+        self.tmp = tempfile.mkdtemp(prefix=WORKER_TMP_PREFIX)
+        environ = {**os.environ, "TMPDIR": self.tmp}
+        self.proc = ctx.Process(target=_worker_main, args=(child, runner, environ, os.getcwd()), daemon=True)
         self.proc.start()
         child.close()
         self.job: Any = None
@@ -121,10 +147,14 @@ class _Slot:
                 except (BrokenPipeError, OSError):
                     pass
         self.proc.join(timeout=10)
-        if self.proc.is_alive():
-            self.proc.kill()
+        if pid is not None and self.proc.is_alive():
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
             self.proc.join(timeout=5)
         self.conn.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 class ProcessExecutor(Executor):
@@ -245,6 +275,9 @@ class RayExecutor(Executor):
 
 class _RayWorker:
     def __init__(self, runner: JobRunner):
+        from llm.redaction import install_log_redaction
+
+        install_log_redaction()
         self._runner = runner
 
     def run(self, job: Any) -> Finished:

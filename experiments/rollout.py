@@ -3,7 +3,9 @@
 ``run_episode`` builds the env for the policy's wrappers preset, resets env and policy, and asks the
 policy for one decision per step until the episode ends or a budget runs out; it records everything in
 a :class:`~experiments.trajectory.Trajectory`. It never raises for a failing policy, LLM or browser:
-the episode ends and the trajectory says where and why (``err_msg``, ``stack_trace``, ``error_source``).
+the episode ends and the trajectory says where and why (``err_msg``, ``stack_trace``, ``error_source``,
+``error_kind``); :attr:`~experiments.trajectory.Trajectory.infrastructure_error` tells an outage (the
+model provider, the browser, the sites, the judge) from the policy's own failure.
 
 Budgets (see :mod:`policies.base`): the loop owns both. The *decision* budget (``max_steps``, default the
 policy's own, e.g. 30 for ReAct, 20 for AgentOccam) counts ``act`` calls on the executed path; the
@@ -277,7 +279,34 @@ def _fail(traj: Trajectory, source: str, exc: BaseException) -> None:
     traj.err_msg = f"{type(exc).__name__}: {exc}"
     traj.stack_trace = "".join(traceback.format_exception(exc))
     traj.error_source = source
-    traj.error_kind = exc.kind if isinstance(exc, LLMError) else None
+    traj.error_kind = _error_kind(exc) if source != "policy" else None
+
+
+def _error_kind(exc: BaseException) -> str | None:
+    """What failed under an LLM or env error: the LLM error's kind, else the browser or the sites."""
+    import playwright.sync_api
+
+    from envs.env import EpisodeError
+    from envs.sites import SitesUnavailableError
+
+    if isinstance(exc, LLMError):
+        return exc.kind
+    if isinstance(exc, SitesUnavailableError):
+        return "sites"
+    browser = playwright.sync_api.Error | EpisodeError
+    if isinstance(exc, browser) or isinstance(exc.__cause__, browser):
+        return "browser"
+    return None
+
+
+def _env_error(traj: Trajectory, info: Info) -> bool:
+    """Record an error the env reported in ``info`` (a dead browser, sites or judge down); True if any."""
+    if not info.get("error"):
+        return False
+    traj.err_msg = str(info["error"])
+    traj.error_source = str(info.get("error_source") or "env")
+    traj.error_kind = info.get("error_kind")
+    return True
 
 
 def _record_calls(rec: StepRecord, traj: Trajectory, calls: list[LLMCall]) -> None:
@@ -305,8 +334,7 @@ def _record_env_step(rec: StepRecord, traj: Trajectory, result: StepResult) -> N
     traj.terminated, traj.truncated = bool(terminated), bool(truncated)
     if terminated or truncated:
         traj.evaluation = jsonable(info.get("evaluation")) if info.get("evaluation") is not None else None
-    if info.get("error"):  # the env ended the episode itself (dead browser, page failure)
-        traj.err_msg, traj.error_source = str(info["error"]), "env"
+    _env_error(traj, info)  # the env ended the episode itself, or could not judge it
 
 
 def run_episode(
@@ -473,11 +501,10 @@ def _end_by_budget(traj: Trajectory, env: gym.Env, policy: Policy, which: str) -
     except Exception as exc:
         _fail(traj, "env", exc)
         return
-    if info.get("error"):
-        traj.err_msg, traj.error_source = str(info["error"]), "env"
+    traj.evaluation = jsonable(info.get("evaluation")) if info.get("evaluation") is not None else None
+    if _env_error(traj, info):
         return
     traj.reward, traj.truncated = float(reward), True
-    traj.evaluation = jsonable(info.get("evaluation")) if info.get("evaluation") is not None else None
 
 
 def _tree_of(policy: Policy) -> dict[str, Any] | None:
@@ -503,5 +530,8 @@ def _finish(traj: Trajectory, env: gym.Env | None, policy: Policy, out: Path | N
     traj.finished_at = _now()
     traj.timings["total_s"] = time.perf_counter() - start
     if out is not None:
-        traj.save(out)
+        try:
+            traj.save(out)
+        except Exception as exc:  # noqa: BLE001 - the caller still gets the episode (e.g. a full disk)
+            warnings.warn(f"writing the trajectory of {traj.env_id} failed: {type(exc).__name__}: {exc}", stacklevel=2)
     return traj

@@ -9,7 +9,8 @@ Layout::
 
 Lines are appended under an exclusive file lock and fsync'ed, so a study killed at any moment loses at
 most the episodes in flight, and several processes (or Ray workers on one host) may append safely. A
-torn last line (power loss mid-write) is skipped on reading.
+torn last line (power loss mid-write) is skipped on reading. Every line and the manifest are redacted
+(:mod:`llm.redaction`) as they are written.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from llm.redaction import redacted_json
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "study.json"
@@ -45,7 +48,9 @@ class EpisodeResult:
     site_group: str
     template_id: int
     seed: int
-    status: str  # "done" (the episode ran to an end) or "error" (it could not be run or judged)
+    # "done": the episode ran to an end and was judged (a policy's own failure included); "error": the
+    # infrastructure failed it (model provider or configuration, browser, sites, judge, a timeout)
+    status: str
     reward: float = 0.0
     n_steps: int = 0
     llm_calls: int = 0
@@ -71,6 +76,9 @@ class EpisodeResult:
     search_iterations: int | None = None  # iterations a search method ran ...
     search_budget: int | None = None  # ... out of its iteration budget
     err_msg: str | None = None
+    # what failed an "error" episode: provider | configuration (an LLM's, the judge's included) | browser |
+    # sites | evaluator | timeout | worker
+    error_kind: str | None = None
     trajectory: str | None = None  # path relative to the study directory
     attempt: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
@@ -92,21 +100,21 @@ class StudyStore:
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / (MANIFEST_FILE + ".tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        tmp.write_text(redacted_json(manifest, indent=2, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self.root / MANIFEST_FILE)
 
     def read_manifest(self) -> dict[str, Any]:
         path = self.root / MANIFEST_FILE
         if not path.exists():
             raise FileNotFoundError(f"{self.root} is not a study directory (no {MANIFEST_FILE})")
-        return json.loads(path.read_text())
+        return json.loads(path.read_text(encoding="utf-8"))
 
     # -- results --------------------------------------------------------------------------------
     def episode_dir(self, key: str, attempt: int) -> Path:
         return self.root / "episodes" / f"{_slug(key)}__a{attempt}"
 
     def append(self, result: EpisodeResult) -> None:
-        line = json.dumps(asdict(result), sort_keys=True, default=str) + "\n"
+        line = redacted_json(asdict(result), sort_keys=True, default=str) + "\n"
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / RESULTS_FILE, "a+b") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
@@ -137,8 +145,11 @@ class StudyStore:
             out[r.key] = r
         return out
 
-    def attempt_counts(self) -> dict[str, int]:
+    def attempt_counts(self, *, configuration_errors: bool = True) -> dict[str, int]:
+        """Attempts per episode key; without ``configuration_errors``, attempts a configuration error
+        stopped (they say nothing about the episode, so they do not use up its retries)."""
         counts: dict[str, int] = {}
         for r in self.attempts():
-            counts[r.key] = counts.get(r.key, 0) + 1
+            if configuration_errors or not (r.status == "error" and r.error_kind == "configuration"):
+                counts[r.key] = counts.get(r.key, 0) + 1
         return counts

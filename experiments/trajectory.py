@@ -21,24 +21,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from llm.redaction import REDACTED, redact, redacted_json
+
 SCHEMA_VERSION = "2.0"
 KNOWN_VERSIONS = ("1.0", "2.0")
 
 # -- scrubbing: trajectories never carry credentials ------------------------------------------------
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth|credential)", re.I)
-_SECRET_VALUE = re.compile(
-    r"\b(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
-    r"|hf_[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|Bearer\s+[A-Za-z0-9._\-]{16,})"
-)
-REDACTED = "<redacted>"
 _TOKEN_COUNT_KEYS = {"prompt_tokens", "completion_tokens", "max_tokens", "total_tokens"}
 
 
 def scrub(value: Any) -> Any:
-    """Copy of ``value`` with credential-like keys and key-shaped strings replaced by ``<redacted>``.
+    """Copy of ``value`` with credential-like keys and credential values replaced by ``<redacted>``.
 
-    Applied to recorded configuration (policy options, env kwargs): token *counts* are kept.
+    Applied to recorded configuration (policy options, env kwargs): token *counts* are kept. (Every
+    file is redacted again as it is written, see :mod:`llm.redaction`.)
     """
     if isinstance(value, dict):
         out = {}
@@ -49,7 +47,7 @@ def scrub(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [scrub(v) for v in value]
     if isinstance(value, str):
-        return _SECRET_VALUE.sub(REDACTED, value)
+        return redact(value)
     return value
 
 
@@ -139,7 +137,8 @@ class Trajectory:
     err_msg: str | None = None
     stack_trace: str | None = None
     error_source: str | None = None  # policy | llm | env
-    error_kind: str | None = None  # an LLM failure's kind: provider | configuration | script
+    # llm: provider | configuration | script (the LLM error's kind); env: browser | sites | evaluator
+    error_kind: str | None = None
     forced_stop: bool = False  # a budget ran out; the rollout ended the episode with Policy.forced_stop_answer
     budget: dict[str, Any] = field(default_factory=dict)  # {"decisions": N, "interactions": M or None}
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
@@ -164,6 +163,14 @@ class Trajectory:
     @property
     def success(self) -> bool:
         return self.reward >= 1.0
+
+    @property
+    def infrastructure_error(self) -> bool:
+        """The infrastructure, not the policy, ended or left unjudged this episode: the model provider
+        or its configuration (the policy's calls or the judge's), the browser, the sites or the
+        evaluator. Studies count such an episode as an error (not a failure) and retry it; a policy's
+        own failure (its bug, a call it may not make, a scripted LLM that ran out) stays a failure."""
+        return self.error_source in ("llm", "env") and self.error_kind != "script"
 
     def llm_calls(self) -> list[dict[str, Any]]:
         return [c for s in self.steps for c in s.llm_calls]
@@ -276,8 +283,8 @@ class Trajectory:
             for digest, data in self.images.items():
                 (directory / "images" / f"{digest}.png").write_bytes(data)
         path = directory / "trajectory.json"
-        path.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False))
-        (directory / "summary_info.json").write_text(json.dumps(self.summary_info(), indent=1))
+        path.write_text(redacted_json(self.to_dict(), indent=1), encoding="utf-8")
+        (directory / "summary_info.json").write_text(redacted_json(self.summary_info(), indent=1), encoding="utf-8")
         return path
 
     @classmethod
@@ -293,7 +300,7 @@ class Trajectory:
         path = Path(path)
         if path.is_dir():
             path = path / "trajectory.json"
-        return cls.from_dict(json.loads(path.read_text()))
+        return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
 # -- schema --------------------------------------------------------------------------------------------
@@ -421,7 +428,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
         "err_msg": _STR_OR_NULL,
         "stack_trace": _STR_OR_NULL,
         "error_source": {"enum": ["policy", "llm", "env", None]},
-        "error_kind": {"enum": ["provider", "configuration", "script", None]},
+        "error_kind": {"enum": ["provider", "configuration", "script", "browser", "sites", "evaluator", None]},
         "forced_stop": {"type": "boolean"},
         "budget": {
             "type": "object",

@@ -13,6 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list d
 from llm.cache import ResponseCache, cache_key  # noqa: E402
 from llm.client import (  # noqa: E402
     API_BASE_ENV_VAR,
+    DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
     DEFAULT_MODEL_ENV,
     LLM,
@@ -27,6 +28,7 @@ from llm.script import Script  # noqa: E402
 
 __all__ = [
     "API_BASE_ENV_VAR",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ENV",
     "LLM",

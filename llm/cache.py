@@ -69,4 +69,4 @@ def cache_key(model: str, messages: list[Message], params: dict[str, Any], sampl
         default=str,
         ensure_ascii=False,
     )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a page may hold lone surrogates

@@ -27,12 +27,16 @@ from typing import Any
 from llm.cache import ResponseCache, cache_key
 from llm.errors import ErrorKind, LLMError
 from llm.messages import Message, with_image_refs
+from llm.redaction import escape_surrogates, redact
 from llm.script import Script
 from llm.tokens import count_message_tokens, count_text_tokens, litellm_module, price, response_cost
 
 DEFAULT_MODEL_ENV = "WEBARENA_GYM_MODEL"
 API_BASE_ENV_VAR = "WEBARENA_GYM_API_BASE"
 DEFAULT_MODEL = "gpt-4-turbo"
+# The output bound of a role that sets none: without one, a local server generates until the episode is
+# killed (and keeps generating for nobody). Large enough for any method's structured answer.
+DEFAULT_MAX_TOKENS = 2048
 
 
 def default_model() -> str:
@@ -42,7 +46,8 @@ def default_model() -> str:
 
 @dataclass(frozen=True)
 class CallSettings:
-    """Sampling settings of one call role. ``None`` leaves the provider default (``model``: the LLM's)."""
+    """Sampling settings of one call role. ``None`` leaves the provider default, except ``model`` (the
+    LLM's) and ``max_tokens`` (the LLM's bound, :data:`DEFAULT_MAX_TOKENS` unless set)."""
 
     temperature: float | None = None
     top_p: float | None = None
@@ -151,14 +156,18 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def describe_error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc).strip()[:500]}"
+    """One line for a provider's error, without the credentials some providers echo back."""
+    return redact(f"{type(exc).__name__}: {str(exc).strip()[:500]}")
 
 
 class LLM:
     """A litellm-backed client with per-role settings; see the module docstring for the guarantees.
 
     ``retries`` is the number of extra attempts after the first; waits grow as
-    ``backoff_s * 2**attempt`` (with jitter) up to ``max_backoff_s``. ``timeout`` is per attempt.
+    ``backoff_s * 2**attempt`` (with jitter) up to ``max_backoff_s``. ``timeout`` is per attempt: a
+    call that outlives it is abandoned and its connection closed, which makes OpenAI-compatible servers
+    (vLLM, SGLang, llama.cpp's) stop generating it. ``max_tokens`` bounds the reply of every role that
+    sets no bound of its own.
     """
 
     def __init__(
@@ -172,8 +181,10 @@ class LLM:
         backoff_s: float = 2.0,
         max_backoff_s: float = 60.0,
         api_base: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ):
         self.model = model or default_model()
+        self.max_tokens = max_tokens
         self.roles = dict(roles or {})
         self.retries = retries
         self.timeout = float(timeout)
@@ -203,6 +214,7 @@ class LLM:
             "scripted": self.script is not None,
             "retries": self.retries,
             "timeout": self.timeout,
+            "max_tokens": self.max_tokens,
             "cache": self.cache is not None,
             "roles": {
                 r: {
@@ -220,6 +232,8 @@ class LLM:
         Raises :class:`LLMError` (carrying the recorded ``LLMCall``) when no answer could be obtained.
         """
         settings = self.settings(role).merged(**overrides)
+        if settings.max_tokens is None:
+            settings = replace(settings, max_tokens=self.max_tokens)
         model = settings.model or self.model
         params = settings.request_params()
         if self.api_base and "api_base" not in params:
@@ -324,7 +338,8 @@ class LLM:
         self, role: str, model: str, messages: list[Message], params: dict[str, Any], n: int
     ) -> tuple[list[str], int, int, float | None]:
         litellm = litellm_module()
-        kwargs: dict[str, Any] = {**params, "timeout": self.timeout}
+        # One attempt per call here: this layer owns the retries (the OpenAI client would add its own).
+        kwargs: dict[str, Any] = {**params, "timeout": self.timeout, "max_retries": 0}
         if n > 1:
             kwargs["n"] = n
         if self.script is not None:
@@ -334,7 +349,7 @@ class LLM:
             else:
                 kwargs["mock_response"] = answer
         response = litellm.completion(model=model, messages=messages, **kwargs)
-        texts = [(choice.message.content or "") for choice in response.choices]
+        texts = [escape_surrogates(choice.message.content or "") for choice in response.choices]
         if self.script is not None:  # the mock's usage is a constant; count what a real call would
             prompt = count_message_tokens(model, messages)
             completion = sum(count_text_tokens(model, t) for t in texts)

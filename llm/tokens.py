@@ -63,6 +63,7 @@ def gpt2_encoding() -> Any:
     with whisper), so the encoding built from them splits every text as GPT-2 does. Falls back to
     tiktoken's ``gpt2`` (which may download) if the file is missing or altered.
     """
+    import base64
     import hashlib
     import importlib.util
     from pathlib import Path
@@ -73,12 +74,15 @@ def gpt2_encoding() -> Any:
     bundled = (
         Path(spec.origin).parent / "litellm_core_utils" / "tokenizers" / _P50K_FILE if spec and spec.origin else None
     )
-    if bundled is None or not bundled.is_file() or hashlib.sha256(bundled.read_bytes()).hexdigest() != _P50K_SHA256:
+    contents = bundled.read_bytes() if bundled is not None and bundled.is_file() else b""
+    if hashlib.sha256(contents).hexdigest() != _P50K_SHA256:
         return tiktoken.get_encoding("gpt2")
-    from tiktoken.load import load_tiktoken_bpe
     from tiktoken_ext.openai_public import r50k_pat_str  # GPT-2's pre-tokenisation pattern
 
-    ranks = {token: rank for token, rank in load_tiktoken_bpe(str(bundled)).items() if rank < _GPT2_RANKS}
+    # The file's lines are "<base64 token> <rank>". Read here rather than by tiktoken's loader, which
+    # leaves a copy of every file it reads in a cache under the temporary directory.
+    pairs = (line.split() for line in contents.splitlines() if line)
+    ranks = {base64.b64decode(token): int(rank) for token, rank in pairs if int(rank) < _GPT2_RANKS}
     return tiktoken.Encoding(
         "gpt2",
         pat_str=r50k_pat_str,

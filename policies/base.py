@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -248,6 +250,29 @@ class Policy(ABC):
     def llms(self) -> list[LLM]:
         """The LLM clients this policy calls (the rollout restarts their per-episode sample counters)."""
         return [v for v in vars(self).values() if isinstance(v, LLM)]
+
+
+# -- re-asks -------------------------------------------------------------------------------------------
+
+_SHOWN_ID = re.compile(r"\[(\d+)\]")
+
+
+def example_action(obs: Obs, commands: Sequence[str]) -> str:
+    """A concrete command that would run on this page, for a re-ask to show: small models copy a
+    literal placeholder (``<action>``, ``[id]``) back word for word, a real example they adapt.
+
+    A click on the first element id the observation shows, else a scroll, else an answer.
+    """
+    from wrappers.actions.agentoccam import page_ids
+
+    if "click" in commands:
+        ids = page_ids(obs)
+        first = next((m.group(1) for m in _SHOWN_ID.finditer(str(obs.get("text") or "")) if m.group(1) in ids), None)
+        if first is not None:
+            return f"click [{first}]"
+    if "scroll" in commands:
+        return "scroll [down]"
+    return "stop [N/A]"
 
 
 # -- LLM options shared by every method ----------------------------------------------------------------

@@ -3,9 +3,9 @@ docs/methods/react.md).
 
 Per step one LLM call: system prompt (role, the enabled WebArena actions, the homepage and the page of
 site accounts, rules), two worked examples, then one user message with OBSERVATION / URL / OBJECTIVE /
-PREVIOUS ACTION. The model reasons, then ends with "In summary, the next action I will perform is
-```<action>```"; the action inside the backticks is sent to the env in the ``webarena`` preset's
-grammar (``click [id]``, ``stop [answer]`` ...). PREVIOUS ACTION describes an element action the way
+PREVIOUS ACTION. The model reasons, then ends with "In summary, the next action I will perform is"
+and the action in triple backticks, which is sent to the env in the ``webarena`` preset's grammar
+(``click [id]``, ``stop [answer]`` ...). PREVIOUS ACTION describes an element action the way
 WebArena's runner does, by the element's line in the observation it was chosen on ("click [12] where
 [12] is link 'Cart'").
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from llm import CallSettings, Message
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
+from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, example_action, register_policy
 
 PROMPTS = Path(__file__).parent / "prompts"
 ANSWER_PHRASE = "In summary, the next action I will perform is"
@@ -144,23 +144,29 @@ def element_line(observation: str, bid: str) -> str | None:
     return None
 
 
-def parse_answer(text: str, actions: list[str] | tuple[str, ...]) -> tuple[str, str]:
+def parse_answer(text: str, actions: list[str] | tuple[str, ...], example: str = "stop [N/A]") -> tuple[str, str]:
     """Return (reasoning, action) from a model answer, or raise :class:`ActionParseError`.
 
     The action is the first triple-backtick block after the answer phrase; without the phrase, the
     last block in the answer (WebArena's splitter convention); its command must be an enabled one.
+    ``example`` is a concrete action the error message shows (never a placeholder a model would copy).
     """
     phrases = list(_PHRASE.finditer(text))
     phrase = phrases[-1] if phrases else None
     tail = text[phrase.end() :] if phrase else text
     blocks = _FENCED.findall(tail)
     if not blocks:
-        raise ActionParseError(f'no action found: the answer must end with "{ANSWER_PHRASE} ```<action>```"')
+        raise ActionParseError(
+            f"no action found: end the answer with the phrase and one action in triple backticks, "
+            f'for example "{ANSWER_PHRASE} ```{example}```"'
+        )
     action = (blocks[0] if phrase else blocks[-1]).strip()
     reasoning = text[: phrase.start()].strip() if phrase else text[: text.rfind("```" + blocks[-1])].strip()
     match = _COMMAND.match(action)
     if not match or match.group(1) not in actions:
-        raise ActionParseError(f"{action!r} is not an available action; use one of: {', '.join(actions)}")
+        raise ActionParseError(
+            f"{action!r} is not an available action; use one of: {', '.join(actions)} (for example ```{example}```)"
+        )
     return reasoning, action
 
 
@@ -270,7 +276,7 @@ class ReActPolicy(Policy):
         completion = self.llm.complete("actor", self.messages(obs))
         answer = completion.text
         try:
-            reasoning, action = parse_answer(answer, self.actions)
+            reasoning, action = parse_answer(answer, self.actions, example_action(obs, self.actions))
         except ActionParseError as exc:
             self.s.parse_failures += 1
             self.s.previous_action = f"None (your last answer could not be used: {exc})"

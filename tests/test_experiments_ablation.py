@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from experiments.ablations import LADDERS, ladder
-from experiments.cli import _env_kwargs, _study_policies, build_parser
+from experiments.cli import UsageError, _env_kwargs, _study_policies, build_parser
 from experiments.compare import PolicySpec, compare
 from experiments.report import build_report
 from experiments.store import StudyStore
@@ -64,7 +64,7 @@ def test_the_command_line_runs_the_ladder_with_the_papers_evaluator(capsys):
         + ["--out", "s"]
     )
     assert len(_study_policies(args)) == 7 and args.evaluator == "webarena"  # named explicitly: kept
-    with pytest.raises(SystemExit, match="needs a model"):
+    with pytest.raises(UsageError, match="needs a model"):  # exit code 2 with one message
         _study_policies(build_parser().parse_args(["compare", "--ablation", "agentoccam", "--out", "s", "--model", ""]))
     assert set(LADDERS) == {"agentoccam"}
 

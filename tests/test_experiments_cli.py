@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from experiments.cli import _policy_spec
+from experiments.cli import UsageError, _policy_spec
 
 
 def cli(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -23,7 +23,7 @@ def test_policy_specs_label_baselines_and_models():
     assert _policy_spec("reference", None).label == "reference solutions (non-LLM upper bound)"
     assert _policy_spec("random:max_steps=10,seed=2", None).config == {"max_steps": 10, "seed": 2}
     assert _policy_spec("react", "gpt-4o").label == "react [gpt-4o]"
-    with pytest.raises(SystemExit, match="needs a model"):
+    with pytest.raises(UsageError, match="needs a model"):
         _policy_spec("agentoccam", None)
 
 
@@ -80,12 +80,17 @@ def test_demo_with_a_model_judges_with_it_unless_told_otherwise(monkeypatch):
     from experiments import cli as cli_module
 
     seen = []
-    monkeypatch.setattr(cli_module, "cmd_compare", lambda args: seen.append(args.judge_model) or 0)
+    monkeypatch.setattr(cli_module, "cmd_compare", lambda args, policies: seen.append(args.judge_model) or 0)
     monkeypatch.delenv("WEBARENA_GYM_JUDGE_MODEL", raising=False)
+
+    def demo(judge):
+        options = {"out": "x", "tasks": "local", "policy": None, "max_steps": None}
+        cli_module.cmd_demo(argparse.Namespace(model="ollama/llama3.1", judge_model=judge, **options))
+
     for judge in (None, "gpt-4o"):
-        cli_module.cmd_demo(argparse.Namespace(model="ollama/llama3.1", judge_model=judge, out="x", tasks="local"))
+        demo(judge)
     monkeypatch.setenv("WEBARENA_GYM_JUDGE_MODEL", "claude-3-5-sonnet")
-    cli_module.cmd_demo(argparse.Namespace(model="ollama/llama3.1", judge_model=None, out="x", tasks="local"))
+    demo(None)
     assert seen == ["ollama/llama3.1", "gpt-4o", None]  # None: the evaluator reads the variable
 
 

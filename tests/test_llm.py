@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from llm import LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
+from llm import DEFAULT_MAX_TOKENS, LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
 from llm.tokens import count_message_tokens, gpt2_encoding, gpt2_tokens
 
 MSGS = [{"role": "system", "content": "You pick actions."}, {"role": "user", "content": "OBJECTIVE: buy a red hat"}]
@@ -210,7 +210,7 @@ def test_credential_options_are_sent_but_never_recorded_or_hashed(tmp_path):
         cache_dir=tmp_path,
     )
     call = llm.complete("actor", MSGS).call
-    assert call.settings == {"api_base": "http://x/v1", "n": 1}
+    assert call.settings == {"api_base": "http://x/v1", "max_tokens": DEFAULT_MAX_TOKENS, "n": 1}
     assert secret not in json.dumps(llm.describe()) and secret not in json.dumps(call.to_dict())
     rotated = LLM(
         "gpt-4o",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 from test_wrappers_observation import GOOGLE, N, axtree
@@ -162,7 +163,7 @@ def test_a_forced_stop_answers_agentoccams_failure_message():
 def test_defaults_are_the_papers():
     p = make_policy("agentoccam", script={"actor": []})
     actor = p.llm.settings("actor")
-    assert (actor.temperature, actor.top_p, actor.max_tokens) == (0.5, 0.95, None)
+    assert (actor.temperature, actor.top_p, actor.max_tokens) == (0.5, 0.95, 1024)  # [C]: no cap (see the policy)
     assert (p.max_steps, p.preset, p.history_depth, p.pivotal_max_nodes, p.highlight_max_words) == (
         20,
         "agentoccam",
@@ -383,6 +384,7 @@ def test_malformed_answers_are_re_asked_with_a_penalty_then_given_up():
     assert "no valid action after re-asks: only one browser command per step" in decision.error
     systems = [c.messages[0]["content"] for c in decision.llm_calls]
     assert "cannot be run here: the ACTION field is missing or empty" in systems[1]
+    assert all(re.search(r"for example `click \[\d+\]`\.", system) for system in systems[1:])  # a real id
     assert "`click [999]`, which cannot be run here: element [999] is not in the current observation" in systems[2]
     assert "action not available here 'hover'" in systems[3]
     assert "did not work" in p.tree.render()  # the failure is noted on the active plan
@@ -464,7 +466,8 @@ def test_judge_variant_re_asks_when_no_candidate_is_valid():
     p = policy({"actor": [candidates(("a", "click [999]")), candidates(("b", "click [12]"))]}, name="agentoccam_judge")
     decision = p.act(GOOGLE_OBS, Handle())
     assert decision.action == "click [12]" and decision.parsed["reasks"] == 1
-    assert "holds no valid `- action: [...]` item" in decision.llm_calls[1].messages[0]["content"]
+    re_ask = decision.llm_calls[1].messages[0]["content"]
+    assert "holds no valid item (an item's action line reads `- action: [click [" in re_ask and "[...]" not in re_ask
 
 
 def test_llm_failures_propagate_with_the_recorded_call():

@@ -279,7 +279,9 @@ def test_on_real_webarena_a_new_trial_keeps_the_sites_changes(shop_as_real_webar
         "summarize": Script.forever(keep_elements),
     }
     policy = make_policy("devils_advocate", script=Script(script), max_trials=2)
-    traj = run_episode("webarena/47", policy)  # a real WebArena task id (its own goal does not matter here)
+    # A real WebArena task id (its own goal does not matter here); its fuzzy answer check gets a judge that
+    # answers, since a judge that cannot be called makes the evaluation an error.
+    traj = run_episode("webarena/47", policy, env_kwargs={"judge_mock": "Verdict: incorrect"})
     assert traj.err_msg is None, traj.stack_trace
     assert len(traj.trials) == 2 and [t["method"] for t in traj.trials] == ["partial", "partial"]
     restore = next(c for s in traj.steps for c in s.handle_calls if c["op"] == "restore")

@@ -74,6 +74,17 @@ def test_parse_answer_rejects_unusable_answers(text, message):
         parse_answer(text, WEBARENA_ACTIONS)
 
 
+def test_re_asks_show_a_concrete_action_of_the_page_not_a_placeholder():
+    policy = ReActPolicy(script=Script({"actor": ["I would click the first link."]}), actions=list(WEBARENA_ACTIONS))
+    policy.reset(TASK)
+    decision = policy.act({"text": "[7] StaticText 'Hi'\n[12] link 'Books'", "url": "http://r/"}, None)
+    assert decision.action is None
+    assert f'for example "{ANSWER_PHRASE} ```click [7]```"' in policy.s.previous_action
+    assert "<action>" not in policy.s.previous_action
+    with pytest.raises(ActionParseError, match=r"for example ```scroll \[down\]```"):
+        parse_answer(say("jump [3]"), WEBARENA_ACTIONS, "scroll [down]")
+
+
 def test_parse_answer_only_accepts_enabled_actions():
     with pytest.raises(ActionParseError, match="use one of: click, type, stop"):
         parse_answer(say("hover [4]"), ("click", "type", "stop"))

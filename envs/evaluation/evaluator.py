@@ -259,6 +259,7 @@ def _judge_summary(run: _Run) -> dict[str, Any]:
         "prompt_tokens": sum(c.prompt_tokens or 0 for c in run.judge_calls),
         "completion_tokens": sum(c.completion_tokens or 0 for c in run.judge_calls),
         "errors": [c.error for c in run.judge_calls if c.error],
+        "failures": [{"error": c.error, "kind": c.error_kind} for c in run.judge_calls if c.error],
     }
 
 

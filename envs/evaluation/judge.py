@@ -25,6 +25,9 @@ from llm.redaction import redact
 
 DEFAULT_JUDGE_MODEL = "gpt-4-1106-preview"  # WebArena's grader
 JUDGE_MODEL_ENV_VAR = "WEBARENA_GYM_JUDGE_MODEL"
+# ``judge_model="none"``: no judge at all. Checks that need one score 0, recorded as "no judge" (not a
+# failure of the run): what a run without any model (the demo's baselines) can honestly do.
+NO_JUDGE = "none"
 DEFAULT_JUDGE_MAX_TOKENS = 384  # a short reason and the verdict line; bounded so a local server cannot run away
 
 FuzzyPrompt = Literal["webarena", "agentoccam"]
@@ -90,7 +93,8 @@ class JudgeCall:
     attempts: int = 0
     mocked: bool = False
     error: str | None = None
-    error_kind: str | None = None  # "provider" / "configuration" (the call failed), "reply" (no verdict)
+    error_kind: str | None = None  # "provider" / "configuration" (the call failed), "reply" (no verdict),
+    # "unconfigured" (no judge model: NO_JUDGE)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,8 +125,9 @@ def unachievable_verdict(reply: str) -> tuple[str | None, float]:
 class Judge:
     """LLM grader for fuzzy answers and unachievable-task reasons.
 
-    ``model`` defaults to ``$WEBARENA_GYM_JUDGE_MODEL`` or WebArena's ``gpt-4-1106-preview``;
-    ``api_base`` (default ``$WEBARENA_GYM_API_BASE``) points it at an OpenAI-compatible server.
+    ``model`` defaults to ``$WEBARENA_GYM_JUDGE_MODEL`` or WebArena's ``gpt-4-1106-preview``
+    (:data:`NO_JUDGE` for none); ``api_base`` (default ``$WEBARENA_GYM_API_BASE``) points it at an
+    OpenAI-compatible server.
     """
 
     def __init__(
@@ -163,6 +168,9 @@ class Judge:
         call = JudgeCall(
             kind=kind, model=self.model, score=0.0, verdict=None, response=None, mocked=self.mock_response is not None
         )
+        if self.model == NO_JUDGE and self.mock_response is None:
+            call.error, call.error_kind = "no judge model is configured (judge_model='none')", "unconfigured"
+            return call
         try:
             completion = self.llm.complete("judge", messages)
         except LLMError as exc:  # no key, network, provider error, a failing mock: recorded, never raised

@@ -84,6 +84,10 @@ class LocalSiteHost:
     def restore_state(self, token: bytes) -> None:
         self.local.restore(token)
 
+    def check(self) -> None:
+        if self._local is None or not self._local.is_alive():
+            raise SitesUnavailableError("the local site server is not running (it stopped during the episode)")
+
     def close(self) -> None:
         """Hand the instance back to the pool (which closes it when reuse is off or it is unhealthy)."""
         if self._local is not None:

@@ -27,7 +27,8 @@ class MiniWoBTask(EnvTask):
         host: the site host serving the pages.
         task: the task's name, e.g. ``"click-test"`` (see :func:`task_names`).
         episode_max_time_ms: MiniWoB's clock for the episode (BrowserGym's default).
-        judge_model, judge_mock: the env's judge settings; MiniWoB++ pages grade themselves, so unused.
+        judge_model, judge_mock, judge_options: the env's judge settings; MiniWoB++ pages grade
+            themselves, so unused.
     """
 
     def __init__(
@@ -38,6 +39,7 @@ class MiniWoBTask(EnvTask):
         episode_max_time_ms: int = EPISODE_MAX_TIME_MS,
         judge_model: str | None = None,
         judge_mock: Any = None,
+        judge_options: Any = None,
         eval_options: Any = None,  # the env's evaluator choice: MiniWoB++ tasks score by the page's own reward
     ) -> None:
         super().__init__(seed)

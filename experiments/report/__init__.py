@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -17,22 +18,28 @@ from experiments.report.summary import summarize
 from experiments.report.tables import all_tables, markdown_report
 from experiments.report.viewer import write_html
 from experiments.store import StudyStore
+from llm.redaction import write_text
 
 __all__ = ["build_report", "summarize"]
 
 
-def build_report(study: str | os.PathLike) -> Path:
-    """Write report/ (summary.md/.csv/.json, PNG plots, index.html + episode pages) and return its path."""
-    summary = summarize(study)
+def build_report(study: str | os.PathLike, *, errors_as_failures: bool = False) -> Path:
+    """Write report/ (summary.md/.csv/.json, PNG plots, index.html + episode pages) and return its path.
+
+    Episodes that ended in an error are left out of the success rates unless ``errors_as_failures``.
+    Every file is redacted as it is written (:mod:`llm.redaction`).
+    """
+    summary = summarize(study, errors_as_failures=errors_as_failures)
     out = Path(study) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.md").write_text(markdown_report(summary))
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_text(out / "summary.md", markdown_report(summary))
+    write_text(out / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False))
     for table in all_tables(summary):
-        with open(out / f"{table.name}.csv", "w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(table.header)
-            writer.writerows(table.rows)
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(table.header)
+        writer.writerows(table.rows)
+        write_text(out / f"{table.name}.csv", buffer.getvalue())
     plots = write_plots(summary, out)
     write_html(StudyStore(study), summary, plots, out)
     return out

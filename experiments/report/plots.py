@@ -6,7 +6,20 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report.summary import SITE_TITLES
-from experiments.report.tables import columns, policy_label
+from experiments.report.tables import columns, policy_label, row_cost_status
+
+
+def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, bool]], list[str]]:
+    """The success-against-cost plot's points (cost, success %, policy, cost is a lower bound), cheapest
+    first, and the policies left off it: an unknown cost has no place on the cost axis (it is not $0)."""
+    rows = summary["rows"]
+    status = {r["policy"]: row_cost_status(r) for r in rows}
+    points = sorted(
+        (r["cost_per_task"], 100 * r["success"]["all"]["mean"], r["policy"], status[r["policy"]] == "partly unknown")
+        for r in rows
+        if status[r["policy"]] != "unknown"
+    )
+    return points, [r["policy"] for r in rows if status[r["policy"]] == "unknown"]
 
 
 def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
@@ -35,12 +48,14 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    points = sorted((r["cost_per_task"], 100 * r["success"]["all"]["mean"], r["policy"]) for r in rows)
-    for cost, sr, label in points:
-        ax.scatter([cost], [sr])
-        ax.annotate(label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    points, unknown = cost_points(summary)
+    for cost, sr, label, bound in points:
+        ax.scatter([cost], [sr], facecolors="none" if bound else None, edgecolors="C0" if bound else None)
+        ax.annotate(("≥ " if bound else "") + label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    if unknown:
+        fig.text(0.01, 0.01, "cost unknown (not plotted): " + "; ".join(unknown), fontsize=7, color="grey")
     frontier, best = [], -1.0
-    for cost, sr, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
+    for cost, sr, _, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
         if sr > best:
             frontier.append((cost, sr))
             best = sr

@@ -1,6 +1,12 @@
 """A study's results as plain data: success rates with standard errors per policy and site, and
 per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows).
 
+Episodes the infrastructure failed (``status == "error"``: the model provider or its configuration,
+the browser, the sites, the judge, a timeout) are left out of the success rates by default and
+counted apart (``errors``, ``error_kinds``); ``errors_as_failures=True`` counts them as failures.
+Cost is ``"known"``, ``"partly unknown"`` (a lower bound) or ``"unknown"`` (litellm has no price for
+the model, or the episode ended without reporting): an unknown cost is never shown as $0.
+
 Results are also grouped by WebArena intent template: a local task counts under the WebArena template it
 instantiates, a real task under its own, so a policy's local and real results on one template stand side
 by side (local-only tasks, which instantiate none, are left out of that grouping).
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +105,19 @@ def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     return curve
 
 
+def cost_status(results: list[EpisodeResult]) -> str:
+    """``"known"``, ``"partly unknown"`` or ``"unknown"`` for the cost of these episodes.
+
+    An episode that spent nothing (no LLM call, cost known) says nothing either way.
+    """
+    spending = [r for r in results if not (r.cost_known and r.llm_calls == 0 and r.cost == 0)]
+    if all(r.cost_known for r in spending):
+        return "known"
+    if all(not r.cost_known and r.cost == 0 for r in spending):
+        return "unknown"
+    return "partly unknown"
+
+
 def _action_counts(results: list[EpisodeResult]) -> dict[str, Any]:
     """Commands decided on over all episodes, and the commands the episodes offered."""
     counts: dict[str, int] = {}
@@ -163,7 +183,7 @@ def _search_use(results: list[EpisodeResult]) -> dict[str, Any]:
     }
 
 
-def summarize(study: str | os.PathLike) -> dict[str, Any]:
+def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> dict[str, Any]:
     """Everything the tables and plots show, as plain data (also written as summary.json)."""
     store = StudyStore(study)
     manifest = store.read_manifest()
@@ -173,27 +193,31 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
     rows = []
     for label in labels:
         mine = [r for r in latest if r.policy == label]
+        errored = [r for r in mine if r.status == "error"]
+        judged = mine if errors_as_failures else [r for r in mine if r.status != "error"]
         steps = sum(r.n_steps for r in mine)
         n = len(mine)
         rows.append(
             {
                 "policy": label,
                 "episodes": n,
-                "errors": sum(1 for r in mine if r.status == "error"),
-                "success": {"all": rate(mine).__dict__}
-                | {s: rate([r for r in mine if r.site_group == s]).__dict__ for s in sites},
+                "errors": len(errored),
+                "error_kinds": dict(Counter(r.error_kind or "unknown" for r in errored).most_common()),
+                "success": {"all": rate(judged).__dict__}
+                | {s: rate([r for r in judged if r.site_group == s]).__dict__ for s in sites},
                 "avg_steps": steps / n if n else 0.0,
                 "llm_calls_per_step": sum(r.llm_calls for r in mine) / steps if steps else 0.0,
                 "prompt_tokens_per_step": sum(r.prompt_tokens for r in mine) / steps if steps else 0.0,
                 "cost_per_task": sum(r.cost for r in mine) / n if n else 0.0,
                 "cost_known": all(r.cost_known for r in mine),
+                "cost_status": cost_status(mine),
                 "wall_time_per_task_s": sum(r.wall_time_s for r in mine) / n if n else 0.0,
                 "interactions_per_task": sum(r.interactions for r in mine) / n if n else 0.0,
                 "restores_per_task": sum(r.restores for r in mine) / n if n else 0.0,
                 "budget_exhausted": {b: sum(1 for r in mine if r.budget_exhausted == b) for b in _BUDGETS},
                 "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
                 "roles": _roles(mine),
-                "success_after_trial": _success_after_trial(mine),
+                "success_after_trial": _success_after_trial(judged),
                 "actions": _action_counts(mine),
                 "observation_tokens_per_step": {"all": _tokens_per_step(mine)}
                 | {s: _tokens_per_step([r for r in mine if r.site_group == s]) for s in sites},
@@ -206,13 +230,15 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
     counts["all"] = len({r.env_id for r in latest})
+    judged_all = latest if errors_as_failures else [r for r in latest if r.status != "error"]
     return {
         "study": str(store.root),
         "manifest": manifest,
         "sites": sites,
         "task_counts": counts,
+        "errors_as_failures": errors_as_failures,
         "rows": rows,
-        "by_template": by_template(latest, labels),
+        "by_template": by_template(judged_all, labels),
     }
 
 

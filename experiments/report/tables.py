@@ -36,8 +36,27 @@ def header(summary: dict[str, Any]) -> list[str]:
     )
 
 
+def cost_cell(cost: float, status: str) -> str:
+    """A cost as the report shows it: ``unknown`` when no price is known, ``*`` marks a lower bound."""
+    if status == "unknown":
+        return "unknown"
+    return f"{cost:.4f}" + ("*" if status == "partly unknown" else "")
+
+
+def errors_cell(row: dict[str, Any]) -> str:
+    kinds = row.get("error_kinds") or {}
+    if not row["errors"] or not kinds:
+        return str(row["errors"])
+    return f"{row['errors']} ({', '.join(f'{kind} {n}' for kind, n in kinds.items())})"
+
+
+def row_cost_status(row: dict[str, Any]) -> str:
+    """A summary row's cost status (summaries written before it existed had only ``cost_known``)."""
+    return row.get("cost_status") or ("known" if row["cost_known"] else "partly unknown")
+
+
 def cells(row: dict[str, Any], summary: dict[str, Any]) -> list[str]:
-    cost = f"{row['cost_per_task']:.4f}" + ("" if row["cost_known"] else "*")
+    cost = cost_cell(row["cost_per_task"], row_cost_status(row))
     return (
         [row["policy"] + (ORACLE_MARK if row.get("oracle_assisted") else "")]
         + [Rate(**row["success"][s]).cell() for s in columns(summary)]
@@ -47,7 +66,7 @@ def cells(row: dict[str, Any], summary: dict[str, Any]) -> list[str]:
             f"{row['prompt_tokens_per_step']:.0f}",
             cost,
             f"{row['wall_time_per_task_s']:.1f}",
-            str(row["errors"]),
+            errors_cell(row),
         ]
     )
 
@@ -70,12 +89,25 @@ class Table:
 
 
 def success_table(summary: dict[str, Any]) -> Table:
-    notes = [
-        "Success rate in % ± standard error over tasks (seeds averaged per task); errored episodes count as failures.",
-    ]
-    if any(not r["cost_known"] for r in summary["rows"]):
+    if summary.get("errors_as_failures"):
+        errors = "episodes that ended in an error (Errors column) count as failures."
+    else:
+        errors = (
+            "episodes that ended in an error are left out (Errors column: the model provider or its configuration, "
+            "the browser, the sites, the judge or a timeout failed, not the policy; `webarena-gym report "
+            "--errors-as-failures` counts them as failures)."
+        )
+    notes = [f"Success rate in % ± standard error over tasks (seeds averaged per task); {errors}"]
+    statuses = {row_cost_status(r) for r in summary["rows"]}
+    if "partly unknown" in statuses:
         notes.append(
-            "* cost partly unknown for this model: tokens are counted, cost only where litellm knows the price."
+            "* cost partly unknown: a lower bound, counting only the calls whose price litellm knows "
+            "(tokens are always counted)."
+        )
+    if "unknown" in statuses:
+        notes.append(
+            "unknown: no price is known for this model (e.g. a model on your own server) or the episodes ended "
+            "before reporting; tokens are still counted."
         )
     if any(r.get("oracle_assisted") for r in summary["rows"]):
         notes.append(
@@ -127,7 +159,7 @@ def role_table(summary: dict[str, Any]) -> Table | None:
             f"{s.get('calls', 0.0):.1f}",
             f"{s.get('prompt_tokens', 0.0):.0f}",
             f"{s.get('completion_tokens', 0.0):.0f}",
-            f"{s.get('cost', 0.0):.4f}",
+            cost_cell(s.get("cost", 0.0), row_cost_status(r)),
         ]
         for r in summary["rows"]
         for role, s in sorted(r.get("roles", {}).items())

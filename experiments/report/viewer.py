@@ -17,6 +17,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from experiments.report.tables import all_tables
 from experiments.store import EpisodeResult, StudyStore
 from llm.messages import IMAGE_REF_PREFIX
+from llm.redaction import write_text
 
 _env = Environment(loader=PackageLoader("experiments", "templates"), autoescape=select_autoescape(["html"]))
 
@@ -74,8 +75,8 @@ def _load_trajectory(study: Path, r: EpisodeResult) -> dict[str, Any]:
         return {}
     path = study / r.trajectory / "trajectory.json"
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
 
 
@@ -131,7 +132,7 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out
             prev=pages[i - 1] if i > 0 else None,
             next=pages[i + 1] if i + 1 < len(pages) else None,
         )
-        (out / pages[i]).write_text(html)
+        write_text(out / pages[i], html)
     by_policy: dict[str, list[dict[str, Any]]] = {}
     for r, page in zip(latest, pages, strict=True):
         by_policy.setdefault(r.policy, []).append(r.__dict__ | {"page": page, "success": r.success})
@@ -142,5 +143,5 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out
         plots=plots,
         by_policy=list(by_policy.items()),
     )
-    (out / "index.html").write_text(index)
+    write_text(out / "index.html", index)
     return out / "index.html"

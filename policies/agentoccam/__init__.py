@@ -18,6 +18,9 @@ of the episode's budget (``TaskSpec.budget``, which a study's ``--max-steps`` se
 warning to answer now; an episode the loop stops at the budget answers AgentOccam's failure message.
 
 Decisions on the reference code's quirks and on what the paper leaves open:
+* replies are capped at ``max_tokens=1024`` for the actor and the judge (the reference sets no cap): a
+  structured answer of five fields fits with room to spare, and an uncapped local model can generate
+  until the episode is killed;
 * invalid-action re-asks are bounded (``max_reasks``; the reference re-asked without end); when spent,
   the decision sends nothing, the failure becomes a note on the active plan and the next step asks again;
 * ids are validated exactly against the ids the page shows (the action wrapper's ``page_ids``),

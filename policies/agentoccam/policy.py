@@ -20,7 +20,17 @@ from policies.agentoccam.text import (
     texts,
     user_message,
 )
-from policies.base import Decision, EnvHandle, EnvHandleError, Obs, Policy, TaskSpec, build_llm, register_policy
+from policies.base import (
+    Decision,
+    EnvHandle,
+    EnvHandleError,
+    Obs,
+    Policy,
+    TaskSpec,
+    build_llm,
+    example_action,
+    register_policy,
+)
 from wrappers.actions.grammar import Command, InvalidActionError, parse_action
 
 PLANNING_COMMANDS = ("branch", "prune")
@@ -56,7 +66,7 @@ class AgentOccamPolicy(Policy):
         *,
         temperature: float = 0.5,
         top_p: float = 0.95,
-        max_tokens: int | None = None,
+        max_tokens: int = 1024,  # [C] sets no cap; see the package docstring
         max_steps: int = 20,
         planning: bool = True,
         history: bool = True,
@@ -228,7 +238,8 @@ class AgentOccamPolicy(Policy):
             except ActionRejected as exc:
                 failure = str(exc)
                 offending = clean_action(fields.get("ACTION") or fields.get("ACTION CANDIDATES", "")) or "(empty)"
-                extra = texts()[exc.key].format(action=offending[:300], error=failure)
+                example = example_action(obs, self.commands())
+                extra = texts()[exc.key].format(action=offending[:300], error=failure, example=example)
         return None, failure
 
     def validate(self, action: str, obs: Obs) -> list[Command]:
@@ -272,7 +283,10 @@ class AgentOccamPolicy(Policy):
             except ActionRejected:
                 continue
         if not valid:
-            raise ActionRejected("ACTION CANDIDATES holds no valid `- action: [...]` item")
+            example = example_action(obs, self.commands())
+            raise ActionRejected(
+                f"ACTION CANDIDATES holds no valid item (an item's action line reads `- action: [{example}]`)"
+            )
         self.rng.shuffle(valid)
         distinct: dict[str, tuple[str, list[Command]]] = {}
         for reason, _, commands in valid:

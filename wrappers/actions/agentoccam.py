@@ -13,8 +13,9 @@ Decisions on the reference implementation's execution of commands:
 - ``type`` is ``fill`` (which replaces the value, i.e. the reference's clear-then-type) followed by
   ``press(id, 'Enter')`` when the flag is 1. The pair runs as one env step when the env's BrowserGym
   action set accepts multi-actions, else as two consecutive env steps (stopping at the first error).
-- ``go_back`` keeps the reference's guard: if it lands on ``about:blank`` (nothing earlier in the
-  tab), it goes forward again and says so in ``last_action_error``.
+- ``go_back`` keeps the reference's guard: it never lands on ``about:blank`` (nothing earlier in the
+  tab): ``WebArenaEnv`` blocks that page and returns the tab, a plain BrowserGym env is stepped forward
+  again; either way ``last_action_error`` says there is no earlier page.
 - ``go_home`` opens ``info["site_urls"]["homepage"]`` from the env's reset (a full URL: the
   reference's hard-coded homepage lacked a scheme), offered only for multi-site tasks.
 - ``goto`` must stay on the task's sites (when the env reports them); the env guards as well.

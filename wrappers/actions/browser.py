@@ -62,8 +62,9 @@ class BrowserCommands(ForwardsEnvCalls, gym.Wrapper):
 
     def run(self, plan: list[str], go_back: bool = False) -> StepResult:
         """Run the BrowserGym actions of one command: as one env step if the env takes multi-actions,
-        else one step each, stopping at the first error. ``go_back``: a back navigation that lands on
-        ``about:blank`` (nothing earlier in the tab) goes forward again and says so."""
+        else one step each, stopping at the first error. ``go_back``: a back navigation to ``about:blank``
+        (nothing earlier in the tab) stays on the page and says so: ``WebArenaEnv``'s URL guard blocks
+        that page and keeps the tab, a plain BrowserGym env is stepped forward again."""
         if len(plan) > 1 and accepts_multiaction(self.env):
             plan = ["\n".join(plan)]
         done: list[str] = []
@@ -74,10 +75,12 @@ class BrowserCommands(ForwardsEnvCalls, gym.Wrapper):
             reward_sum += float(reward)
             if obs.get("last_action_error") or terminated or truncated:
                 break
-        if go_back and obs.get("url") == "about:blank" and not (terminated or truncated):
-            obs, reward, terminated, truncated, info = self.env.step("go_forward()")
-            done.append("go_forward()")
-            reward_sum += float(reward)
+        blank = obs.get("url") == "about:blank"  # an env without a URL guard (plain BrowserGym) lands there
+        if go_back and not (terminated or truncated) and (blank or "about:blank" in info.get("blocked_navigation", ())):
+            if blank:
+                obs, reward, terminated, truncated, info = self.env.step("go_forward()")
+                done.append("go_forward()")
+                reward_sum += float(reward)
             obs = dict(obs, last_action_error="go_back: there is no earlier page in this tab; stayed here")
         info["browser_action"] = "\n".join(done)
         self._obs = obs
