@@ -13,7 +13,8 @@ What differs from plain BrowserGym, and why:
 - one Chromium per environment, reused across resets (a fresh context per episode), and handed on
   to the next environment of the process at ``close()``: a launch costs more than a whole episode;
 - no chat browser when headless, no ``slow_mo``, no fixed pre-observation sleep (load states instead);
-- ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions;
+- ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions, and
+  ``"dom"`` the screenshot only (for observations that read no pixels);
 - the evaluator runs once, when the agent answers or the step budget runs out, never on every step (a
   task that ends by itself, as MiniWoB++'s do, is asked after each action through a cheap check);
 - navigation outside the task's sites is blocked, so an agent cannot look answers up elsewhere;
@@ -41,13 +42,12 @@ from browsergym.core.action.base import execute_python_code
 from browsergym.core.action.parsers import highlevel_action_parser
 from browsergym.core.chat import Chat
 from browsergym.core.env import BrowserEnv
-from browsergym.core.observation import extract_screenshot
 
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import infeasible_answer
-from .extraction import PageExtractor, observation_space, unmark
+from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, unmark
 from .sites import SiteHost, SiteHostFactory, origin
 from .snapshot import EnvSnapshot, HistoryEntry, clean_context, open_tabs
 from .task import EnvTask, WebArenaTask, answer_from_chat
@@ -55,7 +55,6 @@ from .url_guard import UrlGuard
 
 logger = logging.getLogger(__name__)
 
-ObsMode = Literal["full", "axtree"]
 DialogResponse = Literal["dismiss", "accept"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
 # Answers stay well below this; BrowserGym's action parser is quadratic in the length of its input.
@@ -118,8 +117,8 @@ class WebArenaEnv(BrowserEnv):
         keep_browser: bool = True,
         **browser_kwargs: Any,
     ) -> None:
-        if obs_mode not in ("full", "axtree"):
-            raise ValueError(f"obs_mode must be 'full' or 'axtree', not {obs_mode!r}")
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {', '.join(map(repr, OBS_MODES))}, not {obs_mode!r}")
         if max_episode_steps is not None and max_episode_steps < 1:
             raise ValueError("max_episode_steps must be at least 1 (or None: no limit of the env's own)")
         if dialog_response not in ("dismiss", "accept"):
@@ -498,7 +497,6 @@ class WebArenaEnv(BrowserEnv):
     def _get_obs(self) -> dict:
         page_obs = self._extractor.extract(self.page, self._wait_dom_loaded)
         pages = self.context.pages
-        screenshot = extract_screenshot(self.page) if self.obs_mode == "full" else np.zeros((1, 1, 3), np.uint8)
         return {
             "chat_messages": tuple(copy.deepcopy(self.chat.messages)),
             "goal": legacy_goal(self.goal_object),
@@ -507,7 +505,6 @@ class WebArenaEnv(BrowserEnv):
             "open_pages_titles": tuple(page.title() for page in pages),
             "active_page_index": np.asarray([pages.index(self.page)], dtype=np.int64),
             "url": self.page.url,
-            "screenshot": screenshot,
             **page_obs,
             "last_action": self.last_action,
             "last_action_error": self.last_action_error,

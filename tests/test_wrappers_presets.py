@@ -33,11 +33,11 @@ def test_preset_table():
 
 def test_presets_observe_only_what_they_read():
     # viewport presets need BrowserGym's element visibility; the full-page ones read the AX tree only
-    # (the simplified-HTML presets read the DOM snapshot, also a full observation)
+    # (the simplified-HTML presets read the DOM snapshot); none reads the screenshot
     viewport = {name for name, p in PRESETS.items() if p.obs_config is None and p.html is None}
     html = {name for name, p in PRESETS.items() if p.html is not None}
     assert {name: p.obs_mode for name, p in PRESETS.items()} == {
-        name: "full" if name in viewport | html else "axtree" for name in PRESETS
+        name: "dom" if name in viewport | html else "axtree" for name in PRESETS
     }
     assert viewport == {"webarena", "reduced_actions"} and html == {"plan_and_act"}
     for kwargs, expected in (({}, "axtree"), ({"obs_mode": "full"}, "full")):

@@ -45,9 +45,10 @@ class Preset:
     @property
     def obs_mode(self) -> str:
         """The env observation the preset reads: the viewport presets need BrowserGym's element
-        visibility and the HTML presets its DOM snapshot (``"full"``: screenshot too); the other
-        full-page presets read only the AX tree (``"axtree"``), which makes each step several times cheaper."""
-        return "full" if self.obs_config is None else "axtree"
+        visibility and the HTML presets its DOM snapshot (``"dom"``; no preset reads the screenshot,
+        ``"full"`` adds it); the other full-page presets read only the AX tree (``"axtree"``), which makes
+        each step several times cheaper."""
+        return "dom" if self.obs_config is None else "axtree"
 
     def wrap(self, env: gym.Env) -> gym.Wrapper:
         if self.html is not None:
@@ -114,7 +115,7 @@ def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any
     """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers.
 
     ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get
-    screenshots and the DOM snapshot.
+    screenshots (and the DOM snapshot).
     """
     import envs
 
