@@ -49,7 +49,7 @@ from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import infeasible_answer
 from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, unmark
 from .sites import SiteHost, SiteHostFactory, origin
-from .snapshot import EnvSnapshot, HistoryEntry, clean_context, open_tabs
+from .snapshot import EnvSnapshot, HistoryEntry, TabOrigins, clean_context, open_tabs, reload_in_place
 from .task import EnvTask, WebArenaTask, answer_from_chat
 from .url_guard import UrlGuard
 
@@ -155,6 +155,7 @@ class WebArenaEnv(BrowserEnv):
         self._extractor = PageExtractor(obs_mode, self.tags_to_mark)
         self._guard = UrlGuard(())
         self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
+        self._tab_origins = TabOrigins()  # which tabs an exact restore may reload in place
         self._episode = _Episode()
         self.task: EnvTask | None = None
 
@@ -389,7 +390,7 @@ class WebArenaEnv(BrowserEnv):
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
         )
         self.context.add_init_script(_ACTIVATION_SCRIPT)
-        self.context.on("page", lambda page: page.on("dialog", self._on_dialog))
+        self.context.on("page", self._on_page)
         self._guard = UrlGuard(self.allowed_origins)
         self._guard.install(self.context)
         self.page_history = {}
@@ -523,17 +524,37 @@ class WebArenaEnv(BrowserEnv):
         if self.context is not None and self._lease.alive() and snap.reusable_context:
             if self.chat is not None:
                 self.chat.close()
-            first = clean_context(self.context, self.allowed_origins, snap.storage_state.get("cookies", []))
+            cookies = snap.storage_state.get("cookies", [])
+            first = self._reload_tabs(snap.tab_urls, cookies)
+            if first is None:
+                first = clean_context(self.context, self.allowed_origins, cookies)
+                open_tabs(self.context, first, snap.tab_urls)
             self.page_history = {}
         else:
             self._close_episode(keep_task=True)
             self._open_context(storage_state=snap.storage_state)
             first = self.context.new_page()
+            open_tabs(self.context, first, snap.tab_urls)
         self._start_chat(list(copy.deepcopy(snap.goal_object)))
-        open_tabs(self.context, first, snap.tab_urls)
         self.page = first
         self._episode = _Episode(seed=snap.seed)
         return {"restore_method": "exact"}
+
+    def _reload_tabs(self, urls: tuple[str, ...], cookies: list[dict]) -> playwright.sync_api.Page | None:
+        """The open tabs reloaded in place with ``urls`` (see :func:`envs.snapshot.reload_in_place`); None
+        when a tab the snapshot needs cannot be reused, or would not leave its page."""
+        needed = self.context.pages[: max(1, len(urls))]
+        if not needed or not all(self._tab_origins.reusable(page) for page in needed):
+            return None
+        try:
+            return reload_in_place(
+                self.context, urls, self.allowed_origins, cookies, self._tab_origins, self._extractor.sessions
+            )
+        except playwright.sync_api.Error as exc:
+            if not self._lease.alive():
+                raise
+            logger.debug("reloading the tabs in place failed, opening new ones: %s", exc)
+            return None
 
     def _restore_by_replay(self, snap: EnvSnapshot) -> dict:
         self.reset(seed=snap.seed)
@@ -581,6 +602,10 @@ class WebArenaEnv(BrowserEnv):
             # every tab is known (closing the active one falls back to another), this one most recent
             self.page_history = {page: None for page in pages if page != self.page}
             self.page_history[self.page] = None
+
+    def _on_page(self, page: playwright.sync_api.Page) -> None:
+        page.on("dialog", self._on_dialog)
+        self._tab_origins.watch(page)
 
     def _activate_page_from_js(self, page: playwright.sync_api.Page) -> None:
         if not self._tabs_pinned:

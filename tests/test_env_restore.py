@@ -123,3 +123,66 @@ def test_exact_restore_seeds_snapshot_local_storage(make_env, static_sites):
     env.page.evaluate("localStorage.setItem('k', 'later'); localStorage.setItem('other', '1')")
     env.restore(snap)
     assert _storage(env, "k")[0] == "snap" and _storage(env, "other")[0] is None
+
+
+def _two_site_env(make_env, static_sites):
+    """The shop plus a second task site (the static sites' other origin), both allowed."""
+    from envs.sites import FixedSiteHost
+
+    class TwoSites(StaticSiteHost):
+        def __init__(self) -> None:
+            super().__init__(static_sites, snapshots=True)
+            FixedSiteHost.__init__(self, {"shopping": static_sites.site.url, "reddit": static_sites.outside.url})
+
+    return make_env(host=TwoSites(), config=task_config(sites=["shopping", "reddit"]))
+
+
+def test_exact_restore_reloads_the_open_tab_in_place(make_env, static_sites):
+    """The open tab is reused (no new tab) and still comes back as a new one would."""
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=True))
+    base = static_sites.site.url
+    obs, _ = env.reset(seed=0)
+    snap = env.snapshot()
+    tab = env.page
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    env.page.evaluate("sessionStorage.setItem('k', 'later'); window.name = 'later'")
+    for _ in range(2):
+        obs, info = env.restore(snap)
+        assert info["restore_method"] == "exact" and env.page is tab and env.context.pages == [tab]
+        assert obs["url"] == f"{base}/index.html" and bid_of(obs, "link", "Second page")
+        assert _storage(env, "k") == [None, None] and env.page.evaluate("window.name") == ""
+    obs, *_ = env.step("go_back()")
+    assert obs["url"] == "about:blank"
+
+
+def test_a_tab_that_showed_another_site_is_replaced_on_restore(make_env, static_sites):
+    """sessionStorage of an origin the tab has left cannot be cleared in place: the tab is replaced."""
+    env = _two_site_env(make_env, static_sites)
+    shop, other = static_sites.site.url, static_sites.outside.url
+    env.reset(seed=0)
+    snap = env.snapshot()
+    tab = env.page
+    env.goto(f"{other}/secret.html")
+    env.page.evaluate("sessionStorage.setItem('k', 'other site')")
+    env.goto(f"{shop}/page2.html")
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "exact" and env.page is not tab and obs["url"] == f"{shop}/index.html"
+    env.goto(f"{other}/secret.html")
+    assert _storage(env, "k") == [None, None]
+
+
+def test_a_popup_tab_is_not_reused_and_extra_tabs_close(make_env, static_sites):
+    env = _two_site_env(make_env, static_sites)
+    shop, other = static_sites.site.url, static_sites.outside.url
+    obs, _ = env.reset(seed=0)
+    first = env.page
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Outside tab')}')")  # opens a second tab
+    assert obs["open_pages_urls"] == (f"{shop}/index.html", f"{other}/secret.html")
+    two_tabs = env.snapshot()
+    obs, _ = env.restore(two_tabs)  # the popup keeps its opener in place, so the tabs are replaced
+    assert env.page is not first and obs["open_pages_urls"] == two_tabs.tab_urls
+    assert env.context.pages[1].evaluate("window.opener === null")
+    one_tab = type(two_tabs)(**{**two_tabs.__dict__, "tab_urls": (f"{shop}/page2.html",), "active_tab": 0})
+    kept = env.context.pages[0]
+    obs, _ = env.restore(one_tab)  # the second tab is closed, the first reloaded in place
+    assert env.page is kept and obs["open_pages_urls"] == (f"{shop}/page2.html",)
