@@ -90,6 +90,33 @@ def test_a_closed_host_instance_is_leased_again_pristine_with_its_cookies():
     second.close()
 
 
+def test_a_reset_copies_the_pristine_database_only_when_something_wrote(monkeypatch):
+    from envs.local import data
+
+    copies = []
+    copy_db = data.copy_db
+    monkeypatch.setattr(data, "copy_db", lambda *args: (copies.append(args), copy_db(*args)))
+    host = started()
+    copies.clear()  # the instance's own copy at start
+    host.reset_state()  # nothing has written since the instance was made from the pristine copy
+    assert copies == []
+    add_place(host)
+    host.reset_state()
+    assert not has_place(host) and len(copies) == 1
+    token = host.snapshot_state()
+    add_place(host)
+    host.restore_state(token)  # a restored database is not the pristine one, even if it matches it
+    host.reset_state()
+    assert not has_place(host) and len(copies) == 2
+    host.close()  # parked: pristine already, so the park copies nothing
+    assert len(copies) == 2
+    second = started()
+    add_place(second)  # a lessee writing before its first reset
+    second.reset_state()
+    assert not has_place(second)
+    second.close()
+
+
 def test_simultaneously_open_hosts_never_share_an_instance():
     a, b = started(), started()
     parked = {server_pid(a), server_pid(b)}

@@ -52,7 +52,7 @@ def build(path: str | Path, sites: list[str]) -> None:
     try:
         modules = [load_site(site) for site in sites]
         create_schema(conn, (getattr(module, "SCHEMA", "") for module in modules))
-        for site, module in zip(sites, modules):
+        for site, module in zip(sites, modules, strict=True):
             seed = getattr(module, "seed", None)
             if seed is not None:
                 seed(conn, site_rng(site))
@@ -103,6 +103,14 @@ def _scratch_target(path: str | Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=10)
     conn.execute("PRAGMA synchronous = OFF")
     return conn
+
+
+def change_counter(db_path: str | Path) -> bytes:
+    """The database file's change counter (header bytes 24-27), which every committed write transaction
+    changes (the sites use SQLite's default rollback journal, whose commits write the main file)."""
+    with open(db_path, "rb") as db:
+        db.seek(24)
+        return db.read(4)
 
 
 def dump(db_path: str | Path) -> bytes:
