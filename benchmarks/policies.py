@@ -4,9 +4,10 @@ ReAct (and AgentOccam) run local-suite tasks end to end with a zero-latency scri
 ReAct's answer format, played through litellm's mock path), so every millisecond of ``act`` is the
 policy's own work: prompt assembly, observation truncation, the litellm call path, token and cost
 accounting, answer parsing. The rollout loop's own bookkeeping is measured separately. Token figures
-use each model's tokenizer through litellm (cl100k for GPT-4-Turbo); the AgentOccam paper's Table 4
-counts observation tokens with GPT-2's tokenizer on the real sites, so compare orders of magnitude.
-AgentOccam is measured the same way when it is registered (its answers in the card's output fields).
+use each model's tokenizer through litellm (cl100k for GPT-4-Turbo) for the prompt, GPT-2's for the
+observation tokens per step (what the report's table counts, as AgentOccam's Table 4 does on the real
+sites: compare orders of magnitude).
+AgentOccam is measured the same way when it is registered (its answers in its output fields).
 Target (issue 5): at most 10 ms of policy overhead per step.
 Run: ``python -m benchmarks.policies [--quick]``.
 """
@@ -34,7 +35,7 @@ def _react_answer(command: str) -> str:
 
 
 def _agentoccam_answer(command: str) -> str:
-    """The card's output fields (agentoccam.md §5.3), in order."""
+    """AgentOccam's output fields, in order."""
     return (
         f"INTERACTION HISTORY SUMMARY:\nProgress so far follows the plan.\nOBSERVATION DESCRIPTION:\n"
         f"The page shows the elements needed next.\nREASON:\nThis moves the task forward.\n"
@@ -76,12 +77,6 @@ def _warm_up() -> None:
     LLM("gpt-4-turbo", script=Script({"actor": ["ok"]})).complete("actor", [{"role": "user", "content": "hi"}])
 
 
-def _obs_tokens(text: str) -> int:
-    from llm.tokens import litellm_module as _litellm
-
-    return len(_litellm().encode(model="gpt-4-turbo", text=text))
-
-
 def _ms(values: list[float]) -> tuple[float, float]:
     values = sorted(values)
     return 1000 * statistics.median(values), 1000 * values[min(len(values) - 1, int(0.9 * len(values)))]
@@ -104,7 +99,7 @@ def _measure(name: str, tasks: tuple[int, ...]) -> list[dict[str, Any]]:
                 env.append(t["env_s"])
                 loop.append(t.get("step_s", 0.0) - t["act_s"] - t["env_s"])
             prompt += [c["prompt_tokens"] for c in step.llm_calls]
-            obs.append(_obs_tokens(step.observation))
+        obs += traj.observation_tokens()
     if not act:
         return [{"name": f"{name}: no steps", "value": 0, "unit": "", "target": "", "note": "; ".join(errors)}]
     act_med, act_p90 = _ms(act)
@@ -153,7 +148,7 @@ def _measure(name: str, tasks: tuple[int, ...]) -> list[dict[str, Any]]:
             "value": statistics.mean(obs),
             "unit": "tokens",
             "target": "",
-            "note": f"obs['text'] in cl100k; paper Table 4: {PAPER_OBS_TOKENS[name]} (GPT-2 tokens, real WebArena)",
+            "note": f"GPT-2 tokens, as the report counts them; paper Table 4: {PAPER_OBS_TOKENS[name]} (real WebArena)",
         },
     ]
 

@@ -46,7 +46,7 @@ from browsergym.core.env import BrowserEnv
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
-from .evaluation.evaluator import infeasible_answer
+from .evaluation.evaluator import EvalOptions, infeasible_answer
 from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, unmark
 from .sites import SiteHost, SiteHostFactory, origin
 from .snapshot import EnvSnapshot, HistoryEntry, TabOrigins, clean_context, open_tabs, reload_in_place
@@ -59,6 +59,10 @@ DialogResponse = Literal["dismiss", "accept"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
 # Answers stay well below this; BrowserGym's action parser is quadratic in the length of its input.
 MAX_ACTION_CHARS = 20_000
+# The evaluators an env can score with: WebArena's, or AgentOccam's rectified one (its relaxed fuzzy
+# grader and joined fuzzy lists here; its corrected task labels are applied when a real task is made,
+# see envs.registration).
+EVALUATORS = {"webarena": EvalOptions(), "agentoccam": EvalOptions.agentoccam()}
 # Eval types a look-ahead can check without reading pages of the sites (see evaluate_now).
 STATE_FREE_EVAL_TYPES = ("string_match", "url_match")
 GREETING = "Hi! I am your UI assistant, I can perform web tasks for you. What can I help you with?"
@@ -110,6 +114,7 @@ class WebArenaEnv(BrowserEnv):
         dialog_response: DialogResponse = "dismiss",
         judge_model: str | None = None,
         judge_mock: Any = None,
+        evaluator: str = "webarena",
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
         slow_mo: int = 0,
@@ -123,6 +128,8 @@ class WebArenaEnv(BrowserEnv):
             raise ValueError("max_episode_steps must be at least 1 (or None: no limit of the env's own)")
         if dialog_response not in ("dismiss", "accept"):
             raise ValueError(f"dialog_response must be 'dismiss' or 'accept', not {dialog_response!r}")
+        if evaluator not in EVALUATORS:
+            raise ValueError(f"evaluator must be one of {', '.join(EVALUATORS)}, not {evaluator!r}")
         if browser_kwargs.pop("use_raw_page_output", False):
             raise ValueError("use_raw_page_output is not supported by WebArenaEnv")
         task_kwargs = dict(task_kwargs or {})
@@ -147,6 +154,7 @@ class WebArenaEnv(BrowserEnv):
         # False: close() stops this env's Chromium instead of parking it for the next env of the process
         # (vectorised sub-envs in worker processes, which exit without running exit handlers).
         self.keep_browser = keep_browser
+        self.evaluator = evaluator
         self.observation_space = observation_space()
         self.action_space = BrowserActionSpace()
         self._host_factory: SiteHostFactory = host
@@ -228,6 +236,7 @@ class WebArenaEnv(BrowserEnv):
             "task_info": task_info,
             "seed": seed,
             "max_episode_steps": self.max_episode_steps,
+            "evaluator": self.evaluator,
         }
         return obs, info
 
@@ -364,7 +373,7 @@ class WebArenaEnv(BrowserEnv):
     def _new_task(self, seed: int | None) -> EnvTask:
         return self.task_entrypoint(
             seed=seed, host=self.host, judge_model=self.judge_model, judge_mock=self.judge_mock,
-            **self.task_kwargs,
+            eval_options=EVALUATORS[self.evaluator], **self.task_kwargs,
         )  # fmt: skip
 
     def _open_context(self, storage_state: dict | None = None) -> None:

@@ -83,18 +83,28 @@ def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def make_real_env(task_id: int, lite: bool = False, **kwargs: Any) -> gym.Env:
     """Entry point of ``webarena/<task_id>`` and ``webarena-lite/<task_id>``: the task on the self-hosted
-    sites (``WA_*`` variables)."""
+    sites (``WA_*`` variables).
+
+    ``evaluator="agentoccam"`` also applies AgentOccam's corrected labels to a WebArena task (its intent
+    too, where a correction fixes a typo there), so the agent and the evaluator read the same task.
+    WebArena-Lite's configurations are its own corrections and are left as shipped.
+    """
     from .env import WebArenaEnv
+    from .evaluation.corrections import apply_agentoccam_corrections
     from .sites import RealSiteHost, sites_in_config
 
     config = lite_task_config(task_id) if lite else real_task_config(task_id)
+    if kwargs.get("evaluator") == "agentoccam" and not lite:
+        config = apply_agentoccam_corrections(config)
     host = functools.partial(RealSiteHost, sites_in_config(config))
     env_id = f"{LITE_NAMESPACE if lite else NAMESPACE}/{task_id}"
     return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
 
 
 def make_local_env(task_id: int, **kwargs: Any) -> gym.Env:
-    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites."""
+    """Entry point of ``webarena/local.<task_id>``: the task on the embedded Flask sites (AgentOccam's
+    label corrections concern WebArena's tasks; ``evaluator="agentoccam"`` still grades with its
+    relaxed fuzzy grader)."""
     from .env import WebArenaEnv
     from .local.host import LocalSiteHost
     from .local.registry import get_task

@@ -18,7 +18,7 @@ from typing import Any
 import playwright.sync_api
 from browsergym.core.task import AbstractBrowserTask
 
-from .evaluation.evaluator import Judge, evaluate, infeasible_answer
+from .evaluation.evaluator import EvalOptions, Judge, evaluate, infeasible_answer
 from .sites import SiteHost, replace_placeholders, sites_in_config
 
 logger = logging.getLogger(__name__)
@@ -104,6 +104,7 @@ class WebArenaTask(EnvTask):
         host: SiteHost,
         judge_model: str | None = None,
         judge_mock: Any = None,
+        eval_options: EvalOptions | None = None,
         timeout_ms: int = 10_000,
     ) -> None:
         super().__init__(seed)
@@ -117,6 +118,7 @@ class WebArenaTask(EnvTask):
         self.config: dict = replace_placeholders(config, host.urls())
         self.judge_model = judge_model  # None: the evaluator's default (WEBARENA_GYM_JUDGE_MODEL or WebArena's)
         self.judge_mock = judge_mock
+        self.eval_options = eval_options or EvalOptions()  # WebArena's evaluator unless told otherwise
 
     @classmethod
     def get_task_id(cls) -> str:
@@ -164,7 +166,14 @@ class WebArenaTask(EnvTask):
         try:
             judge = Judge(self.judge_model, mock_response=self.judge_mock)
             result = evaluate(
-                self.config, page, answer, judge=judge, last_url=last_url or page.url, urls=self.host.urls(), only=only
+                self.config,
+                page,
+                answer,
+                judge=judge,
+                last_url=last_url or page.url,
+                urls=self.host.urls(),
+                options=self.eval_options,
+                only=only,
             )
             return {"score": float(result.score), "answer": answer, "details": result.details}
         except Exception as exc:  # noqa: BLE001 - reported, scored 0

@@ -47,14 +47,35 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
     kwargs = {}
     if getattr(args, "judge_model", None):
         kwargs["judge_model"] = args.judge_model
+    if getattr(args, "evaluator", None):
+        kwargs["evaluator"] = args.evaluator
     return kwargs
+
+
+def _study_policies(args: argparse.Namespace) -> list:
+    """The ``--policy`` specs, then the rows of the ``--ablation`` ladder (which also picks the evaluator
+    its paper scored with unless ``--evaluator`` names one)."""
+    from experiments.ablations import EVALUATORS, ladder
+
+    policies = [_policy_spec(p, args.model) for p in args.policy or ()]
+    ablation = getattr(args, "ablation", None)
+    if ablation:
+        if not args.model:
+            raise SystemExit(f"--ablation {ablation} needs a model: pass --model or set {MODEL_ENV_VAR}")
+        policies += ladder(ablation, args.model)
+        if not args.evaluator and ablation in EVALUATORS:
+            args.evaluator = EVALUATORS[ablation]
+            print(f"Evaluator: {args.evaluator} (the one the {ablation} paper scored its ablation with)")
+    if not policies:
+        raise SystemExit("name at least one --policy or an --ablation")
+    return policies
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from experiments.compare import compare
     from experiments.report import build_report
 
-    policies = [_policy_spec(p, args.model) for p in args.policy]
+    policies = _study_policies(args)
     study = compare(
         policies,
         args.tasks,
@@ -109,6 +130,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     args.out = args.out or str(Path("studies") / f"demo-{stamp}")
     args.policy = names
+    args.ablation = None
     args.model = model
     args.seeds = [0]
     args.executor, args.ray_address, args.resume, args.max_attempts = "process", None, False, 2
@@ -119,8 +141,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tasks(args: argparse.Namespace) -> int:
     from experiments.tasksets import resolve
 
+    if args.coverage:
+        from envs.local.registry import coverage
+
+        header = ["site", "WebArena templates", "tasks", "local-only tasks", "eval types (tasks)"]
+        print("| " + " | ".join([*header, "WebArena: templates (tasks)"]) + " |")
+        print("|---|---|---|---|---|---|")
+        for row in coverage():
+            print(
+                f"| {row['site']} | {row['templates']} | {row['linked_tasks']} | {row['local_only_tasks']} | "
+                f"{', '.join(f'{e} {n}' for e, n in row['eval_type_tasks'].items())} | "
+                f"{row['webarena_templates']} ({row['webarena_tasks']}) |"
+            )
+        return 0
+
     for t in resolve(args.tasks):
-        print(f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\t{'+'.join(t.eval_types)}")
+        webarena = "none" if t.webarena_template is None else t.webarena_template
+        print(
+            f"{t.env_id}\t{','.join(t.sites)}\ttemplate={t.template_id}\twebarena_template={webarena}"
+            f"\t{'+'.join(t.eval_types)}"
+        )
     return 0
 
 
@@ -147,6 +187,12 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
         "--model", default=os.environ.get(MODEL_ENV_VAR), help=f"litellm model string (default ${MODEL_ENV_VAR})"
     )
     p.add_argument("--judge-model", help="litellm model for fuzzy/N/A evaluation (default WebArena's)")
+    p.add_argument(
+        "--evaluator",
+        choices=("webarena", "agentoccam"),
+        default=None,
+        help="WebArena's evaluator (default) or AgentOccam's rectified one (its corrected labels and fuzzy grader)",
+    )
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     p.add_argument(
         "--max-steps", type=int, default=None, help="decision budget per episode (default: each policy's own)"
@@ -162,15 +208,22 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from experiments.ablations import LADDERS as ABLATIONS
+
     parser = argparse.ArgumentParser(prog="webarena-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("compare", help="run policies x tasks x seeds into a study directory")
-    p.add_argument("--policy", action="append", required=True, help="policy name[:key=value,...]; repeat for several")
+    p.add_argument("--policy", action="append", help="policy name[:key=value,...]; repeat for several")
+    p.add_argument(
+        "--ablation",
+        choices=sorted(ABLATIONS),
+        help="run a paper's ablation ladder as policies of this study (agentoccam: its Table 2 rows)",
+    )
     p.add_argument(
         "--tasks",
         default="local",
-        help="task set: local[:site=|template=], webarena[:site=|template=|dev|lite], "
+        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
         "webarena-lite[:site=|template=], miniwob[:<task>,...], or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
@@ -204,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tasks", help="list the tasks of a task set")
     p.add_argument("tasks", nargs="?", default="local")
+    p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 
     for name, func, text in (

@@ -117,7 +117,11 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         trial_scores=[t["score"] for t in traj.trials],
         trial_actions=trial_actions(traj.trials),
         role_calls=traj.role_stats(),
+        action_counts=traj.command_counts(),
+        commands=list(traj.task.get("commands") or ()),
+        observation_tokens=sum(traj.observation_tokens()),
         policy_counters=_policy_counters(traj.final_policy_state),
+        **_search_figures(traj.tree, traj.counters["interactions"]),
         err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
     )
@@ -142,6 +146,20 @@ def _policy_counters(state: Any) -> dict[str, float]:
     if not isinstance(counters, dict):
         return {}
     return {str(k): float(v) for k, v in counters.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def _search_figures(tree: dict[str, Any] | None, interactions: int) -> dict[str, Any]:
+    """Path length and iteration use (Plan-MCTS's Table 3 and Fig. 3). A search's path is the actions of
+    its final path's edges; without a tree every action the policy ran is on its path."""
+    if not tree or "nodes" not in tree:
+        return {"path_length": interactions}
+    nodes = tree["nodes"]
+    final = [i for i in tree.get("final_path") or () if isinstance(i, int) and 0 <= i < len(nodes)]
+    return {
+        "path_length": sum(len(nodes[i].get("actions") or ()) for i in final) if final else None,
+        "search_iterations": tree.get("iterations"),
+        "search_budget": tree.get("iteration_budget"),
+    }
 
 
 def _git_revision() -> str | None:
@@ -218,6 +236,7 @@ def compare(
         "n_workers": n_workers,
         "max_steps": max_steps,
         "max_interactions": max_interactions,
+        "env_kwargs": dict(env_kwargs or {}),  # the evaluator and its judge, among others
         "ordering": ordering_note,
         "code_revision": _git_revision(),
     }

@@ -10,8 +10,10 @@ policy's own, e.g. 30 for ReAct, 20 for AgentOccam) counts ``act`` calls on the 
 *interaction* budget (``max_interactions``, default the policy's, often none) counts every env action
 the policy causes, through ``Decision.action`` or ``handle.step``. The env runs without a step limit of
 its own, so nothing truncates the episode in the middle of a handle call: when a budget is spent the
-loop ends the episode through the env's ``end_episode("")``, which still runs the evaluator
-(``forced_stop``, ``budget_exhausted``). Restores, gotos and replayed actions are counted apart.
+loop ends the episode through the env's ``end_episode(answer)``, which still runs the evaluator
+(``forced_stop``, ``budget_exhausted``), with the answer the policy gives for that case
+(:meth:`policies.base.Policy.forced_stop_answer`: WebArena's early-stop message for ReAct,
+AgentOccam's failure message). Restores, gotos and replayed actions are counted apart.
 """
 
 from __future__ import annotations
@@ -370,7 +372,7 @@ def run_episode(
     answer_in = env.get_wrapper_attr("answer_in")
     while True:
         if traj.counters["decisions"] >= budget.decisions:
-            _end_by_budget(traj, env, "decisions")
+            _end_by_budget(traj, env, policy, "decisions")
             break
         rec = StepRecord(
             index=len(traj.steps), url=str(obs.get("url", "")), observation=str(obs.get("text") or ""), action=None
@@ -395,7 +397,7 @@ def run_episode(
         left = handle.budget.interactions_left
         if left is not None and left <= 0 and answer_in(decision.action) is None:
             rec.action_error = "not run: the interaction budget is spent (only an answer may follow)"
-            _end_by_budget(traj, env, "interactions")
+            _end_by_budget(traj, env, policy, "interactions")
             break
         t1 = time.perf_counter()
         try:
@@ -455,12 +457,18 @@ def _error_source(exc: BaseException) -> str:
     return "policy"
 
 
-def _end_by_budget(traj: Trajectory, env: gym.Env, which: str) -> None:
-    """A budget is spent without the env ending: answer nothing so the evaluator still scores the state."""
+def _end_by_budget(traj: Trajectory, env: gym.Env, policy: Policy, which: str) -> None:
+    """A budget is spent without the env ending: the episode ends with the policy's answer for that
+    case, so the evaluator still scores the state (a failing policy hook answers nothing)."""
     traj.forced_stop = True
     traj.budget_exhausted = which
     try:
-        _, reward, _, _, info = call_env(env, "end_episode", "")
+        answer = str(policy.forced_stop_answer(which) or "")
+    except Exception as exc:  # a policy bug must not cost the episode its score
+        warnings.warn(f"{type(policy).__name__}.forced_stop_answer failed: {exc}", stacklevel=2)
+        answer = ""
+    try:
+        _, reward, _, _, info = call_env(env, "end_episode", answer)
     except Exception as exc:
         _fail(traj, "env", exc)
         return

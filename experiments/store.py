@@ -63,7 +63,13 @@ class EpisodeResult:
     trial_scores: list[float | None] = field(default_factory=list)  # report-only verdict after each trial
     trial_actions: list[int] = field(default_factory=list)  # actions each trial executed
     role_calls: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> calls, tokens, cost
+    action_counts: dict[str, int] = field(default_factory=dict)  # command name -> times decided on
+    commands: list[str] = field(default_factory=list)  # the commands the episode offered the policy
+    observation_tokens: int = 0  # GPT-2 tokens the steps showed the model (Trajectory.observation_tokens)
     policy_counters: dict[str, float] = field(default_factory=dict)  # numbers of the policy's state()["counters"]
+    path_length: int | None = None  # atomic actions on the delivered path (a search's final path)
+    search_iterations: int | None = None  # iterations a search method ran ...
+    search_budget: int | None = None  # ... out of its iteration budget
     err_msg: str | None = None
     trajectory: str | None = None  # path relative to the study directory
     attempt: int = 1

@@ -4,12 +4,13 @@ A task set is written as a short spec so it fits on a command line and in the st
 
     local                      every local task
     local:site=shopping        local tasks of one site (multi-site tasks count for each of their sites)
-    local:template=3           local tasks of one intent template
+    local:template=3           local tasks of one intent template (the local id)
+    local:webarena_template=46 local tasks that instantiate WebArena's intent template 46
     webarena                   the 812 real tasks
     webarena:site=gitlab       real tasks of one site
-    webarena:template=323      real tasks of one intent template
+    webarena:template=323      real tasks of one intent template (webarena_template= is the same there)
     webarena:dev               one random task per intent template, fixed seed (our stand-in for AgentOccam's
-                               unpublished 190-task dev set, card section 12 item 6)
+                               unpublished 190-task dev set; see docs/methods/agentoccam.md)
     webarena:lite              the 165 WebArena-Lite tasks (webarena-lite/<id>, corrected configurations)
     webarena-lite:site=map     WebArena-Lite tasks of one site (template= works too)
     miniwob                    the 125 MiniWoB++ tasks (BrowserGym's), 10 steps each unless --max-steps
@@ -39,6 +40,7 @@ class TaskInfo:
     template_id: int
     eval_types: tuple[str, ...]
     depends_on: tuple[str, ...] = field(default=())  # env ids that must finish first (real WebArena only)
+    webarena_template: int | None = None  # WebArena's intent template id; None for a local-only task
     max_steps: int | None = None  # the suite's own step budget (MiniWoB++: BrowserGym's 10); None: the policy's
 
     @property
@@ -47,7 +49,7 @@ class TaskInfo:
         return self.sites[0] if len(self.sites) == 1 else "multisite"
 
 
-def _info(prefix: str, config: dict, depends_on: tuple[str, ...] = ()) -> TaskInfo:
+def _info(prefix: str, config: dict, webarena_template: int | None, depends_on: tuple[str, ...] = ()) -> TaskInfo:
     return TaskInfo(
         env_id=f"{prefix}{config['task_id']}",
         task_id=int(config["task_id"]),
@@ -55,6 +57,7 @@ def _info(prefix: str, config: dict, depends_on: tuple[str, ...] = ()) -> TaskIn
         template_id=int(config["intent_template_id"]),
         eval_types=tuple(config["eval"]["eval_types"]),
         depends_on=depends_on,
+        webarena_template=webarena_template,
     )
 
 
@@ -68,7 +71,7 @@ def real_tasks() -> tuple[TaskInfo, ...]:
         for row in csv.DictReader(fh):
             names = [d for d in row["depends_on"].split() if d]
             deps[int(row["task_id"])] = tuple("webarena/" + d.split(".", 1)[1] for d in names)
-    return tuple(_info("webarena/", c, deps.get(int(c["task_id"]), ())) for c in configs)
+    return tuple(_info("webarena/", c, int(c["intent_template_id"]), deps.get(int(c["task_id"]), ())) for c in configs)
 
 
 @cache
@@ -83,14 +86,16 @@ def lite_tasks() -> tuple[TaskInfo, ...]:
         for row in csv.DictReader(fh):
             names = [int(d.split(".", 1)[1]) for d in row["depends_on"].split() if d]
             deps[int(row["task_id"])] = tuple(f"webarena-lite/{lite_id[n]}" for n in names if n in lite_id)
-    return tuple(_info("webarena-lite/", c, deps.get(int(c["old_task_id"]), ())) for c in configs)
+    return tuple(
+        _info("webarena-lite/", c, int(c["intent_template_id"]), deps.get(int(c["old_task_id"]), ())) for c in configs
+    )
 
 
 @cache
 def local_tasks() -> tuple[TaskInfo, ...]:
-    from envs.local.registry import load_tasks
+    from envs.local.registry import load_tasks, webarena_template_id
 
-    return tuple(_info("webarena/local.", c) for c in load_tasks())
+    return tuple(_info("webarena/local.", c, webarena_template_id(c)) for c in load_tasks())
 
 
 @cache
@@ -118,7 +123,9 @@ def _filter(tasks: tuple[TaskInfo, ...], key: str, value: str) -> list[TaskInfo]
         return [t for t in tasks if value in t.sites or (value == "multisite" and len(t.sites) > 1)]
     if key == "template":
         return [t for t in tasks if t.template_id == int(value)]
-    raise ValueError(f"unknown task-set filter {key!r} (use site= or template=)")
+    if key == "webarena_template":
+        return [t for t in tasks if t.webarena_template == int(value)]
+    raise ValueError(f"unknown task-set filter {key!r} (use site=, template= or webarena_template=)")
 
 
 def dev_subset(tasks: tuple[TaskInfo, ...], seed: int = DEV_SUBSET_SEED) -> list[TaskInfo]:

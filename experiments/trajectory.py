@@ -109,6 +109,8 @@ class StepRecord:
     screenshot: str | None = None  # file name next to the trajectory
 
 
+_COMMAND_NAME = re.compile(r"[A-Za-z_]+")
+
 COUNTERS = (
     "decisions",  # act calls: the executed path's decision budget
     "interactions",  # env actions the policy caused (Decision.action and handle.step), undone ones included
@@ -138,7 +140,7 @@ class Trajectory:
     stack_trace: str | None = None
     error_source: str | None = None  # policy | llm | env
     error_kind: str | None = None  # an LLM failure's kind: provider | configuration | script
-    forced_stop: bool = False  # a budget ran out and the rollout answered "" to end it
+    forced_stop: bool = False  # a budget ran out; the rollout ended the episode with Policy.forced_stop_answer
     budget: dict[str, Any] = field(default_factory=dict)  # {"decisions": N, "interactions": M or None}
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     budget_exhausted: str | None = None  # "decisions" | "interactions" when a budget ended the episode
@@ -211,6 +213,37 @@ class Trajectory:
             if not call.get("cached") and call.get("cost") is not None:
                 row["cost"] += call["cost"]
         return out
+
+    def command_counts(self) -> dict[str, int]:
+        """How often each command was decided on, over the steps' actions (a multi-command ACTION
+        counts each of its commands): the action-frequency table AgentOccam's paper prints."""
+        from wrappers.actions.grammar import split_commands
+
+        counts: dict[str, int] = {}
+        for step in self.steps:
+            for command in split_commands(step.action or ""):
+                name = _COMMAND_NAME.match(command)
+                if name:
+                    counts[name.group()] = counts.get(name.group(), 0) + 1
+        return counts
+
+    def observation_tokens(self) -> list[int]:
+        """GPT-2 tokens of what each step showed the model: the last user message of the step's first
+        LLM call (objective, plans, history and page for AgentOccam; page, URL, objective and previous
+        action for ReAct), or the observation text when the step called no LLM. AgentOccam's paper
+        counts "observation tokens per step" with GPT-2's tokenizer and does not define them further;
+        the per-step input without the fixed instruction and examples is our reading."""
+        from llm.tokens import gpt2_tokens
+
+        counts = []
+        for step in self.steps:
+            text = step.observation
+            if step.llm_calls:
+                users = [m for m in step.llm_calls[0].get("messages") or () if m.get("role") == "user"]
+                if users and isinstance(users[-1].get("content"), str):
+                    text = users[-1]["content"]
+            counts.append(gpt2_tokens(text))
+        return counts
 
     def summary_info(self) -> dict[str, Any]:
         """AgentLab-compatible ``summary_info.json`` content (flat ``stats.*`` keys)."""

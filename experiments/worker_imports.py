@@ -19,7 +19,9 @@ import envs  # noqa: E402,F401
 import experiments.compare  # noqa: E402,F401
 import experiments.rollout  # noqa: E402,F401
 import wrappers.presets  # noqa: E402,F401
+from llm.tokens import gpt2_encoding  # noqa: E402
 from policies.base import available_policies  # noqa: E402
 
 available_policies()  # imports every policy module
+gpt2_encoding()  # the reports' tokenizer (observation tokens per step), built once for every worker
 gc.freeze()

@@ -47,6 +47,52 @@ def _framing_tokens(model: str, roles: tuple[str, ...]) -> int:
         return 4 * len(roles) + 3
 
 
+_P50K_FILE = "ec7223a39ce59f226a68acc30dc1af2788490e15"  # litellm's copy of tiktoken's p50k_base file
+_P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+_GPT2_RANKS = 50256  # GPT-2's merge ranks 0..50255; 50256 is <|endoftext|>
+
+
+@functools.lru_cache(maxsize=1)
+def gpt2_encoding() -> Any:
+    """GPT-2's tokenizer (the one AgentOccam counts observation tokens with), built offline.
+
+    tiktoken's own ``gpt2`` encoding downloads its vocabulary on first use, which fails without a
+    network. litellm ships tiktoken's ``p50k_base`` file, and p50k_base is GPT-2's vocabulary with
+    24 whitespace-run tokens appended after ``<|endoftext|>`` (ranks 50257-50280): its ranks below
+    50256 are exactly GPT-2's (checked rank for rank against the ``gpt2.tiktoken`` file OpenAI ships
+    with whisper), so the encoding built from them splits every text as GPT-2 does. Falls back to
+    tiktoken's ``gpt2`` (which may download) if the file is missing or altered.
+    """
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    import tiktoken
+
+    spec = importlib.util.find_spec("litellm")
+    bundled = (
+        Path(spec.origin).parent / "litellm_core_utils" / "tokenizers" / _P50K_FILE if spec and spec.origin else None
+    )
+    if bundled is None or not bundled.is_file() or hashlib.sha256(bundled.read_bytes()).hexdigest() != _P50K_SHA256:
+        return tiktoken.get_encoding("gpt2")
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext.openai_public import r50k_pat_str  # GPT-2's pre-tokenisation pattern
+
+    ranks = {token: rank for token, rank in load_tiktoken_bpe(str(bundled)).items() if rank < _GPT2_RANKS}
+    return tiktoken.Encoding(
+        "gpt2",
+        pat_str=r50k_pat_str,
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": _GPT2_RANKS},
+        explicit_n_vocab=_GPT2_RANKS + 1,
+    )
+
+
+def gpt2_tokens(text: str) -> int:
+    """The number of GPT-2 tokens of ``text`` (special-token markup counted as plain text)."""
+    return len(gpt2_encoding().encode(text, disallowed_special=()))
+
+
 def price(model: str, prompt: int, completion: int) -> float | None:
     """USD for the tokens, or None when litellm has no price for the model."""
     try:

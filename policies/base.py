@@ -18,7 +18,8 @@ Two budgets (:class:`Budget`, in :attr:`TaskSpec.budget` and ``handle.budget``):
 of the executed path (WebArena's 30 steps: the number of ``act`` calls) and the *interaction* budget
 (every env action the policy causes, explored and undone ones included; restores and gotos are counted
 apart). A handle call never truncates the episode: when a budget is spent it raises
-:class:`BudgetExhausted`, which the policy catches and answers from. An answer sent through
+:class:`BudgetExhausted`, which the policy catches and answers from. When the loop itself stops the
+episode at a spent budget, the answer scored is :meth:`Policy.forced_stop_answer`. An answer sent through
 ``handle.step`` never ends the episode either: the handle holds it back and returns it in
 ``info["answer"]``; only ``Decision.action`` delivers the final answer.
 
@@ -228,6 +229,13 @@ class Policy(ABC):
     def config(self) -> dict[str, Any]:
         """JSON-serialisable configuration for the trajectory header (no credentials)."""
         return {}
+
+    def forced_stop_answer(self, budget: str) -> str:
+        """The answer the episode ends with when the rollout loop stops it because ``budget``
+        (``"decisions"`` or ``"interactions"``) is spent; the evaluator scores it like any answer.
+        Methods whose runner answered something there (WebArena's early-stop message, AgentOccam's
+        failure message) say it here; the default is no answer."""
+        return ""
 
     def allows_lookahead(self) -> bool:
         """Whether this configuration may ask the evaluator during an episode (an oracle-assisted run)."""

@@ -1,14 +1,18 @@
-"""ReAct: WebArena's chain-of-thought baseline agent (the row every comparison starts from).
+"""ReAct: WebArena's chain-of-thought baseline agent (the row every comparison starts from;
+docs/methods/react.md).
 
-Per step one LLM call: system prompt (role, the enabled WebArena actions, rules), two worked examples,
-then one user message with OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION. The model reasons, then
-ends with "In summary, the next action I will perform is ```<action>```"; the action inside the
-backticks is sent to the env in the ``webarena`` preset's grammar (``click [id]``, ``stop [answer]`` ...).
+Per step one LLM call: system prompt (role, the enabled WebArena actions, the homepage and the page of
+site accounts, rules), two worked examples, then one user message with OBSERVATION / URL / OBJECTIVE /
+PREVIOUS ACTION. The model reasons, then ends with "In summary, the next action I will perform is
+```<action>```"; the action inside the backticks is sent to the env in the ``webarena`` preset's
+grammar (``click [id]``, ``stop [answer]`` ...). PREVIOUS ACTION describes an element action the way
+WebArena's runner does, by the element's line in the observation it was chosen on ("click [12] where
+[12] is link 'Cart'").
 
-Defaults are WebArena's runner settings (coact.md §6-7, agentoccam.md §7.3): temperature 1.0,
-top_p 0.9, max_tokens 384, observation cut to 1920 tokens, 30 steps, early stop after 3 consecutive
-unparseable answers or 3 identical actions in a row. An unparseable answer sends nothing to the
-browser; the reason is fed back through PREVIOUS ACTION on the next step.
+Defaults are WebArena's runner settings: temperature 1.0, top_p 0.9, max_tokens 384, observation cut
+to 1920 tokens, 30 steps, early stop after 3 consecutive unparseable answers or 3 identical actions in
+a row; the step budget's end answers "Early stop: ..." too. An unparseable answer sends nothing to
+the browser; the reason is fed back through PREVIOUS ACTION on the next step.
 """
 
 from __future__ import annotations
@@ -89,14 +93,55 @@ def render_actions(actions: list[str] | tuple[str, ...]) -> str:
 
 
 def system_prompt(actions: list[str] | tuple[str, ...], homepage_url: str | None) -> str:
-    homepage = (
-        f"\nIf you need one of the other websites, the homepage {homepage_url} lists them.\n" if homepage_url else ""
-    )
-    return (PROMPTS / "react_system.txt").read_text().format(actions=render_actions(actions), homepage=homepage)
+    """The instruction with the enabled actions; WebArena's prompt also names the homepage and its
+    page of site accounts (``password.html``), on every task."""
+    homepage = ""
+    if homepage_url:
+        home = homepage_url.rstrip("/")
+        homepage = "\n" + texts()["homepage"].format(homepage=home, passwords=f"{home}/password.html") + "\n"
+    return texts()["system"].format(actions=render_actions(actions), homepage=homepage)
+
+
+@cache
+def texts() -> dict[str, str]:
+    """The fixed prompt texts of prompts/react_system.txt (``=== name ===`` sections)."""
+    parts = re.split(r"^=== (\w+) ===\n", (PROMPTS / "react_system.txt").read_text(), flags=re.M)
+    return {parts[i]: parts[i + 1].rstrip("\n") for i in range(1, len(parts) - 1, 2)}
 
 
 def user_message(observation: str, url: str, objective: str, previous_action: str) -> str:
     return f"OBSERVATION:\n{observation}\nURL: {url}\nOBJECTIVE: {objective}\nPREVIOUS ACTION: {previous_action}"
+
+
+_ELEMENT_ACTION = re.compile(r"^(click|hover|type)\s*\[\s*([^\]\s]+)\s*\]")
+
+
+def describe_action(action: str, observation: str) -> str:
+    """PREVIOUS ACTION as WebArena's runner writes it: an element action names the element by its line
+    in the observation it was chosen on (``click [12] where [12] is link 'Cart'``); an id that line
+    cannot be found for is said to match no element. Other actions are given as written."""
+    match = _ELEMENT_ACTION.match(action.strip())
+    if not match:
+        return action
+    name, bid = match.groups()
+    element = element_line(observation, bid)
+    if element is None:
+        return texts()["no_element"].format(action=name, id=bid)
+    return f"{action.strip()} where [{bid}] is {element}"
+
+
+def element_line(observation: str, bid: str) -> str | None:
+    """The observation's line for element ``bid`` without the id: WebArena's ``[12] link 'Cart'`` and
+    AgentOccam's ``link [12] 'Cart'`` both give ``link 'Cart'``."""
+    token = f"[{bid}]"
+    for line in observation.splitlines():
+        line = line.strip()
+        if line.startswith(token + " "):
+            return line[len(token) + 1 :]
+        role, _, rest = line.partition(" ")
+        if rest == token or rest.startswith(token + " "):
+            return f"{role} {rest[len(token) + 1 :]}".rstrip()
+    return None
 
 
 def parse_answer(text: str, actions: list[str] | tuple[str, ...]) -> tuple[str, str]:
@@ -105,9 +150,8 @@ def parse_answer(text: str, actions: list[str] | tuple[str, ...]) -> tuple[str, 
     The action is the first triple-backtick block after the answer phrase; without the phrase, the
     last block in the answer (WebArena's splitter convention); its command must be an enabled one.
     """
-    phrase = None
-    for phrase in _PHRASE.finditer(text):
-        pass
+    phrases = list(_PHRASE.finditer(text))
+    phrase = phrases[-1] if phrases else None
     tail = text[phrase.end() :] if phrase else text
     blocks = _FENCED.findall(tail)
     if not blocks:
@@ -134,7 +178,7 @@ def truncate_tokens(text: str, max_tokens: int | None, model: str) -> str:
 @dataclass
 class ReActState:
     actions: list[str] = field(default_factory=list)  # actions sent to the env, in order
-    previous_action: str = "None"
+    previous_action: str = "None"  # what the next user message says (the last action, described)
     parse_failures: int = 0  # consecutive
 
 
@@ -195,7 +239,7 @@ class ReActPolicy(Policy):
     def reset(self, task: TaskSpec) -> None:
         self.task = task
         self.s = ReActState()
-        self._system = system_prompt(self.actions, task.homepage_url if task.multi_site else None)
+        self._system = system_prompt(self.actions, task.homepage_url)
 
     def state(self) -> dict[str, Any]:
         return {
@@ -209,7 +253,7 @@ class ReActPolicy(Policy):
         observation = truncate_tokens(str(obs.get("text") or ""), self.max_obs_tokens, self.llm.model)
         previous = self.s.previous_action
         error = obs.get("last_action_error")
-        if error and self.s.actions and previous == self.s.actions[-1]:
+        if error and self.s.actions and not self.s.parse_failures:
             previous = f"{previous} (it failed: {str(error).strip()[:300]})"
         return [
             {"role": "system", "content": self._system},
@@ -239,13 +283,22 @@ class ReActPolicy(Policy):
             )
         self.s.parse_failures = 0
         self.s.actions.append(action)
-        self.s.previous_action = action
+        self.s.previous_action = describe_action(action, str(obs.get("text") or ""))
         return Decision(
             action=action,
             thought=reasoning,
             parsed={"reasoning": reasoning, "action": action, "raw": answer},
             llm_calls=[completion.call],
         )
+
+    def forced_stop_answer(self, budget: str) -> str:
+        """WebArena's runner answers the end of the step budget as it answers its other early stops."""
+        assert self.task is not None, "reset() first"
+        if budget == "decisions":
+            limit, unit = self.task.budget.decisions, "steps"
+        else:
+            limit, unit = self.task.budget.interactions, "browser actions"
+        return f"Early stop: {texts()['budget_spent'].format(limit=limit, unit=unit)}"
 
     def _early_stop_reason(self) -> str | None:
         """WebArena's early-stop rules: ``parse_failure_th`` unparseable answers in a row; the last

@@ -41,6 +41,8 @@ class TreeNode:
 class SearchTree:
     nodes: list[TreeNode] = field(default_factory=list)
     final_path: list[int] = field(default_factory=list)
+    iterations: int = 0  # search iterations run (the report's budget use: iterations / iteration_budget)
+    iteration_budget: int | None = None  # the method's iteration budget, when it has one
 
     @classmethod
     def rooted(cls, **root: Any) -> SearchTree:
@@ -69,4 +71,9 @@ class SearchTree:
         return path[::-1]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"nodes": [asdict(n) for n in self.nodes], "final_path": list(self.final_path)}
+        return {
+            "nodes": [asdict(n) for n in self.nodes],
+            "final_path": list(self.final_path),
+            "iterations": self.iterations,
+            "iteration_budget": self.iteration_budget,
+        }

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from env_support import bid_of, task_config
+
 from wrappers.observations.agentoccam import AgentOccamObservation
+from wrappers.observations.set_of_marks import SetOfMarksObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 
 pytestmark = pytest.mark.browser
@@ -27,7 +28,7 @@ def test_a_confirm_is_answered_as_configured_and_reported(make_env, response, ou
 
 def test_text_observations_start_with_the_dialogs(make_env):
     raw = make_env(config=task_config(start_url="__SHOPPING__/dialogs.html"), obs_mode="full")
-    for wrapper in (AgentOccamObservation(raw), WebArenaTextObservation(raw)):
+    for wrapper in (AgentOccamObservation(raw), WebArenaTextObservation(raw), SetOfMarksObservation(raw)):
         obs, _ = wrapper.reset(seed=0)
         obs, *_ = wrapper.step(f"click('{bid_of(obs, 'button', 'Save')}')")
         assert obs["text"].startswith("[dialog] alert 'Saved!' (dismissed)\n"), type(wrapper).__name__

@@ -53,6 +53,23 @@ def test_episode_answer_is_scored_once_at_the_end(make_env, static_sites):
     assert "evaluation" not in info and reward == 0.0 and "episode has ended" in info["error"]
 
 
+@pytest.mark.parametrize("evaluator, graded_by", [("webarena", "means the same thing"), ("agentoccam", "key point")])
+def test_the_chosen_evaluator_grades_the_answer(make_env, evaluator, graded_by):
+    prompts = []
+
+    def judge(messages):
+        prompts.append(messages[-1]["content"])
+        return "Verdict: correct"
+
+    references = {"fuzzy_match": ["forty-two"]}
+    config = task_config(eval={**task_config()["eval"], "reference_answers": references})
+    env = make_env(config, evaluator=evaluator, judge_mock=judge)
+    _, info = env.reset(seed=0)
+    assert info["evaluator"] == evaluator
+    _, reward, *_ = env.step("send_msg_to_user('It is 42, on the second page')")
+    assert reward == 1.0 and len(prompts) == 1 and graded_by in prompts[0]
+
+
 def test_wrong_answer_and_infeasible_report(make_env):
     env = make_env()
     env.reset(seed=0)

@@ -98,3 +98,27 @@ def test_local_ids_follow_the_local_registry():
         assert inner.task_config["task_id"] == tasks[0]["task_id"]
     finally:
         env.close()
+
+
+def test_agentoccams_evaluator_is_reachable_from_both_makes():
+    corrected = envs.make("webarena/16", evaluator="agentoccam")
+    fixed_intent = gym.make("webarena/603", evaluator="agentoccam")
+    plain = envs.make("webarena/16")
+    try:
+        # its label corrections are applied to the task (the joined fuzzy list of tasks 16-20) ...
+        assert corrected.unwrapped.evaluator == "agentoccam"
+        assert corrected.unwrapped.task_config["eval"]["reference_answers"]["fuzzy_match"] == [
+            "driving: 2min; walking: 16min"
+        ]
+        assert "budget apartment" in fixed_intent.unwrapped.task_config["intent"]  # a typo fixed in the intent
+        # ... and WebArena's labels and evaluator stay the default
+        assert plain.unwrapped.evaluator == "webarena"
+        assert plain.unwrapped.task_config["eval"]["reference_answers"]["fuzzy_match"] == [
+            "driving: 2min",
+            "walking: 16min",
+        ]
+    finally:
+        for env in (corrected, fixed_intent, plain):
+            env.close()
+    with pytest.raises(ValueError, match="evaluator must be one of webarena, agentoccam"):
+        envs.make("webarena/16", evaluator="lenient")

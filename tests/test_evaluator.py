@@ -221,6 +221,15 @@ def test_na_rule_exact_first_then_reason_judge():
     assert score(config, "The price is $20", judge=judge("I am unsure")) == 0.0
 
 
+@pytest.mark.parametrize("answer", ['" N/A "', "\"'N/A'\"", "  'n/a\t' "])
+def test_na_rule_cleans_the_answer_twice_as_webarena_does(answer):
+    # Cleaned once these are ' n/a ', "'n/a'" and 'n/a\t': not "n/a" yet, and they would go to the judge.
+    assert clean_answer(answer) != "n/a" and clean_answer(clean_answer(answer)) == "n/a"
+    never = RecordingMock("different")
+    config = string_task({"fuzzy_match": "N/A"}, intent="Buy a flight", string_note="The shop sells no flights")
+    assert score(config, answer, judge=judge(never)) == 1.0 and never.prompts == []
+
+
 def test_infeasible_answer_format():
     assert infeasible_answer(None) == "N/A" and infeasible_answer("  ") == "N/A"
     assert infeasible_answer(" no such item ") == "N/A: no such item"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from llm import LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
-from llm.tokens import count_message_tokens
+from llm.tokens import count_message_tokens, gpt2_encoding, gpt2_tokens
 
 MSGS = [{"role": "system", "content": "You pick actions."}, {"role": "user", "content": "OBJECTIVE: buy a red hat"}]
 
@@ -296,3 +296,12 @@ def test_errors_say_whether_the_provider_or_the_configuration_failed():
         with pytest.raises(LLMError) as info:
             llm.complete("actor", MSGS)
         assert (info.value.kind, info.value.attempts, info.value.call.error_kind) == (kind, attempts, kind)
+
+
+def test_gpt2_tokenizer_is_gpt2s_and_needs_no_network():
+    encoding = gpt2_encoding()  # tiktoken's own "gpt2" would download its vocabulary here
+    assert encoding.n_vocab == 50257 and encoding.eot_token == 50256
+    assert encoding.encode("Hello world") == [15496, 995] and encoding.encode(" the") == [262]
+    # GPT-2 has no tokens for runs of spaces (p50k_base, whose file it is built from, adds them)
+    assert encoding.encode("\t\tlink [12]  x") == [197, 197, 8726, 685, 1065, 60, 220, 2124]
+    assert gpt2_tokens("<|endoftext|>") > 1  # markup in page text is text, never a special token

@@ -57,8 +57,8 @@ def wait_gone(pids: set[int], timeout: float = 10) -> set[int]:
 def add_place(host: LocalSiteHost) -> None:
     with sqlite3.connect(host.local.db_path) as conn:
         conn.execute(
-            "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) "
-            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1)",
+            "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id, postcode) "
+            "VALUES (?, 'cafe', 'Kingston', '1 Test Street, Kingston', 40.44, -79.94, 1, '15101')",
             (PLACE,),
         )
     conn.close()

@@ -114,28 +114,64 @@ def test_bad_directions_input_gives_clear_errors(client):
     assert client.get("/place/999999").status_code == 404
 
 
-def test_search_shows_coordinates_addresses_and_paginates(client, db_path):
+def test_search_lists_ten_labelled_results_a_page_like_nominatim(client, db_path):
     html = client.get("/search?query=library").data.decode()
     conn = sqlite3.connect(db_path)
     n_libraries = conn.execute(
         "SELECT COUNT(*) FROM map_place WHERE kind = 'library' OR name LIKE '%library%'"
     ).fetchone()[0]
-    lat, lon, address = conn.execute(
-        "SELECT lat, lon, address FROM map_place WHERE name = 'Kingston Public Library'"
+    lat, lon, address, postcode, phone = conn.execute(
+        "SELECT lat, lon, address, postcode, phone FROM map_place WHERE name = 'Kingston Public Library'"
     ).fetchone()
     conn.close()
-    assert f"{n_libraries} results" in html and n_libraries > 25 and "Page 1 of 2" in html
-    first = set(re.findall(r'href="/place/(\d+)"', html))
-    second = set(re.findall(r'href="/place/(\d+)"', client.get("/search?query=library&page=2").data.decode()))
-    assert len(first) == 25 and len(first | second) == n_libraries
+    assert "Results from" in html and "More results" in html and n_libraries > 30
+    pages, seen, page = 0, set(), 1
+    while True:
+        html = client.get(f"/search?query=library&page={page}").data.decode()
+        found = re.findall(r'href="/place/(\d+)"', html)
+        assert len(found) <= 10
+        seen |= set(found)
+        pages += 1
+        if "More results" not in html:
+            break
+        page += 1
+    assert len(seen) == n_libraries and pages == -(-n_libraries // 10)
     exact = client.get("/search?query=Kingston+Public+Library").data.decode()
-    assert f"Coordinates: {lat:.4f}, {lon:.4f}" in exact and address in exact
+    assert f">Kingston Public Library, {address}, {postcode}</a>" in exact
+    place_id = re.search(r'href="/place/(\d+)">Kingston Public Library,', exact).group(1)
+    details = client.get(f"/place/{place_id}").data.decode()
+    assert f"{lat:.4f}, {lon:.4f}" in details and postcode in details and phone in details
     assert "No results found" in client.get("/search?query=zzzz").data.decode()
+
+
+def test_near_search_ranks_a_kind_by_distance_under_one_canonical_url(client, db_path):
+    response = client.get("/search?query=Pharmacy+near+kingston+public+library")
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/search?query=pharmacies+near+Kingston+Public+Library"
+    html = client.get(response.headers["Location"]).data.decode()
+    distances = [float(d) for d in re.findall(r"<small>([\d.]+) km from Kingston Public Library</small>", html)]
+    conn = sqlite3.connect(db_path)
+    n_pharmacies = conn.execute("SELECT COUNT(*) FROM map_place WHERE kind = 'pharmacy'").fetchone()[0]
+    conn.close()
+    assert len(distances) == min(10, n_pharmacies) and distances == sorted(distances)
+    assert html.count("Pharmacy <a") == len(distances)
+
+
+def test_directions_form_has_openstreetmaps_fields_and_engine_order(client):
+    html = client.get("/directions?from=Kingston+Town+Hall&to=Glenbury+Town+Hall&mode=walking").data.decode()
+    assert (
+        'name="route_from" value="Kingston Town Hall, ' in html
+        and 'name="route_to" value="Glenbury Town Hall, ' in html
+    )
+    options = re.findall(r'<option value="(\w+)"', html)
+    assert options == ["cycling", "driving", "walking"] and 'class="routing_engines"' in html
+    again = client.get("/directions?route_from=Kingston+Town+Hall%2C+x&route_to=Glenbury+Town+Hall&mode=driving")
+    assert again.headers["Location"] == "/directions?from=Kingston+Town+Hall&to=Glenbury+Town+Hall&mode=driving"
 
 
 def test_place_page_lists_nearby_places_by_distance(client):
     html = client.get("/search?query=Kingston+Town+Hall").data.decode()
-    place_id = re.search(r'href="/place/(\d+)">Kingston Town Hall<', html).group(1)
+    place_id = re.search(r'href="/place/(\d+)">Kingston Town Hall,', html).group(1)
     page = client.get(f"/place/{place_id}").data.decode()
     distances = [float(d) for d in re.findall(r"– ([\d.]+) km</li>", page)]
     assert len(distances) == 10 and distances == sorted(distances)

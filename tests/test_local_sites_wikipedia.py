@@ -32,7 +32,7 @@ def test_hundreds_of_articles_of_every_kind(db_path):
     counts = dict(conn.execute("SELECT kind, COUNT(*) FROM wiki_article GROUP BY kind").fetchall())
     conn.close()
     assert sum(counts.values()) >= 400
-    assert set(counts) == {"country", "town", "person", "discovery", "university"}
+    assert set(counts) == {"country", "town", "person", "discovery", "university", "club"}
 
 
 def test_every_internal_link_points_to_an_article(db_path):

@@ -1,8 +1,10 @@
 """Every local task's reference solution, replayed through ``envs.make("webarena/local.<id>")`` in a real
 browser against the real local sites and the real evaluator, scores 1. For the map, wikipedia and
-multi-site tasks a plausible wrong answer (or a wrong page) then scores 0 after a reset of the same
-environment. Snapshot/restore through the environment is exact: it undoes a state change in the
-site data and the page, and a later restore brings the change back.
+multi-site tasks a plausible wrong answer (or a wrong end state: another travel mode, another search,
+the wrong page) then scores 0 after a reset of the same environment: every local-only task and at
+least one task of every WebArena template there has such a variant. Snapshot/restore through the
+environment is exact: it undoes a state change in the site data and the page, and a later restore brings
+the change back.
 
 (The other sites' wrong-answer and missing-state-change checks live in their own test files.)
 """
@@ -37,6 +39,21 @@ WRONG_ANSWERS = {
     411: "Glenbury",
     412: "45 min",
     413: "40 min",
+    415: "13 min",
+    417: "15 min",
+    419: "2.6 km",
+    424: "driving: 4 min, walking: 20 min",
+    427: "Bexley Pharmacy",
+    430: "5 min",
+    433: "+1 412 555 7615",
+    435: "+1 412 555 0100",
+    442: "15105",
+    445: "55 min",
+    448: "Hill Street Bakery, 3.5 km",
+    451: "25 min",
+    457: "The order is Kingston Town Hall, Larkridge Town Hall, University of Kingston",
+    460: "1 Kingston Airport Road, Kingston",
+    463: "Bexley Pharmacy, 12 Oak Street, Aldton",
     500: "1900",
     501: "1850",
     502: "1799",
@@ -56,21 +73,37 @@ WRONG_ANSWERS = {
     607: "10,000",
     608: "1,234",
     609: "2 h 10 min",
+    618: "Silverpine National Park, 12.0 km",
 }
 # url_match tasks: the same steps, but ending on a different page.
-WRONG_MODE = {408: "walking", 409: "driving", 601: "cycling"}
-WRONG_TARGET = {414: "bakery", 509: "Kingston", 510: "Kingston", 600: "Kingston"}
+WRONG_MODE = {408: "walking", 409: "driving", 421: "walking", 439: "driving", 454: "cycling", 601: "cycling"}
+WRONG_TARGET = {414: "bakery", 422: "cafes near Glenbury Town Hall", 509: "Kingston", 510: "Kingston", 600: "Kingston"}
+# program_html tasks on a page: stop one page early (on the search results instead of the place's page).
+WRONG_END = {436, 610}
+# State-changing or navigating tasks done to the wrong thing: (text, replacement) in typed values and URLs.
+WRONG_VALUE = {
+    616: ("Wilstead Stadium", "Kingston Stadium"),  # the club's current ground, not its 1950s one
+    622: ("submit/LifeProTips", "submit/aww"),
+    626: ("convexegg/chatgpt", "open-maps/geocoder"),
+    629: ("real user feedback", "user feedback"),
+    633: ("/f/space/1516/", "/f/space/1/"),  # one URL of the five is wrong
+    636: ("- Orton's lemma\n", ""),  # one discovery missing from the README
+}
 
 
 class PlantedJudge:
-    """Stand-in for the LLM judge: it rejects the planted wrong answer and accepts anything else."""
+    """Stand-in for the LLM judge: it rejects the planted wrong answer and accepts anything else, in the
+    verdict words of the call it answers (an unachievable-task prompt asks for 'same' or 'different')."""
 
     def __init__(self) -> None:
         self.wrong: str | None = None
 
     def __call__(self, messages: list[dict]) -> str:
         text = " ".join(str(m.get("content", "")) for m in messages).lower()  # answers arrive cleaned
-        return "incorrect" if self.wrong and self.wrong.lower() in text else "correct"
+        wrong = bool(self.wrong) and self.wrong.lower() in text
+        if "verdict: same" in text:
+            return "Verdict: different" if wrong else "Verdict: same"
+        return "Verdict: incorrect" if wrong else "Verdict: correct"
 
 
 JUDGE = PlantedJudge()
@@ -132,12 +165,26 @@ def wrong_steps(task_id: int) -> list[dict] | None:
             if step["action"] == "click" and step["target"]["role"] == "link" and step is steps[-2]:
                 step["target"]["name"] = WRONG_TARGET[task_id]
         return steps
+    if task_id in WRONG_END:
+        del steps[-2]
+        return steps
+    if task_id in WRONG_VALUE:
+        old, new = WRONG_VALUE[task_id]
+        for step in steps:
+            for key in ("value", "url"):
+                if key in step:
+                    step[key] = step[key].replace(old, new)
+        return steps
     return None
 
 
-def test_every_map_wikipedia_and_multi_site_task_has_a_wrong_variant():
-    mine = [t for t in TASKS if t >= 400]
-    assert [t for t in mine if wrong_steps(t) is None] == []
+def test_map_wikipedia_and_multi_site_tasks_have_wrong_variants():
+    mine = [TASKS[t] for t in TASKS if t >= 400]
+    local_only = [t["task_id"] for t in mine if registry.webarena_template_id(t) is None]
+    assert [t for t in local_only if wrong_steps(t) is None] == []
+    templates = {registry.webarena_template_id(t) for t in mine} - {None}
+    covered = {registry.webarena_template_id(t) for t in mine if wrong_steps(t["task_id"]) is not None}
+    assert templates - covered == set()
 
 
 @pytest.mark.parametrize("task_id", sorted(TASKS))

@@ -83,7 +83,7 @@ OTHER_OBS = page_obs(
 # -- prompt assembly -------------------------------------------------------------------------------
 
 
-def test_user_message_sections_in_card_order_and_empty_ones_omitted():
+def test_user_message_sections_in_order_and_empty_ones_omitted():
     p = policy([])
     user = p.messages(GOOGLE_OBS)[1]["content"]
     assert user == (
@@ -143,7 +143,23 @@ def test_final_step_warning_only_on_the_last_step():
     assert "Your budget is 2 steps and this is the last one" in p.messages(GOOGLE_OBS)[0]["content"]
 
 
-def test_defaults_are_the_cards():
+def test_final_step_warning_follows_the_episodes_budget_not_max_steps():
+    p = policy([answer("note [a]"), answer("note [b]"), answer("note [c]")])  # max_steps 20
+    p.reset(dataclasses.replace(p.task, budget=Budget(decisions=2)))  # what a study's --max-steps gives
+    p.act(GOOGLE_OBS, Handle())
+    assert "Your budget is 2 steps and this is the last one" in p.messages(GOOGLE_OBS)[0]["content"]
+
+
+def test_a_forced_stop_answers_agentoccams_failure_message():
+    p = policy([])
+    failed = "The trajectory failed: step 21 would go beyond the maximum of 20 steps."
+    assert p.forced_stop_answer("decisions") == failed
+    p.reset(dataclasses.replace(p.task, budget=Budget(decisions=5, interactions=40)))
+    assert p.forced_stop_answer("decisions").startswith("The trajectory failed: step 6 ")
+    assert "40 browser actions" in p.forced_stop_answer("interactions")
+
+
+def test_defaults_are_the_papers():
     p = make_policy("agentoccam", script={"actor": []})
     actor = p.llm.settings("actor")
     assert (actor.temperature, actor.top_p, actor.max_tokens) == (0.5, 0.95, None)
@@ -164,7 +180,7 @@ def test_defaults_are_the_cards():
 OBJECTIVE = 'Open my latest updated issue that has keyword "feature" in its title to check if it is closed'
 
 
-def test_plan_tree_rendering_after_branches_matches_card_example():
+def test_plan_tree_rendering_after_branches_matches_the_papers_example():
     tree = PlanTree(OBJECTIVE, "http://g/")
     assert tree.render() == f'[0] (Active Plan) Find the solution to "{OBJECTIVE}"'
     tree.branch(
@@ -253,19 +269,19 @@ def test_invalid_plan_id_becomes_a_note_and_changes_nothing():
 
 # -- pivotal-node replay ---------------------------------------------------------------------------
 
-CARD_REASON = (
+PAPER_REASON = (
     "To progress towards finding the email address of the Dean of the School of Engineering at "
     "Stanford University, the first logical step is to search for relevant information."
 )
 
 
-def test_pivotal_highlight_replayed_as_in_the_card_example():
+def test_pivotal_highlight_replayed_as_in_the_papers_example():
     p = policy(
         [
             answer(
                 "type [12] [Dean of the School of Engineering Stanford University email] [1]",
                 highlight="12, 272",
-                reason=CARD_REASON,
+                reason=PAPER_REASON,
             )
         ]
     )
@@ -284,7 +300,7 @@ RootWebArea 'Google'
 \t\tbutton "I'm Feeling Lucky"
 REASON FOR ACTION:
 """
-        + CARD_REASON
+        + PAPER_REASON
         + """
 ACTION:
 type [12] [Dean of the School of Engineering Stanford University email] [1]

@@ -1,5 +1,5 @@
 """AgentOccam and AgentOccam + Judge end to end on local tasks (real browser, sites and evaluator):
-a scripted LLM answers with the task's reference steps in the card's output fields."""
+a scripted LLM answers with the task's reference steps in AgentOccam's output fields."""
 
 from __future__ import annotations
 

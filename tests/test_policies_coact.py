@@ -1,5 +1,5 @@
 """CoAct without a browser: output parsers, prompt builders, and the state machine driven by a scripted
-LLM (litellm's real call path) over hand-made observations, through every path of coact.md §3.2."""
+LLM (litellm's real call path) over hand-made observations, through every path of its state machine."""
 
 from __future__ import annotations
 
@@ -264,7 +264,7 @@ def test_wrong_id_false_check_request_revise_then_success_and_collation():
     assert [[c.role for c in d.llm_calls] for d in got][1] == [LOCAL, GLOBAL, GLOBAL, LOCAL]
     counters = policy.state()["counters"]
     assert (counters["exchanges"], counters["local_revisions"], counters["global_replans"]) == (5, 0, 1)
-    # what each call was shown (card §3.3)
+    # what each call was shown
     false_check = got[1].llm_calls[0].messages[-1]["content"]
     assert "PREVIOUS ACTION: click [99] (it failed: element [99] is not on the current page)" in false_check
     assert (
@@ -431,7 +431,7 @@ def test_malformed_answers_are_reasked_with_an_example_then_take_the_failure_pat
     last = policy.act(PAGE, None)
     assert [c.role for c in last.llm_calls] == [LOCAL, LOCAL, GLOBAL, GLOBAL]
     assert "Action: revise\nReasons: The click opened" in last.llm_calls[1].messages[-1]["content"]
-    assert last.action == "stop [N/A]"  # the collation stayed unreadable: the card's "N/A"
+    assert last.action == "stop [N/A]"  # the collation stayed unreadable: the fallback "N/A"
     assert policy.state()["calls"] == [
         "global_planner.global_plan", "local_agent.local_plan", "local_agent.pass_check", "global_planner.collation"
     ]  # fmt: skip

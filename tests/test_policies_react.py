@@ -14,6 +14,7 @@ from policies.react import (
     WEBARENA_ACTIONS,
     ActionParseError,
     ReActPolicy,
+    describe_action,
     parse_answer,
     system_prompt,
     truncate_tokens,
@@ -88,9 +89,17 @@ def test_system_prompt_lists_exactly_the_enabled_actions_in_webarena_order():
     for group in ("Page operations:", "Tab management:", "URL navigation:", "Completion:"):
         assert group in full
     assert ANSWER_PHRASE in full and "homepage" not in full
-    reduced = system_prompt(("click", "type", "scroll", "stop"), "http://home")
+    reduced = system_prompt(("click", "type", "scroll", "stop"), "http://home/")
     assert "`hover" not in reduced and "Tab management" not in reduced and "`scroll [direction=down|up]`" in reduced
-    assert "the homepage http://home lists them" in reduced
+    # WebArena's prompt names the homepage and its page of accounts, on every task
+    assert "homepage at http://home, which lists every website" in reduced
+    assert "The page http://home/password.html lists the account name and password of each website" in reduced
+
+
+def test_every_task_is_told_the_homepage_and_the_accounts_page():
+    policy = ReActPolicy(script=Script({}), actions=list(WEBARENA_ACTIONS))
+    policy.reset(TaskSpec("webarena/local.200", 200, "x", ("reddit",), "http://r/", homepage_url="http://h:9"))
+    assert "http://h:9/password.html" in policy.messages({"text": "", "url": ""})[0]["content"]
 
 
 def test_messages_follow_webarena_layout():
@@ -120,6 +129,42 @@ def test_observation_is_cut_to_the_token_budget():
     assert truncate_tokens("short", 1920, "gpt-4-turbo") == "short"
 
 
+@pytest.mark.parametrize(
+    "action, observation, described",
+    [
+        (
+            "click [12]",
+            "[1] RootWebArea 'Shop'\n\t[12] link 'Cart', url='http://s/cart'",
+            "click [12] where [12] is link 'Cart', url='http://s/cart'",
+        ),  # noqa: E501
+        (
+            "type [7] [red hat] [1]",
+            "\t\t[7] textbox 'Search' required: False",
+            "type [7] [red hat] [1] where [7] is textbox 'Search' required: False",
+        ),  # noqa: E501
+        ("hover [3]", "main\n\tbutton [3] 'Menu'", "hover [3] where [3] is button 'Menu'"),  # AgentOccam's layout
+        (
+            "click [9]",
+            "[19] link 'x'\n[99] link 'y'",
+            'Tried to "click" the element [9], but the observation has no element with this id. '
+            "Read the observation more carefully.",
+        ),
+        ("scroll [down]", "[1] link 'x'", "scroll [down]"),
+        ("stop [42]", "", "stop [42]"),
+    ],
+)
+def test_previous_action_describes_the_element_as_webarena_does(action, observation, described):
+    assert describe_action(action, observation) == described
+
+
+def test_previous_action_names_the_element_from_the_page_it_was_chosen_on():
+    policy = ReActPolicy(script=Script({"actor": [say("click [12]")]}), actions=list(WEBARENA_ACTIONS))
+    policy.reset(TASK)
+    policy.act({"text": "[12] link 'Books'", "url": "u"}, None)
+    after = policy.messages({"text": "[30] heading 'Books'", "url": "u/books"})[-1]["content"]
+    assert after.endswith("PREVIOUS ACTION: click [12] where [12] is link 'Books'")
+
+
 def test_failed_action_is_reported_in_previous_action():
     policy = ReActPolicy(
         script=Script({"actor": [say("click [99]"), say("click [1]")]}), actions=list(WEBARENA_ACTIONS)
@@ -128,7 +173,8 @@ def test_failed_action_is_reported_in_previous_action():
     policy.act({"text": "", "url": "u"}, None)
     messages = policy.messages({"text": "", "url": "u", "last_action_error": "element [99] is not on the current page"})
     assert messages[-1]["content"].endswith(
-        "PREVIOUS ACTION: click [99] (it failed: element [99] is not on the current page)"
+        'PREVIOUS ACTION: Tried to "click" the element [99], but the observation has no element with this id. '
+        "Read the observation more carefully. (it failed: element [99] is not on the current page)"
     )
 
 
@@ -155,6 +201,12 @@ def test_repeated_actions_trigger_webarena_early_stop():
     typing.reset(TASK)
     actions = [typing.act({"text": "", "url": "u"}, None).action for _ in range(6)]
     assert actions[4] == "type [3] [a] [1]" and actions[5].startswith("stop [Early stop: same action repeated")
+
+
+def test_the_step_budget_ends_with_webarenas_early_stop_answer():
+    policy = ReActPolicy(script=Script({}), actions=list(WEBARENA_ACTIONS))
+    policy.reset(TASK)
+    assert policy.forced_stop_answer("decisions") == "Early stop: reached the maximum of 30 steps"
 
 
 def test_defaults_come_from_the_webarena_runner():

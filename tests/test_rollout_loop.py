@@ -145,9 +145,36 @@ def test_the_loop_ends_the_episode_at_the_decision_budget_and_still_scores_it(en
     assert envs[0].max_episode_steps is None  # the env has no limit of its own under the loop
     assert traj.truncated and not traj.terminated and len(traj.steps) == 3
     assert traj.forced_stop and traj.budget_exhausted == "decisions"
-    assert traj.evaluation == {"answer": "", "string_match": 0.0}  # end_episode("") ran the evaluator
+    # end_episode ran the evaluator on the policy's answer for a spent budget (WebArena's early stop)
+    assert traj.evaluation == {"answer": "Early stop: reached the maximum of 3 steps", "string_match": 0.0}
     assert traj.counters["decisions"] == 3 and traj.counters["interactions"] == 3
     assert traj.budget == {"decisions": 3, "interactions": None}
+
+
+class AnswersAtTheBudget(Policy):
+    """Clicks until stopped; its forced-stop answer is the right one, or its hook is broken."""
+
+    def __init__(self, broken: bool = False):
+        self.broken = broken
+
+    def reset(self, task: TaskSpec) -> None:
+        self.task = task
+
+    def act(self, obs, handle) -> Decision:
+        return Decision("click [2]")
+
+    def forced_stop_answer(self, budget: str) -> str:
+        if self.broken:
+            raise RuntimeError("no answer")
+        return f"$12 ({budget}: {self.task.budget.decisions})"
+
+
+def test_the_forced_stop_answer_is_the_policys_and_a_broken_hook_answers_nothing(envs):
+    traj = rollout.run_episode("test/shop", AnswersAtTheBudget(), max_steps=2)
+    assert traj.forced_stop and traj.evaluation["answer"] == "$12 (decisions: 2)" and traj.err_msg is None
+    with pytest.warns(UserWarning, match="forced_stop_answer failed"):
+        broken = rollout.run_episode("test/shop", AnswersAtTheBudget(broken=True), max_steps=2)
+    assert broken.forced_stop and broken.evaluation["answer"] == "" and broken.truncated
 
 
 def test_policy_exception_ends_the_episode_with_the_error(envs):

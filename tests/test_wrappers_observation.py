@@ -1,4 +1,4 @@
-"""AgentOccam observation wrapper: golden tests per pass, the card's examples, captured real trees.
+"""AgentOccam observation wrapper: golden tests per pass, the paper's examples, captured real trees.
 
 Hand-written trees are given in BrowserGym's CDP shape (``nodes`` with ``nodeId``, ``childIds``,
 ``role``, ``name``, ``properties``, ``browsergym_id``) so they go through the same builder as a
@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import statistics
-import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from wrappers.observations.agentoccam import ObsConfig, TextTree, process_axtree
-from wrappers.observations.axtree import INTERACTIVE_ROLES
+from benchmarks.support.alignment import unreachable, word_retention
+from benchmarks.support.pages import PAGE_TYPES, generate
+from wrappers.observations.agentoccam import ObsConfig, process_axtree
 from wrappers.observations.passes import clean_name
 
 DATA = Path(__file__).parent / "data" / "axtrees"
@@ -74,9 +74,9 @@ def body(text: str) -> list[str]:
     return [line[1:] for line in text.splitlines()[1:]]
 
 
-# -- the card's examples ------------------------------------------------------------------------
+# -- the paper's examples -----------------------------------------------------------------------
 
-CARD_4_5 = axtree(
+ACCOUNT_PAGE = axtree(
     N(
         "RootWebArea",
         "My Account",
@@ -164,39 +164,41 @@ CARD_4_5 = axtree(
     )
 )
 
-CARD_4_5_ALIGNED = """\
+ACCOUNT_PAGE_ALIGNED = """\
 RootWebArea 'My Account'
 \tlink [20] 'My Account'
 \tlink [22] 'Sign Out'
-\tcombobox "Sort By: [26] 'Position' [selected: True]; [27] 'Price' [selected: False]" [required: False]
+\tcombobox "Sort By: [26] 'Position' [selected: True]; [27] 'Price'" [required: False]
 \tmain
 \t\theading 'My Orders'
 \t\ttable 'Orders'
 \t\t\trow '| Order | Total | Action |'
 \t\t\trow '| --- | --- | --- |'
-\t\t\trow "| 000000170 | 365.42 | link [51] 'View Order' |"
-\t\t\trow "| 000000189 | 754.99 | link [57] 'View Order' |"
+\t\t\trow "| 000000170 | $365.42 | link [51] 'View Order' |"
+\t\t\trow "| 000000189 | $754.99 | link [57] 'View Order' |"
 \t\ttextbox [62] 'Email' [required: True]
 \t\tbutton [63] 'Save'"""
 
 
-def test_card_4_5_before_after_is_exact():
-    tree = process_axtree(CARD_4_5)
-    assert tree.render(ids=True) == CARD_4_5_ALIGNED
+def test_before_after_example_is_exact():
+    # Two departures from AgentOccam's rules (wrappers.observations.passes): currency signs stay with
+    # their amounts, and a folded option list marks only the selected option.
+    tree = process_axtree(ACCOUNT_PAGE)
+    assert tree.render(ids=True) == ACCOUNT_PAGE_ALIGNED
     assert tree.ids == {"20", "22", "26", "27", "51", "57", "62", "63"}
     assert tree.option_parent == {"26": "25", "27": "25"}
 
 
-def test_card_4_5_history_rendering_has_no_ids_at_all():
-    text = process_axtree(CARD_4_5).render(ids=False)
+def test_history_rendering_has_no_ids_at_all():
+    text = process_axtree(ACCOUNT_PAGE).render(ids=False)
     assert "[2" not in text and "[5" not in text and "[6" not in text
-    # Decision (card §12 quirk): folded option ids do not survive in the id-free view.
-    assert "combobox \"Sort By: 'Position' [selected: True]; 'Price' [selected: False]\" [required: False]" in text
+    # Decision: folded option ids do not survive in the id-free view (the reference kept them).
+    assert "combobox \"Sort By: 'Position' [selected: True]; 'Price'\" [required: False]" in text
 
 
-def test_card_4_5_pivotal_textbox():
+def test_pivotal_textbox():
     assert (
-        process_axtree(CARD_4_5).pivotal({"62"})
+        process_axtree(ACCOUNT_PAGE).pivotal({"62"})
         == """\
 RootWebArea 'My Account'
 \tmain
@@ -207,15 +209,15 @@ RootWebArea 'My Account'
     )
 
 
-def test_card_4_5_pivotal_dropdown_and_link():
-    # The card keeps [26]/[27] inside the folded name; we drop them in the id-free view (§12).
+def test_pivotal_dropdown_and_link():
+    # The reference kept [26]/[27] inside the folded name; we drop them in the id-free view.
     assert (
-        process_axtree(CARD_4_5).pivotal(["25", " 20"])
+        process_axtree(ACCOUNT_PAGE).pivotal(["25", " 20"])
         == """\
 RootWebArea 'My Account'
 \tlink 'My Account'
 \tlink 'Sign Out'
-\tcombobox "Sort By: 'Position' [selected: True]; 'Price' [selected: False]" [required: False]"""
+\tcombobox "Sort By: 'Position' [selected: True]; 'Price'" [required: False]"""
     )
 
 
@@ -263,8 +265,37 @@ GOOGLE = axtree(
 )
 
 
-def test_card_3_1_pivotal_google_example_is_exact():
+GOOGLE_ALIGNED = """\
+RootWebArea 'Google'
+\tlink [29] 'About'
+\tlink [30] 'Store'
+\tlink [277] 'Gmail'
+\tlink [275] 'Search for Images'
+\tbutton [282] 'Google apps'
+\tlink [152] 'Sign in'
+\tIframePresentational [153]
+\tsearch [6]
+\t\tcombobox [12] 'Search' [required: False]
+\t\tbutton [294] 'Search by voice'
+\t\tbutton [295] 'Search by image'
+\t\tbutton [272] 'Google Search'
+\t\tbutton [273] "I'm Feeling Lucky"
+\tcontentinfo
+\t\tlink [83] 'Advertising'
+\t\tlink [84] 'Business'
+\t\tlink [85] 'How Search works'
+\t\tlink [89] 'Our third decade of climate action: join us'
+\t\tlink [93] 'Privacy'
+\t\tlink [94] 'Terms'
+\t\tbutton [100] 'Settings'
+\t\t\tgeneric [102] 'Settings'"""
+
+
+def test_google_example_and_its_pivotal_replay_are_exact():
     tree = process_axtree(GOOGLE)
+    # The paper's step-0 observation: ids on every role but the non-interactive ones (search [6],
+    # IframePresentational [153] and generic [102] keep theirs; contentinfo has none).
+    assert tree.render(ids=True) == GOOGLE_ALIGNED
     assert (
         tree.pivotal({"12", "272"})
         == """\
@@ -276,15 +307,10 @@ RootWebArea 'Google'
 \t\tbutton 'Google Search'
 \t\tbutton "I'm Feeling Lucky\""""
     )
-    # The card's reference renders ids on every role outside a deny-list (search [6],
-    # IframePresentational [153], generic [102]); we show ids only on interactive roles.
-    text = tree.render(ids=True)
-    assert "\tsearch\n" in text and "\tIframePresentational\n" in text and "generic 'Settings'" in text
-    assert "combobox [12] 'Search' [required: False]" in text
 
 
 def test_pivotal_edge_cases():
-    tree = process_axtree(CARD_4_5)
+    tree = process_axtree(ACCOUNT_PAGE)
     assert tree.pivotal(set()) == ""
     assert tree.pivotal({"999", "abc"}) == ""
     assert tree.node("26") is tree.node("25") and tree.node("26").role == "combobox"
@@ -300,9 +326,28 @@ def test_pivotal_edge_cases():
 
 def test_clean_names():
     tree = page(N("StaticText", "Total:\xa0$1,234.50 | Order #42 — 100% *new*  ok"))
-    assert body(render(tree, clean_names=True)) == ["StaticText 'Total: 1,234.50 Order 42 100 new ok'"]
+    assert body(render(tree, clean_names=True)) == ["StaticText 'Total: $1,234.50 Order 42 - 100% new ok'"]
     assert body(render(tree)) == ["StaticText 'Total:\\xa0$1,234.50 | Order #42 — 100% *new*  ok'"]
     assert clean_name("I’m @home (a/b) & 'q' \"x\"; y? z!") == "I’m @home (a/b) & 'q' \"x\"; y? z!"
+
+
+@pytest.mark.parametrize(
+    "raw, cleaned",
+    [
+        ("locks 1–17", "locks 1-17"),  # a dash between digits was deleted: "117"
+        ("1986–1993", "1986-1993"),
+        ("pp. 11—14", "pp. 11-14"),
+        ("−5 °C", "-5 C"),  # the minus sign is a dash too: the temperature stays negative
+        ("15% off", "15% off"),  # a percentage is not a count
+        ("€12 or £10 or ¥90", "€12 or £10 or ¥90"),
+        ("3×4 tiles", "3 4 tiles"),  # any deleted symbol between word characters leaves a space
+        ("red|green", "red green"),
+        ("[12] Order #42 *", "12 Order 42"),
+        ("plain text", "plain text"),
+    ],
+)
+def test_clean_names_never_merge_numbers_or_change_their_meaning(raw, cleaned):
+    assert clean_name(raw) == cleaned
 
 
 def test_drop_noise_properties():
@@ -324,7 +369,7 @@ def test_remove_redundant_text():
     tree = page(
         N("link", "My Account", "2", [N("StaticText", "My Account")]),
         N("StaticText", "Email"),
-        N("textbox", "Email address", "3"),
+        N("textbox", "Email", "3"),
         N("StaticText", "Edit"),
         N("StaticText", "Edit"),
         N("StaticText", "   "),
@@ -333,19 +378,50 @@ def test_remove_redundant_text():
         N("StaticText", "in"),
         N("link", "What are you reading", "5"),
         N("StaticText", "reading"),
+        N("group", "Size", "6", [N("StaticText", "Size"), N("StaticText", "Choose a size")]),
     )
     assert body(render(tree, remove_redundant_text=True, clean_names=True)) == [
-        "link [2] 'My Account'",
-        "textbox [3] 'Email address'",
-        # decision: texts are compared with labelled siblings only, never with other texts
-        # (repeated texts are the duplicates pass's business), images or as word fragments
+        "link [2] 'My Account'",  # its own label
+        "textbox [3] 'Email'",  # the whole label of the widget next to it
+        # texts are never compared with other texts (repeats are the duplicates pass's business),
+        # nor with images, nor with a part of a neighbour's label
         "StaticText 'Edit'",
         "StaticText 'Edit'",
         "StaticText 'Logo'",
         "img [4] 'Logo'",
         "StaticText 'in'",
         "link [5] 'What are you reading'",
+        "StaticText 'reading'",
+        "group [6] 'Size'",  # a group's legend is its whole label; other texts in it stay
+        "\tStaticText 'Choose a size'",
     ]
+
+
+def test_redundant_text_is_not_judged_against_a_whole_list_or_article():
+    # Layout nodes are spliced away, so every text of the list/article below becomes a sibling of the
+    # others: AgentOccam's rule hid each text found in *any* labelled sibling.
+    issue = [N("StaticText", "opened 3 days ago"), N("StaticText", "by"), N("link", "Ada Lovelace", "2")]
+    product = [
+        N("link", "Walk by the lake poster", "3"),  # "by" occurs in another element of the list
+        N("StaticText", "Rating:"),
+        N("StaticText", "4"),  # the rating; another product has "4 Reviews"
+        N("link", "12 Reviews", "4"),
+    ]
+    other = [N("link", "4 Reviews", "5"), N("StaticText", "submitted"), N("StaticText", "to")]
+    forum = [N("link", "How to cook", "6"), N("StaticText", "of 9"), N("spinbutton", "Page", "7")]
+    article = N(
+        "article",
+        "",
+        "8",
+        [
+            N("heading", "Python", "9", [N("StaticText", "Python")]),
+            N("paragraph", "", None, [N("StaticText", "Python"), N("StaticText", "is a programming language.")]),
+        ],
+    )
+    listing = N("list", "", None, [N("listitem", "", None, kids) for kids in (issue, product, other, forum)])
+    text = "\n".join(body(render(page(listing, article), all=True)))
+    for kept in ("'by'", "'Rating:'", "text '4'", "'submitted'", "text 'to'", "'of 9'", "text 'Python'"):
+        assert kept in text, kept
 
 
 def test_remove_images():
@@ -354,9 +430,9 @@ def test_remove_images():
         N("img", "A red bag", "4"),
         N("figure", "", "5", [N("img", "Chart", "6", [N("StaticText", "Revenue by month")])]),
     )
-    assert body(render(tree, remove_images=True, ids_only_interactive=True)) == [
-        "figure",
-        "\timg 'Chart'",
+    assert body(render(tree, remove_images=True, hide_static_ids=True)) == [
+        "figure [5]",
+        "\timg [6] 'Chart'",
         "\t\tStaticText 'Revenue by month'",
     ]
     assert len(body(render(tree))) == 6
@@ -372,7 +448,7 @@ def test_remove_duplicates_keeps_the_first_twin():
         N("textbox", "", "6"),
         N("table", "", "7", [N("row", "", "8", [N("cell", "1", "9"), N("cell", "1", "10")])]),
     )
-    on = ObsConfig.none(remove_duplicates=True, remove_redundant_text=True, clean_names=True, ids_only_interactive=True)
+    on = ObsConfig.none(remove_duplicates=True, remove_redundant_text=True, clean_names=True, hide_static_ids=True)
     tree_ = process_axtree(tree, on)
     assert body(tree_.render()) == [
         "link [2] 'Next'",
@@ -392,9 +468,9 @@ def test_lift_text_into_unnamed_single_child_parent():
         N("alert", "", "2", [N("StaticText", "Saved!")]),
         N("article", "", "3", [N("StaticText", "one"), N("StaticText", "two")]),
     )
-    assert body(render(tree, lift_text=True, ids_only_interactive=True)) == [
+    assert body(render(tree, lift_text=True, hide_static_ids=True)) == [
         "alert 'Saved!'",
-        "article",
+        "article [3]",
         "\tStaticText 'one'",
         "\tStaticText 'two'",
     ]
@@ -402,7 +478,7 @@ def test_lift_text_into_unnamed_single_child_parent():
 
 def test_rename_roles():
     tree = page(N("StaticText", "a"), N("LabelText", "b", "2"), N("caption", "c"))
-    assert body(render(tree, rename_roles=True, ids_only_interactive=True)) == ["text 'a'", "text 'b'", "caption 'c'"]
+    assert body(render(tree, rename_roles=True, hide_static_ids=True)) == ["text 'a'", "text 'b'", "caption 'c'"]
 
 
 def test_fold_options_with_their_own_ids():
@@ -431,20 +507,18 @@ def test_fold_options_with_their_own_ids():
             ],
         ),
     )
-    tree_ = process_axtree(tree, ObsConfig.none(fold_options=True, ids_only_interactive=True))
+    tree_ = process_axtree(tree, ObsConfig.none(fold_options=True, hide_static_ids=True))
     assert body(tree_.render()) == [
-        "combobox \"Country: [3] 'Canada' [selected: False]; [4] 'Peru' [selected: True]\"",
+        "combobox \"Country: [3] 'Canada'; [4] 'Peru' [selected: True]\"",
         "menu \"[6] 'Edit'; [7] 'Delete'\"",
-        "menubar 'Main'",  # decision: a submenu is never swallowed into a folded line
+        "menubar [8] 'Main'",  # decision: a submenu is never swallowed into a folded line
         "\tmenuitem [9] 'File'",
         "\t\tmenu \"[11] 'Open'\"",
         "\tmenuitem [12] 'Help'",
     ]
     assert tree_.option_parent == {"3": "2", "4": "2"}  # menu items are clicked, not selected
     assert {"3", "4", "6", "7", "11"} <= tree_.ids and "2" not in tree_.ids and "5" not in tree_.ids
-    assert (
-        body(tree_.render(ids=False))[0] == "combobox \"Country: 'Canada' [selected: False]; 'Peru' [selected: True]\""
-    )
+    assert body(tree_.render(ids=False))[0] == "combobox \"Country: 'Canada'; 'Peru' [selected: True]\""
 
 
 def test_description_lists():
@@ -466,7 +540,7 @@ def test_description_lists():
             ],
         )
     )
-    tree_ = process_axtree(tree, ObsConfig.none(description_lists=True, ids_only_interactive=True))
+    tree_ = process_axtree(tree, ObsConfig.none(description_lists=True, hide_static_ids=True))
     assert body(tree_.render()) == [
         "DescriptionList",
         "\tterm 'SKU: 24-WB03'",
@@ -537,7 +611,7 @@ def test_tables_to_markdown():
             ],
         ),
     )
-    tree_ = process_axtree(tree, ObsConfig.none(tables_to_markdown=True, ids_only_interactive=True))
+    tree_ = process_axtree(tree, ObsConfig.none(tables_to_markdown=True, hide_static_ids=True))
     assert body(tree_.render()) == [
         "table 'Orders'",
         "\trow '| Order | Action |'",
@@ -562,7 +636,7 @@ def test_merge_headings():
         N("link", "Joust Bag", "4", [N("heading", "Joust Bag", "5")]),
         N("heading", "Reviews", "6", [N("link", "See all", "7")]),
     )
-    assert body(render(tree, merge_headings=True, ids_only_interactive=True)) == [
+    assert body(render(tree, merge_headings=True, hide_static_ids=True)) == [
         "link [3] 'Overnight Duffle'",
         "link [4] 'Joust Bag'",
         "heading 'Reviews'",
@@ -570,15 +644,44 @@ def test_merge_headings():
     ]
 
 
-def test_ids_only_on_interactive_roles():
-    tree = page(N("main", "", "2", [N("heading", "Hi", "3"), N("button", "Go", "4"), N("StaticText", "x")]))
-    assert body(render(tree, ids_only_interactive=True)) == [
+def test_ids_hidden_only_on_the_static_roles():
+    tree = page(
+        N(
+            "main",
+            "",
+            "2",
+            [
+                N("heading", "Hi", "3"),
+                N("button", "Go", "4"),
+                N("StaticText", "x"),
+                N("generic", "Open details", "5", clickable=True),  # a clickable <div>
+                N("menubar", "", "6", [N("link", "Home", "7")], orientation="horizontal"),
+                N("group", "Size", "8", [N("img", "Chart", "9", [N("StaticText", "y")])]),
+                N("table", "", "10", [N("row", "", "11", [N("cell", "1", "12"), N("gridcell", "2", "13")])]),
+                N("list", "Tags", "14", [N("listitem", "Item", "15"), N("term", "SKU", "16")]),
+            ],
+        )
+    )
+    assert body(render(tree, hide_static_ids=True)) == [
         "main",
         "\theading 'Hi'",
         "\tbutton [4] 'Go'",
         "\tStaticText 'x'",
+        "\tgeneric [5] 'Open details' [clickable: True]",
+        "\tmenubar [6] [orientation: horizontal]",
+        "\t\tlink [7] 'Home'",
+        "\tgroup [8] 'Size'",
+        "\t\timg [9] 'Chart'",
+        "\t\t\tStaticText 'y'",
+        "\ttable",
+        "\t\trow",
+        "\t\t\tcell '1'",
+        "\t\t\tgridcell '2'",
+        "\tlist 'Tags'",
+        "\t\tlistitem [15] 'Item'",
+        "\t\tterm 'SKU'",
     ]
-    assert body(render(tree)) == ["main [2]", "\theading [3] 'Hi'", "\tbutton [4] 'Go'", "\tStaticText 'x'"]
+    assert body(render(tree))[:2] == ["main [2]", "\theading [3] 'Hi'"]  # switched off: every id shows
 
 
 def test_line_cap_limits_text_and_ids():
@@ -632,6 +735,43 @@ def test_build_normalises_browsergym_structure():
         "textbox [6] 'Name' [value: Ada]",
         "link [7]",
     ]
+
+
+def test_date_inputs_show_one_id_and_single_names():
+    # Chromium's <input type=date>: shadow parts that BrowserGym marks with the input's own id and
+    # that Chromium names twice; the value is the ISO date ``type`` must send.
+    def part(label: str, shown: str) -> dict:
+        return N("spinbutton", f"{label} {label}", "5", [N("StaticText", shown)], required=False, valuetext="")
+
+    date = N(
+        "Date",
+        "Date of birth",
+        "5",
+        [
+            N(
+                "none",
+                "",
+                "x",
+                [N("generic", "", None, [part("Month", "03"), N("StaticText", "/"), part("Year", "2024")])],
+            ),
+            N("button", "Show date picker Show date picker", "5", hasPopup="menu"),
+        ],
+        invalid="false",
+    )
+    label = N("LabelText", "", "4", [N("StaticText", "Date of birth")])
+    tree = axtree(N("RootWebArea", "Form", None, [label, date]), ignored=("x",))
+    next(n for n in tree["nodes"] if n["role"]["value"] == "Date")["value"] = {"type": "string", "value": "2024-03-05"}
+    aligned = process_axtree(tree)
+    assert body(aligned.render()) == [
+        "Date [5] 'Date of birth' [value: 2024-03-05]",
+        "\tspinbutton 'Month' [required: False]",
+        "\t\ttext '03'",
+        "\ttext '/'",
+        "\tspinbutton 'Year' [required: False]",
+        "\t\ttext '2024'",
+        "\tbutton 'Show date picker'",
+    ]
+    assert aligned.ids == {"5"}
 
 
 @pytest.mark.parametrize(
@@ -729,73 +869,41 @@ def test_captured_page_golden(name):
     assert process_axtree(load(name)).render(ids=True) == expected.rstrip("\n")
 
 
-def alignment_problems(axtree_object: dict, tree: TextTree) -> list[str]:
-    """The retention properties; an empty list means they hold.
-
-    * Every interactive element of the raw tree is reachable by its id in the aligned text, except
-      on purpose: an indistinguishable duplicate (its kept twin is reachable), a dropdown or menu
-      whose items are folded into its line (the items' ids are reachable), a leaf named ``Image``.
-    * Every visible text of the raw tree (after name cleaning) is present in the aligned text, as
-      often as the raw tree has it, less the copies hidden as indistinguishable duplicates.
-    """
-    text = tree.render(ids=True).replace("\\'", "'")
-    by_bid = {n.bid: n for n in tree.root.walk() if n.bid is not None}
-    problems = []
-    texts: Counter[str] = Counter()
-    if len(text.splitlines()) > tree.max_lines:
-        problems.append("line cap reached: properties only hold for pages under the cap")
-    for raw in axtree_object["nodes"]:
-        if raw.get("ignored"):
-            continue
-        role, bid = raw["role"]["value"], raw.get("browsergym_id")
-        name = clean_name(raw.get("name", {}).get("value", ""))
-        if role in INTERACTIVE_ROLES and bid is not None and bid not in tree.ids:
-            node = by_bid.get(bid)
-            if tree.duplicate_of.get(bid) in tree.ids:
-                continue
-            if node is not None and (node.name == "Image" or (node.hide_id and set(node.embedded) <= tree.ids)):
-                continue
-            problems.append(f"unreachable {role} [{bid}] {name!r}")
-        if role == "StaticText" and name:
-            texts[name] += 1
-    for name, count in texts.items():
-        if text.count(name) < count - tree.duplicate_names[name]:
-            problems.append(f"lost text {name!r}: {count} in the raw tree, {text.count(name)} left")
-    return problems
-
-
 @pytest.mark.parametrize("name", CAPTURED)
 def test_captured_page_properties(name):
     ax = load(name)
-    assert alignment_problems(ax, process_axtree(ax)) == []
+    tree = process_axtree(ax)
+    assert unreachable(ax, tree) == []
+    retention = word_retention(ax, tree.render(ids=False))
+    # on these small pages the only words to go are those of hidden indistinguishable twins
+    twins = {word for name in tree.duplicate_names for word in name.split()}
+    assert set(retention.lost) <= twins, retention.missing
 
 
-def test_properties_catch_a_dropped_element():
+def test_properties_catch_a_dropped_element_and_a_merged_number():
     ax = load("forms")
     tree = process_axtree(ax)
     tree.ids = tree.ids - {"38"}
-    assert alignment_problems(ax, tree) == ["unreachable button [38] 'Save'"]
+    assert unreachable(ax, tree) == ["button [38] 'Save'"]
+    ranges = page(N("StaticText", "locks 1–17 of 20"))
+    assert word_retention(ranges, "text 'locks 117 of 20'").lost == ["1", "17"]
 
 
-def test_captured_pages_meet_the_token_and_time_budget():
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(sorted(PAGE_TYPES)), seed=st.integers(0, 2**32 - 1))
+def test_large_unseen_pages_keep_their_words_in_order_and_every_widget(kind, seed):
+    """WebArena-sized pages the suite writes itself (benchmarks.support.pages): at least 99.5 % of the
+    raw tree's visible words in order in the aligned text, and every interactive element offered."""
+    generated = generate(kind, seed)
+    tree = process_axtree(generated.axtree_object)
+    assert len(tree.render().splitlines()) <= tree.max_lines  # under the cap, so everything is shown
+    assert unreachable(generated.axtree_object, tree) == []
+    retention = word_retention(generated.axtree_object, tree.render(ids=False))
+    assert retention.share >= 0.995, retention.missing
+
+
+def test_captured_pages_meet_the_token_budget():
     from benchmarks.wrappers import captured_pages, measure
 
-    rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=5)}
+    rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=1)}
     assert rows["obs_tokens_ratio.captured"]["value"] <= 0.5
-    assert rows["obs_wrapper_ms_per_page"]["value"] <= 5
-
-
-def test_timing_scales_to_a_large_page():
-    rows = [N("row", "", None, [N("cell", f"r{i}c{j}") for j in range(5)]) for i in range(150)]
-    items = [
-        N("listitem", "", None, [N("link", f"Product {i}", str(1000 + i)), N("StaticText", f"${i}.00")])
-        for i in range(300)
-    ]
-    tree = page(N("table", "", None, rows), N("list", "", None, items))
-    assert len(tree["nodes"]) > 1500
-    times = []
-    for _ in range(5):
-        start = time.thread_time()
-        process_axtree(tree).render()
-        times.append(time.thread_time() - start)
-    assert statistics.median(times) < 0.05  # generous: CI machines are shared; the bench reports the real number

@@ -4,6 +4,7 @@ test_wrappers_presets_local)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from test_wrappers_action import bid, make_probe_env
 
@@ -20,10 +21,11 @@ def base_env(tmp_path_factory):
 
 
 def test_preset_table():
-    assert set(PRESETS) >= {"webarena", "reduced_actions", "no_scroll", "simplified_obs", "agentoccam"}
+    assert set(PRESETS) >= {"webarena", "reduced_actions", "no_scroll", "simplified_obs", "agentoccam", "set_of_marks"}
     with_scroll = {name for name, p in PRESETS.items() if "scroll" in p.actions}
     planning = {name for name, p in PRESETS.items() if {"branch", "prune"} <= set(p.actions)}
-    assert with_scroll == {"webarena", "reduced_actions"} and planning == {"agentoccam"}
+    assert with_scroll == {"webarena", "reduced_actions", "set_of_marks"} and planning == {"agentoccam"}
+    assert PRESETS["set_of_marks"].actions == ("click", "type", "scroll", "goto", "stop")  # Plan-MCTS's space
     assert {"hover", "press", "goto", "go_forward", "tab_focus"} <= set(PRESETS["webarena"].actions)
     assert "note" not in PRESETS["webarena"].actions and "go_home" in PRESETS["agentoccam"].actions
     assert PRESETS["simplified_obs"].actions == PRESETS["no_scroll"].actions
@@ -32,14 +34,15 @@ def test_preset_table():
 
 
 def test_presets_observe_only_what_they_read():
-    # viewport presets need BrowserGym's element visibility; the full-page ones read the AX tree only
-    # (the simplified-HTML presets read the DOM snapshot); none reads the screenshot
-    viewport = {name for name, p in PRESETS.items() if p.obs_config is None and p.html is None}
+    # viewport presets need BrowserGym's element visibility (the DOM snapshot), Set-of-Marks the
+    # screenshot too, the simplified-HTML presets the DOM snapshot; the full-page text ones read the AX
+    # tree only; only Set-of-Marks reads pixels
+    viewport = {name for name, p in PRESETS.items() if not p.full_page_ids}
     html = {name for name, p in PRESETS.items() if p.html is not None}
     assert {name: p.obs_mode for name, p in PRESETS.items()} == {
-        name: "dom" if name in viewport | html else "axtree" for name in PRESETS
+        name: "full" if name == "set_of_marks" else "dom" if name in viewport | html else "axtree" for name in PRESETS
     }
-    assert viewport == {"webarena", "reduced_actions"} and html == {"plan_and_act"}
+    assert viewport == {"webarena", "reduced_actions", "set_of_marks"} and html == {"plan_and_act"}
     for kwargs, expected in (({}, "axtree"), ({"obs_mode": "full"}, "full")):
         env = make_env("webarena/local.0", "agentoccam", **kwargs)  # no browser before reset
         assert env.unwrapped.obs_mode == expected
@@ -61,7 +64,7 @@ def test_preset_spaces_on_a_page(base_env, name):
     assert info["commands"] == [c for c in preset.actions if c != "go_home"]
     bottom = bid(obs, "button", BELOW_THE_FOLD)
     full_page = f"[{bottom}]" in obs["text"]
-    assert full_page == (preset.obs_config is not None)  # vanilla rows see the viewport only
+    assert full_page == preset.full_page_ids  # rows before "no scrolling" and Set-of-Marks: the viewport's ids
     obs, _, _, _, info = env.step(f"click [{bottom}]")  # usable iff shown
     assert ("not on the current page" in info.get("action_error", "")) == (not full_page)
     assert ("'bottom'" in obs["text"]) == full_page  # the button's effect, read back from the page
@@ -75,6 +78,44 @@ def test_preset_spaces_on_a_page(base_env, name):
     if "scroll" not in preset.actions:
         obs, _, _, _, info = env.step("scroll [down]")
         assert "not available here" in obs["last_action_error"]
+
+
+@pytest.mark.browser
+def test_no_scroll_changes_only_the_page_scope_of_reduced_actions(base_env):
+    # The ablation step from "fewer actions" to "no scrolling" takes scroll away and shows the whole
+    # page: same text format, same 500-line cap, nothing else.
+    reduced, whole = PRESETS["reduced_actions"], PRESETS["no_scroll"]
+    assert (reduced.obs_config, whole.obs_config, reduced.raw_lines, whole.raw_lines) == (None, None, 500, 500)
+    assert set(reduced.actions) - set(whole.actions) == {"scroll"} and set(whole.actions) <= set(reduced.actions)
+    seen = {}
+    for preset in (reduced, whole):
+        obs, _ = preset.wrap(base_env).reset(seed=0)
+        seen[preset.name] = [line.strip() for line in obs["text"].splitlines()]
+    assert len(seen["no_scroll"]) > len(seen["reduced_actions"])
+    # the viewport's lines, each exactly as the whole page writes it (indentation aside: an element
+    # cut off by the viewport lifts its visible children a level up)
+    assert set(seen["reduced_actions"]) <= set(seen["no_scroll"])
+    assert seen["reduced_actions"][1].startswith("[")  # WebArena's "[id] role 'name'" lines
+
+
+def test_set_of_marks_draws_the_usable_ids_of_the_viewport_and_scroll_reaches_the_rest(base_env):
+    env = PRESETS["set_of_marks"].wrap(base_env)
+    obs, _ = env.reset(seed=0)
+    shot, marked, usable = obs["som_screenshot"], set(obs["som_ids"]), obs["text_tree"].ids
+    assert shot.shape == obs["screenshot"].shape and not np.array_equal(shot, obs["screenshot"])
+    go, blue = bid(obs, "button", "Go"), bid(obs, "option", "Blue [dark]")
+    assert go in marked and marked <= usable  # every drawn id is usable
+    assert blue in usable and blue not in marked  # a closed dropdown's options: usable, never drawn
+    bottom = bid(obs, "button", BELOW_THE_FOLD)
+    assert "'Bottom button'" in obs["text"] and bottom not in usable  # readable, not yet actionable
+    for _ in range(8):
+        if bottom in obs["som_ids"]:
+            break
+        obs, *_ = env.step("scroll [down]")
+    assert bottom in obs["som_ids"] and f"button [{bottom}] 'Bottom button'" in obs["text"]
+    assert go not in obs["text_tree"].ids  # scrolled out of view: its id is gone
+    obs, *_ = env.step(f"click [{bottom}]")
+    assert obs["last_action_error"] == "" and "'bottom'" in obs["text"]
 
 
 @pytest.mark.browser

@@ -11,6 +11,7 @@ from wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError, parse_
 from wrappers.numeric import NumericWebArena
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
 from wrappers.observations.html import HTMLConfig, HtmlPage, SimplifiedHTMLObservation, strip_ids
+from wrappers.observations.set_of_marks import SetOfMarksObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 from wrappers.presets import PRESETS, Preset, make_env
 
@@ -26,6 +27,7 @@ __all__ = [
     "ObsConfig",
     "Preset",
     "SimplifiedHTMLObservation",
+    "SetOfMarksObservation",
     "WebArenaTextObservation",
     "WebRLAction",
     "WebRLActionConfig",

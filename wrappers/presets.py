@@ -1,11 +1,16 @@
-"""Named observation/action spaces, one per ablation row the wrappers control (agentoccam.md §10), plus
-the simplified-HTML spaces of WebRL / WebArena-Lite that Plan-and-Act reads and writes.
+"""Named observation/action spaces: one per row of AgentOccam's ablation ladder (docs/methods/agentoccam.md),
+plus the simplified-HTML spaces of WebRL / WebArena-Lite that Plan-and-Act reads and writes.
 
 A preset is (observation wrapper + its config, enabled commands). History and planning *behaviour*
 belong to the policy; the presets only decide what the model sees and which commands it may use,
 so "history" has the spaces of "simplified_obs" and "agentoccam" adds the planning commands.
 ``plan_and_act`` pairs the simplified-HTML observation (with ids, plus the id-free copy a planner reads)
-with the WebRL action grammar.
+with the WebRL action grammar; ``set_of_marks`` is Plan-MCTS's marked screenshot beside the aligned text.
+
+Each row changes only what the paper's row changes: ``reduced_actions`` -> ``no_scroll`` drops
+``scroll`` and shows the whole page instead of the viewport, in the same WebArena text format and
+the same 500-line cap; ``no_scroll`` -> ``simplified_obs`` switches the alignment passes on (their
+format, their 1000-line cap).
 
 ``make_env(env_id, preset)`` builds the env, puts the observation wrapper on it and the action
 wrapper outermost (so it validates ids against exactly what the model was shown).
@@ -24,37 +29,59 @@ from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
 from wrappers.actions.webrl_grammar import COMMANDS as WEBRL_COMMANDS
 from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
 from wrappers.observations.html import HTMLConfig, SimplifiedHTMLObservation
+from wrappers.observations.set_of_marks import SetOfMarksObservation
 from wrappers.observations.webarena_text import WebArenaTextObservation
 
-RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines (§10.2)
+RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines
+# Plan-MCTS's space (docs/methods/plan_mcts.md): a concise set of high-frequency primitives plus the answer;
+# scroll reaches elements outside the marked viewport.
+SET_OF_MARKS_COMMANDS = ("click", "type", "scroll", "goto", "stop")
 _NAVIGATION = ("click", "type", "stop", "note", "go_back", "go_home")  # go_home: multi-site tasks only
 
 
 @dataclass(frozen=True)
 class Preset:
     """One ablation row's spaces. ``html`` set = the simplified-HTML observation with the WebRL actions;
-    else ``obs_config`` None = the vanilla viewport text observation, with the bracketed commands."""
+    else ``obs_config`` None = WebArena's text observation, of the viewport (``viewport_only``) or of the
+    whole page, cut to ``raw_lines`` lines (None: all), with the bracketed commands; ``set_of_marks`` =
+    the marked screenshot beside the aligned text, whose ids are those of the viewport only."""
 
     name: str
     description: str
     actions: tuple[str, ...]
     obs_config: ObsConfig | None = None
-    viewport_lines: int | None = None  # line cap of the vanilla observation
+    raw_lines: int | None = None
+    viewport_only: bool = True
     html: HTMLConfig | None = None
+    set_of_marks: bool = False
+
+    @property
+    def full_page(self) -> bool:
+        """Whether the model sees the whole page (else the viewport only)."""
+        return self.html is not None or self.obs_config is not None or not self.viewport_only
+
+    @property
+    def full_page_ids(self) -> bool:
+        """Whether an action may name any element of the page (else only those in the viewport)."""
+        return self.full_page and not self.set_of_marks
 
     @property
     def obs_mode(self) -> str:
         """The env observation the preset reads: the viewport presets need BrowserGym's element
-        visibility and the HTML presets its DOM snapshot (``"dom"``; no preset reads the screenshot,
-        ``"full"`` adds it); the other full-page presets read only the AX tree (``"axtree"``), which makes
-        each step several times cheaper."""
-        return "dom" if self.obs_config is None else "axtree"
+        visibility and the HTML presets its DOM snapshot (``"dom"``), the Set-of-Marks one the screenshot
+        too (``"full"``); the other full-page presets read only the AX tree (``"axtree"``), several times
+        cheaper per step."""
+        if self.set_of_marks:
+            return "full"
+        return "dom" if self.html is not None or not self.full_page else "axtree"
 
     def wrap(self, env: gym.Env) -> gym.Wrapper:
         if self.html is not None:
             return WebRLActions(SimplifiedHTMLObservation(env, self.html), WebRLActionConfig(self.actions))
         if self.obs_config is None:
-            observed: gym.Env = WebArenaTextObservation(env, viewport_only=True, max_lines=self.viewport_lines)
+            observed: gym.Env = WebArenaTextObservation(env, self.viewport_only, max_lines=self.raw_lines)
+        elif self.set_of_marks:
+            observed = SetOfMarksObservation(env, self.obs_config)
         else:
             observed = AgentOccamObservation(env, self.obs_config)
         return AgentOccamActions(observed, ActionConfig(self.actions))
@@ -66,15 +93,16 @@ PRESETS: dict[str, Preset] = {
         Preset("webarena", "vanilla WebArena: original actions, viewport tree", WEBARENA_COMMANDS),
         Preset(
             "reduced_actions",
-            "fewer actions (no hover/press/tabs/goto/go_forward); viewport tree, 500 lines",
+            "fewer actions (no hover/press/tabs/goto/go_forward); WebArena's viewport text, 500 lines",
             ("click", "type", "scroll", *_NAVIGATION[2:]),
-            viewport_lines=RAW_TREE_LINES,
+            raw_lines=RAW_TREE_LINES,
         ),
         Preset(
             "no_scroll",
-            "no scrolling: the full page, raw tree (every alignment pass off), 500 lines",
+            "no scrolling: WebArena's text of the whole page, 500 lines",
             _NAVIGATION,
-            obs_config=ObsConfig.none(max_lines=RAW_TREE_LINES),
+            raw_lines=RAW_TREE_LINES,
+            viewport_only=False,
         ),
         Preset("simplified_obs", "full page, aligned observation (every pass on)", _NAVIGATION, ObsConfig()),
         Preset("history", "spaces of simplified_obs; the policy adds pivotal-node history", _NAVIGATION, ObsConfig()),
@@ -89,6 +117,13 @@ PRESETS: dict[str, Preset] = {
             "simplified HTML, full page (with ids for the executor, id-free for the planner); WebRL actions",
             WEBRL_COMMANDS,
             html=HTMLConfig(),
+        ),
+        Preset(
+            "set_of_marks",
+            "marked screenshot + aligned text (viewport ids); click, type, scroll, goto, stop (Plan-MCTS)",
+            SET_OF_MARKS_COMMANDS,
+            ObsConfig(),
+            set_of_marks=True,
         ),
     )
 }

@@ -287,7 +287,9 @@ def _fuzzy_checks(run: _Run, value: Any) -> list[dict[str, Any]]:
     pred = clean_answer(run.answer)
     if value == "N/A":
         check: dict[str, Any] = {"rule": "fuzzy_match", "reference": "N/A"}
-        if pred == "n/a":
+        # WebArena compares with exact_match, which cleans the already cleaned answer again: a quoted
+        # answer padded inside its quotes (' "N/A " ') or quoted twice ("'N/A'") still is "n/a".
+        if clean_answer(pred) == "n/a":
             return [{**check, "score": 1.0, "judge": "skipped: exact"}]
         if not pred:
             return [{**check, "score": 0.0, "judge": "skipped: empty answer"}]

@@ -62,8 +62,8 @@ def fill_placeholders(text: str, urls: Mapping[str, str]) -> str:
 def to_browsergym(step: Mapping[str, Any], obs: Mapping[str, Any], urls: Mapping[str, str] | None = None) -> str:
     """The BrowserGym action string for one solution step on the page ``obs`` shows.
 
-    ``urls`` (site -> base URL) fills placeholders in ``goto`` URLs; a relative URL is resolved
-    against the current page.
+    ``urls`` (site -> base URL) fills placeholders in ``goto`` URLs and in typed values (a post that links
+    to a repository types its URL); a relative URL is resolved against the current page.
     """
     action = step.get("action")
     if action not in ALL_ACTIONS:
@@ -73,7 +73,7 @@ def to_browsergym(step: Mapping[str, Any], obs: Mapping[str, Any], urls: Mapping
         bid = find_bid(obs["axtree_object"], target.get("role", ""), target.get("name", ""), int(target.get("nth", 0)))
         if action == "click":
             return f"click({bid!r})"
-        return f"{action}({bid!r}, {str(step.get('value', ''))!r})"
+        return f"{action}({bid!r}, {fill_placeholders(str(step.get('value', '')), urls or {})!r})"
     if action == "goto":
         url = fill_placeholders(str(step.get("url", "")), urls or {})
         return f"goto({urljoin(str(obs.get('url', '')), url)!r})"

@@ -38,6 +38,7 @@ class MiniWoBTask(EnvTask):
         episode_max_time_ms: int = EPISODE_MAX_TIME_MS,
         judge_model: str | None = None,
         judge_mock: Any = None,
+        eval_options: Any = None,  # the env's evaluator choice: MiniWoB++ tasks score by the page's own reward
     ) -> None:
         super().__init__(seed)
         classes = _browsergym_tasks()

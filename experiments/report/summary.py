@@ -1,5 +1,10 @@
 """A study's results as plain data: success rates with standard errors per policy and site, and
-per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows)."""
+per-policy steps, calls, tokens, cost and time (what every table and plot of the report shows).
+
+Results are also grouped by WebArena intent template: a local task counts under the WebArena template it
+instantiates, a real task under its own, so a policy's local and real results on one template stand side
+by side (local-only tasks, which instantiate none, are left out of that grouping).
+"""
 
 from __future__ import annotations
 
@@ -93,6 +98,22 @@ def _success_after_trial(results: list[EpisodeResult]) -> list[float]:
     return curve
 
 
+def _action_counts(results: list[EpisodeResult]) -> dict[str, Any]:
+    """Commands decided on over all episodes, and the commands the episodes offered."""
+    counts: dict[str, int] = {}
+    offered: set[str] = set()
+    for r in results:
+        offered.update(r.commands)
+        for name, n in r.action_counts.items():
+            counts[name] = counts.get(name, 0) + n
+    return {"counts": counts, "offered": sorted(offered)}
+
+
+def _tokens_per_step(results: list[EpisodeResult]) -> float | None:
+    steps = sum(r.n_steps for r in results)
+    return sum(r.observation_tokens for r in results) / steps if steps else None
+
+
 def _steps_by_outcome(results: list[EpisodeResult]) -> dict[str, float | None]:
     """Mean steps over all, successful and failed episodes (Plan-and-Act's A.11 breakdown); None when none."""
 
@@ -121,6 +142,24 @@ def _trial_stats(results: list[EpisodeResult]) -> dict[str, float]:
         "actions_last_trial": sum(r.trial_actions[-1] for r in tried) / n,
         "plan_revisions": sum(len(r.trial_actions) - 1 for r in tried) / n,
         "real_site_restarts": sum(1 for r in tried if len(r.trial_actions) > 1 and not is_local(r.env_id)),
+    }
+
+
+def _search_use(results: list[EpisodeResult]) -> dict[str, Any]:
+    """Plan-MCTS's efficiency columns: the share of the iteration budget used (Table 3's "Budget Util",
+    episodes of search methods only), atomic actions on the delivered path ("Step Len" / "Path Length")
+    and tokens per task (Fig. 4's compute axis); None where no episode has the figure."""
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    used = [
+        r.search_iterations / r.search_budget for r in results if r.search_budget and r.search_iterations is not None
+    ]
+    return {
+        "budget_util": mean(used),
+        "path_length": mean([float(r.path_length) for r in results if r.path_length is not None]),
+        "tokens_per_task": mean([float(r.prompt_tokens + r.completion_tokens) for r in results]),
     }
 
 
@@ -155,12 +194,69 @@ def summarize(study: str | os.PathLike) -> dict[str, Any]:
                 "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
                 "roles": _roles(mine),
                 "success_after_trial": _success_after_trial(mine),
+                "actions": _action_counts(mine),
+                "observation_tokens_per_step": {"all": _tokens_per_step(mine)}
+                | {s: _tokens_per_step([r for r in mine if r.site_group == s]) for s in sites},
                 "trial_stats": _trial_stats(mine),
                 "policy_counters": _policy_counters(mine),
                 "steps_by_outcome": {"all": _steps_by_outcome(mine)}
                 | {s: _steps_by_outcome([r for r in mine if r.site_group == s]) for s in sites},
+                **_search_use(mine),
             }
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
     counts["all"] = len({r.env_id for r in latest})
-    return {"study": str(store.root), "manifest": manifest, "sites": sites, "task_counts": counts, "rows": rows}
+    return {
+        "study": str(store.root),
+        "manifest": manifest,
+        "sites": sites,
+        "task_counts": counts,
+        "rows": rows,
+        "by_template": by_template(latest, labels),
+    }
+
+
+LOCAL_PREFIX = "webarena/local."
+REAL_PREFIXES = ("webarena/", "webarena-lite/")  # WebArena's own tasks (WebArena-Lite keeps their template ids)
+TEMPLATE_SUITES = ("local", "webarena")
+
+
+def _webarena_template(r: EpisodeResult) -> tuple[str, int | None]:
+    """("local" | "webarena", the WebArena intent template the episode's task instantiates).
+
+    A local episode is looked up in the suite's task files (its recorded template id may predate the link
+    to WebArena's ids); a task the suite no longer has, or one of another suite (MiniWoB++), counts under
+    none.
+    """
+    from envs.local import registry
+
+    if not r.env_id.startswith(LOCAL_PREFIX):
+        return "webarena", r.template_id if r.env_id.startswith(REAL_PREFIXES) else None
+    try:
+        return "local", registry.webarena_template_id(registry.get_task(int(r.env_id[len(LOCAL_PREFIX) :])))
+    except (KeyError, ValueError):
+        return "local", None
+
+
+def by_template(latest: list[EpisodeResult], labels: list[str]) -> list[dict[str, Any]]:
+    """One row per WebArena intent template the study touched: its text and, per policy, the success rate
+    on the local tasks and on the real tasks of that template."""
+    from envs.local.registry import webarena_templates
+
+    groups: dict[int, dict[tuple[str, str], list[EpisodeResult]]] = {}
+    for r in latest:
+        suite, template = _webarena_template(r)
+        if template is not None:
+            groups.setdefault(template, {}).setdefault((r.policy, suite), []).append(r)
+    texts = webarena_templates()
+    return [
+        {
+            "template": template,
+            "intent_template": texts.get(template, ("",))[0],
+            "results": {
+                label: {suite: rate(groups[template].get((label, suite), [])).__dict__ for suite in TEMPLATE_SUITES}
+                for label in labels
+            },
+        }
+        for template in sorted(groups)
+    ]

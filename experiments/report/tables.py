@@ -4,7 +4,10 @@ The success table follows the layout of AgentOccam's Table 2 (one row per policy
 columns, each headed with its task count), with a standard error next to every rate. Beside it stand
 what papers rarely print: steps, LLM calls and prompt tokens per step, cost and wall time per task.
 Further tables appear when a study has something to show in them: the budgets (interactions, restores,
-episodes a budget ended), the calls per role, and the success after each trial of multi-trial methods.
+episodes a budget ended), the calls per role, the success after each trial of multi-trial methods, and
+AgentOccam's two ablation tables: how often each command was used (its Table 3) and the observation
+tokens per step in GPT-2 tokens (its Table 4), and the success per WebArena intent template, local and real
+side by side.
 A new table is one function added to :data:`TABLES`.
 """
 
@@ -15,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.report.published import MINIWOB
-from experiments.report.summary import SITE_TITLES, Rate
+from experiments.report.summary import SITE_TITLES, TEMPLATE_SUITES, Rate
 
 ORACLE_MARK = " †"
 
@@ -263,6 +266,114 @@ def outcome_steps_table(summary: dict[str, Any]) -> Table | None:
 
 
 TABLES.append(outcome_steps_table)
+
+
+# AgentOccam's action-frequency tables list these commands in this order (Tables 3, 11 and 14).
+PAPER_COMMANDS = (
+    "click", "hover", "type", "press", "scroll", "new_tab", "go_back", "goto", "note", "stop", "go_home", "branch",
+    "prune",
+)  # fmt: skip
+
+
+def action_table(summary: dict[str, Any]) -> Table | None:
+    """How often each policy decided on each command, over all its episodes (AgentOccam's Table 3)."""
+    rows = [r for r in summary["rows"] if r.get("actions", {}).get("counts")]
+    if not rows:
+        return None
+    seen = {name for r in rows for name in r["actions"]["counts"]}
+    names = [c for c in PAPER_COMMANDS if c in seen or any(c in r["actions"]["offered"] for r in rows)]
+    names += sorted(seen - set(names))
+
+    def cell(r: dict[str, Any], name: str) -> str:
+        count = r["actions"]["counts"].get(name, 0)
+        return "-" if not count and name not in r["actions"]["offered"] else str(count)
+
+    body = [[r["policy"], *(cell(r, n) for n in names)] for r in rows]
+    note = (
+        "Times each command was decided on, over all episodes (every command of a multi-command action counts); "
+        "-: not offered to that policy. An episode the step budget ended adds no stop. "
+        "AgentOccam's paper reports the same counts for its ablation rows (its Table 3)."
+    )
+    return Table("actions", "Action frequencies", ["Policy", *names], body, [note])
+
+
+def observation_token_table(summary: dict[str, Any]) -> Table | None:
+    """Mean GPT-2 tokens the policy was shown per step, by site (AgentOccam's Table 4)."""
+    rows = [r for r in summary["rows"] if r.get("observation_tokens_per_step", {}).get("all") is not None]
+    if not rows:
+        return None
+    counts = summary["task_counts"]
+    head = ["Policy"] + [f"{SITE_TITLES[s]} ({counts[s]})" for s in columns(summary)]
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    body = [[r["policy"], *(cell(r["observation_tokens_per_step"].get(s)) for s in columns(summary))] for r in rows]
+    note = (
+        "GPT-2 tokens per step of what the model was shown: the user message of the step's first LLM call "
+        "(objective, plans, history and page for AgentOccam; page, URL, objective and previous action for "
+        "ReAct), or the observation when the step called no LLM. AgentOccam's Table 4 counts with GPT-2's "
+        "tokenizer too."
+    )
+    return Table("observation_tokens", "Observation tokens per step (GPT-2)", head, body, [note])
+
+
+TABLES.append(action_table)
+TABLES.append(observation_token_table)
+
+
+def search_table(summary: dict[str, Any]) -> Table | None:
+    """Plan-MCTS's efficiency columns (its Table 3 and Figs. 3-4) for every policy, once a search method ran."""
+    rows = summary["rows"]
+    if not any(r.get("budget_util") is not None for r in rows):
+        return None
+
+    def cell(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    body = [
+        [
+            r["policy"],
+            Rate(**r["success"]["all"]).cell(),
+            cell(None if r.get("budget_util") is None else 100 * r["budget_util"], ".1f"),
+            cell(r.get("path_length"), ".1f"),
+            f"{r['interactions_per_task']:.1f}",
+            cell(r.get("tokens_per_task"), ".0f"),
+        ]
+        for r in rows
+    ]
+    header_ = ["Policy", "SR", "Budget util (%)", "Path length", "Action interactions/task", "Tokens/task"]
+    notes = [
+        "Budget util: search iterations run in % of the iteration budget (search methods only). Path length: "
+        "atomic actions on the delivered path (a search's final path; otherwise every action). Action "
+        "interactions: every env action, explored ones included. Tokens: prompt + completion per task; per "
+        "role in the calls-per-role table."
+    ]
+    return Table("search", "Search efficiency", header_, body, notes)
+
+
+TABLES.append(search_table)
+
+
+def template_table(summary: dict[str, Any]) -> Table | None:
+    """Success per WebArena intent template: each policy's rate on the local tasks of the template next to
+    its rate on the real ones, so a local result can be read against WebArena's template by template."""
+    if not summary.get("by_template"):
+        return None
+    labels = [p["label"] for p in summary["manifest"]["policies"]]
+    header_ = ["Template", "Intent template"] + [f"{label} ({suite})" for label in labels for suite in TEMPLATE_SUITES]
+    body = []
+    for row in summary["by_template"]:
+        rates = [Rate(**row["results"][label][suite]) for label in labels for suite in TEMPLATE_SUITES]
+        body.append([str(row["template"]), row["intent_template"]] + [f"{r.cell()} (n={r.n_tasks})" for r in rates])
+    note = (
+        "Success rate in % ± standard error over the template's tasks (n); local tasks count under the WebArena "
+        "template they instantiate, local-only tasks are not listed."
+    )
+    return Table("by_template", "Success by WebArena template", header_, body, [note])
+
+
+TABLES.append(template_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:

@@ -60,7 +60,13 @@ def _tree(traj: dict[str, Any]) -> dict[str, Any] | None:
     for node in nodes.values():
         parent = nodes.get(node.get("parent"))
         (parent["children"] if parent is not None else roots).append(node)
-    return {"roots": roots, "final_path": tree.get("final_path") or [], "size": len(nodes)}
+    return {
+        "roots": roots,
+        "final_path": tree.get("final_path") or [],
+        "size": len(nodes),
+        "iterations": tree.get("iterations"),
+        "iteration_budget": tree.get("iteration_budget"),
+    }
 
 
 def _load_trajectory(study: Path, r: EpisodeResult) -> dict[str, Any]:

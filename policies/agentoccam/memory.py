@@ -1,4 +1,4 @@
-"""AgentOccam's memory (agentoccam.md §3): the branch/prune plan tree, the per-step records, and the
+"""AgentOccam's memory: the branch/prune plan tree, the per-step records, and the
 interaction history rendered from them with pivotal-node replay."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class PlanNode:
 
 
 class PlanTree:
-    """Card §3.2: the objective as root plan; ``branch`` adds a subplan and makes it active, ``prune``
+    """The plan tree: the objective as root plan; ``branch`` adds a subplan and makes it active, ``prune``
     returns to an earlier plan (whose steps then include what was tried beneath it)."""
 
     def __init__(self, objective: str, url: str):
@@ -111,7 +111,7 @@ class PlanTree:
 
 @dataclass
 class StepRecord:
-    """Card §3.4: what one executed step leaves for the history (``page`` is the id-free page)."""
+    """What one executed step leaves for the history (``page`` is the id-free page)."""
 
     url: str
     action: str
@@ -127,8 +127,8 @@ class StepRecord:
 
 
 def replayed_observation(record: StepRecord, current_page: str, max_words: int) -> str:
-    """Card §3.4: placeholder if the page is unchanged, else the pivotal highlight when short enough,
-    else the model's own description of that page."""
+    """A step's page in the history: a placeholder if the page is unchanged, else the pivotal highlight
+    when short enough, else the model's own description of that page."""
     if record.page and record.page == current_page:
         return texts()["same_page"]
     if record.highlight and len(record.highlight.split()) < max_words:

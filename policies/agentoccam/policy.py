@@ -96,7 +96,7 @@ class AgentOccamPolicy(Policy):
 
     def commands(self) -> tuple[str, ...]:
         """The commands offered now: the task's (the action wrapper drops ``go_home`` on single-site
-        tasks), in the card's order, planning commands only when planning is on."""
+        tasks), in AgentOccam's order, planning commands only when planning is on."""
         enabled = set(self.task.commands if self.task is not None else ()) | {"stop"}
         return tuple(c for c in specs()[1] if c in enabled and (self.planning or c not in PLANNING_COMMANDS))
 
@@ -149,7 +149,7 @@ class AgentOccamPolicy(Policy):
         return texts()["system_flat"].format(fields=fields, navigation=navigation, rule=rule)
 
     def sections(self, obs: Obs, *, depth: int | None) -> list[tuple[str, str]]:
-        """OBJECTIVE, PREVIOUS PLANS, INTERACTION HISTORY, CURRENT OBSERVATION (card §5.5)."""
+        """OBJECTIVE, PREVIOUS PLANS, INTERACTION HISTORY, CURRENT OBSERVATION, in this order."""
         assert self.task is not None, "reset() first"
         history = ""
         if self.history:
@@ -169,14 +169,24 @@ class AgentOccamPolicy(Policy):
         ]
 
     def messages(self, obs: Obs, extra: str = "") -> list[Message]:
+        assert self.task is not None, "reset() first"
         system = self._system + extra
-        budget = self.task.budget.decisions  # the episode's, which a study may set apart from max_steps
+        budget = self.task.budget.decisions  # the episode's (a study's --max-steps), not self.max_steps
         if self.decisions == budget - 1:
             system += texts()["final_step"].format(max_steps=budget)
         return [
             {"role": "system", "content": system},
             {"role": "user", "content": user_message(self.sections(obs, depth=self.history_depth))},
         ]
+
+    def forced_stop_answer(self, budget: str) -> str:
+        """AgentOccam's runner ended an episode past its step budget with a stop whose answer says the
+        trajectory failed at the step beyond the maximum; the evaluator scores that answer."""
+        assert self.task is not None, "reset() first"
+        if budget == "decisions":
+            limit = self.task.budget.decisions
+            return texts()["forced_stop"].format(step=limit + 1, max_steps=limit)
+        return texts()["forced_stop_interactions"].format(limit=self.task.budget.interactions)
 
     # -- acting ------------------------------------------------------------------------------------
 
@@ -254,7 +264,7 @@ class AgentOccamPolicy(Policy):
         return None
 
     def _judged(self, fields: dict[str, str], obs: Obs, calls: list[LLMCall]) -> _Choice:
-        """§6.3: keep the valid candidates, shuffle, and let the judge pick among distinct actions."""
+        """Keep the valid candidates, shuffle, and let the judge pick among distinct actions."""
         valid = []
         for reason, action in parse_candidates(fields.get("ACTION CANDIDATES", "")):
             try:
@@ -276,7 +286,7 @@ class AgentOccamPolicy(Policy):
         return _Choice(fields, commands, reason, candidates=candidates)
 
     def _ask_judge(self, obs: Obs, choices: list[tuple[str, str]], calls: list[LLMCall]) -> int:
-        """The judge's ACTION SELECTION as an index into ``choices``; 0 when unusable (§6.3)."""
+        """The judge's ACTION SELECTION as an index into ``choices``; 0 when unusable."""
         listed = "\n\n".join(
             f"|\taction [{i}]:\n{a}\n|\treason for action [{i}]:\n{r}" for i, (a, r) in enumerate(choices)
         )

@@ -1,4 +1,4 @@
-"""AgentOccam's prompt texts and output parsing (agentoccam.md §5, §6.3): the per-item texts of
+"""AgentOccam's prompt texts and output parsing: the per-item texts of
 ``prompts/agentoccam_specs.txt``, the fixed texts of ``prompts/agentoccam_prompts.txt``, and the
 tolerant readers of the model's fields, highlight ids and action candidates."""
 
@@ -48,13 +48,13 @@ _HEADER = re.compile(r"^[ \t#*>]*(" + "|".join(map(re.escape, _ALL_HEADERS)) + r
 
 
 def parse_fields(text: str) -> dict[str, str]:
-    """Card §5.6: each header's text runs to the next header line or the end; missing fields are ``""``.
+    """Each header's text runs to the next header line or the end; missing fields are ``""``.
 
     Tolerant of markdown decoration around headers (``**ACTION:**``, ``### REASON:``) and of case.
     """
     out: dict[str, str] = {}
     matches = list(_HEADER.finditer(text or ""))
-    for m, nxt in zip(matches, matches[1:] + [None]):
+    for m, nxt in zip(matches, matches[1:] + [None], strict=False):  # [None] alone when no header
         body = (m.group(2) + text[m.end() : nxt.start() if nxt else len(text)]).strip()
         out.setdefault(m.group(1).upper(), body)
     return out
@@ -77,7 +77,7 @@ def clean_action(text: str) -> str:
 
 
 def highlight_ids(text: str) -> list[str]:
-    """Card §3.1 step 1: comma-separated tokens that are all digits, in the model's order."""
+    """The OBSERVATION HIGHLIGHT ids: comma-separated tokens that are all digits, in the model's order."""
     return [tok for tok in (t.strip().strip("[]`'\"") for t in (text or "").split(",")) if tok.isdigit()]
 
 
@@ -85,7 +85,7 @@ _CANDIDATE = re.compile(r"^\s*-\s*(reason|action)\s*:\s*(.*)$", re.I)
 
 
 def parse_candidates(text: str) -> list[tuple[str, str]]:
-    """ACTION CANDIDATES items (§6.3): ``- reason: [...]`` then ``- action: [...]``; returns
+    """ACTION CANDIDATES items (the judge variant): ``- reason: [...]`` then ``- action: [...]``; returns
     (reason, action) pairs; an item without an action is dropped. Continuation lines join the item."""
     items: list[dict[str, str]] = []
     key = None
@@ -108,5 +108,5 @@ def _unbracket(text: str) -> str:
 
 
 def user_message(sections: list[tuple[str, str]]) -> str:
-    """Card §5.5: ``NAME:\\ncontent\\n`` per non-empty section, in the given order."""
+    """The user message: ``NAME:\\ncontent\\n`` per non-empty section, in the given order."""
     return "".join(f"{name}:\n{content}\n" for name, content in sections if content and content.strip())

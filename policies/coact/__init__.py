@@ -1,4 +1,4 @@
-"""CoAct (coact.md): a global planning agent and a local execution agent sharing one web task.
+"""CoAct (docs/methods/coact.md): a global planning agent and a local execution agent sharing one web task.
 
 The global planner (call role ``global_planner``) writes a global plan of phases, each a subtask and
 the state expected once it is done; it answers the local agent's requests for a new plan (``decide``:
@@ -9,39 +9,42 @@ hand, runs it, and checks the outcome against the expected state (``pass_check``
 ``request`` a new global plan. Each role has its own model and settings (``global_planner_model=``,
 ``local_agent_max_tokens=`` ...).
 
-The state machine of card §3.2 runs inside ``act``: a local plan's actions are queued and returned one
-per ``act`` call, so the rollout loop, its budgets and the trajectory stay the standard ones. Counters
-(exchanges, local revisions, global re-plans, executed actions) and a trace of every call are in
-``state()``. Variants: ``coact``; ``coact_fs`` (force stop); ``coact_fs_search`` (force stop and the
-search step, with a pluggable ``search`` function; offline default none, reported in ``config()``).
+CoAct's state machine (phases handed between the planner and the local agent) runs inside ``act``: a
+local plan's actions are queued and returned one per ``act`` call, so the rollout loop, its budgets and
+the trajectory stay the standard ones. Counters (exchanges, local revisions, global re-plans, executed
+actions) and a trace of every call are in ``state()``. Variants: ``coact``; ``coact_fs`` (force stop);
+``coact_fs_search`` (force stop and the search step, with a pluggable ``search`` function; offline
+default none, reported in ``config()``).
 
-Decisions on the card's open points ([I] on the card, §10 gaps), each a constructor option:
+Decisions on what the paper leaves open, each a constructor option:
 
 * an *exchange* is a hand-off between the agents: the planner handing a phase to the local agent, a
-  request reaching the planner, the planner's answer reaching the local agent (§6). The hand-off is
+  request reaching the planner, the planner's answer reaching the local agent. The hand-off is
   counted before the local plan is asked for, and every limit is checked before every LLM call, so a
-  stop never pays for a call whose result it throws away (the card counted it after the call);
+  stop never pays for a call whose result it throws away (rather than counting after the call);
 * force stop (``force_stop``, ``fs_limit=10``, unreported in the paper): more than ``fs_limit``
   exchanges end the dialogue and the planner's collation answers; with force stop on, the other forced
   ends (round limit, WebArena's early stops, the last step of the decision budget) also answer through
-  the collation (§3.4 item 3);
+  the collation;
 * without force stop, the round limit (``max_rounds=20`` exchanges, unreported) and WebArena's early
   stops (``parse_failure_th=3`` malformed answers in a row, ``repeat_th=3`` repeated actions) end the
   episode the way WebArena's runner does, with ``stop [Early stop: <reason>]`` and no collation; the
-  card's §3.2 pseudo-code sent early stops through the collation, §6 and the code release did not. The
+  paper's pseudo-code sent early stops through the collation, its stopping rules and the code release
+  did not. The
   round limit also bounds the dialogue when no LLM call leads to an env action;
 * ``max_local_revisions=3`` per phase (then the check's ``revise`` becomes a ``request``) and
   ``max_global_replans=3`` (then ``decide``'s ``revise`` becomes ``overrule``), both unreported; a new
   global plan starts its phases' revision counts afresh;
-* after a global ``revise`` the work restarts at phase 1 of the new plan, from the current page [C];
+* after a global ``revise`` the work restarts at phase 1 of the new plan, from the current page (as the
+  code release does);
 * the local agent sees its phase's subtask as OBJECTIVE plus OVERALL TASK and EXPECTED STATE; the
   checks also see the local plan and its numbered results (URL reached or error); the collation sees
-  every executed action, every check and decision, and why the work stopped (§3.3);
+  every executed action, every check and decision, and why the work stopped;
 * a local plan's ``stop [answer]`` ends the dialogue: the collation still runs (Algorithm 1's
   validation summary) and the local agent's answer is delivered unless ``collation_overrides_answer``;
   when every phase passed without a stop, the collation's ``FINAL ANSWER:`` line is the answer;
-* malformed answers: ``max_reasks=1`` re-ask each (the card: retry once), with a concrete example of
-  the expected form; then the card's failure path: global plan -> one phase, the task itself; local
+* malformed answers: ``max_reasks=1`` re-ask each (one retry), with a concrete example of
+  the expected form; then the fallbacks: global plan -> one phase, the task itself; local
   plan without a readable action line -> an execution exception (``false_check``); a plan line that
   does not parse -> an exception when its turn comes; check -> ``revise``; decide -> ``overrule``;
   collation -> the local agent's answer or ``N/A``;

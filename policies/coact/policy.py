@@ -1,5 +1,5 @@
-"""The CoAct policy class: the state machine of coact.md §3.2 behind one env action per ``act`` call
-(see the package docstring for the method and every decision on the card's open points)."""
+"""The CoAct policy class: its state machine behind one env action per ``act`` call
+(see the package docstring for the method and every decision on what the paper leaves open)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ LOCAL_MAX_TOKENS = 384
 
 SearchFn = Callable[[str, str], "str | Sequence[str] | None"]
 
-# Modes of the state machine (coact.md §3.2). The card's NEED_LOCAL_PLAN is split into HANDOFF
+# Modes of the state machine. Asking for a local plan is split into HANDOFF
 # (the exchange is counted) and LOCAL_PLAN (the call), and the GP's answer to a request into DECIDE,
 # GLOBAL_REVISE and LOCAL_REPLAN, so that the limits are checked between any two LLM calls: a force
 # stop never pays for a call whose result it throws away.
@@ -155,7 +155,7 @@ class CoActPolicy(Policy):
         **llm_options: Any,
     ):
         if n_local_agents != 1:
-            raise ValueError("CoAct runs one local agent (coact.md §3.1: the experiments and prompts use one)")
+            raise ValueError("CoAct runs one local agent (the paper's experiments and prompts use one)")
         for name, value in (("fs_limit", fs_limit), ("max_rounds", max_rounds)):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -302,7 +302,7 @@ class CoActPolicy(Policy):
                     s.mode = CHECK_PASS
                 else:
                     step = s.queue.pop(0)
-                    if step.action is None:  # a plan line that cannot run is an execution exception (§5)
+                    if step.action is None:  # a plan line that cannot run is an execution exception
                         s.exception = {"action": step.text.strip() or "(empty line)", "error": str(step.error)}
                         continue
                     if step.answer is not None:
@@ -378,7 +378,7 @@ class CoActPolicy(Policy):
         forced: bool = False,
         la_answer: str | None = None,
     ) -> Decision:
-        """End the dialogue (§3.4): the collation answers, unless the local agent answered (its answer
+        """End the dialogue: the collation answers, unless the local agent answered (its answer
         stands unless ``collation_overrides_answer``) or a limit ended CoAct without force stop (then the
         episode ends the WebArena way: an early-stop message, no collation)."""
         s = self.s
@@ -412,7 +412,7 @@ class CoActPolicy(Policy):
         calls: list[LLMCall],
     ) -> Any:
         """One request with at most ``max_reasks`` re-asks; ``None`` when every answer was malformed
-        (the caller takes the card's failure path). Every answer is traced."""
+        (the caller takes the fallback path). Every answer is traced."""
         s = self.s
         agent = "global" if role == GLOBAL else "local"
         malformed: list[str] = []
@@ -452,7 +452,7 @@ class CoActPolicy(Policy):
         self, role: str, system: str, obs: Obs, objective: str, sections: Sequence[tuple[str, str]], shots: bool = False
     ) -> list[Message]:
         """System message, the local plan's examples when ``shots``, then the template and ``sections``
-        over the observation cut to ``max_obs_tokens`` tokens of the role's model (§2.1)."""
+        over the observation cut to ``max_obs_tokens`` tokens of the role's model."""
         observation = truncate_tokens(str(obs.get("text") or ""), self.max_obs_tokens, self.llm.model_for(role))
         user = user_content(observation, str(obs.get("url", "")), objective, self.s.previous_action, sections)
         return [
@@ -462,7 +462,7 @@ class CoActPolicy(Policy):
         ]
 
     def _global_plan(self, obs: Obs, calls: list[LLMCall], call: str) -> list[Phase]:
-        """``global_plan`` or the planner's ``revise``; the failure path is one phase, the task itself (§5)."""
+        """``global_plan`` or the planner's ``revise``; the failure path is one phase, the task itself."""
         s = self.s
         sections: list[tuple[str, str]] = []
         if call == "revise":
@@ -483,7 +483,7 @@ class CoActPolicy(Policy):
 
     def _local_plan(self, obs: Obs, calls: list[LLMCall], call: str) -> None:
         """``local_plan``, or the local agent's ``revise`` / ``overruled``; a plan with no readable
-        action line becomes an execution exception (the card's failure path for plan lines)."""
+        action line becomes an execution exception (the fallback for plan lines)."""
         s = self.s
         phase = s.plan[s.phase]
         sections = [("OVERALL TASK", self.spec.goal), ("EXPECTED STATE", phase.expected_state)]
@@ -502,7 +502,7 @@ class CoActPolicy(Policy):
         s.mode = EXECUTING
 
     def _results_section(self) -> tuple[str, str]:
-        """EXECUTION EXCEPTIONS when the current local plan hit one, else EXECUTION RESULTS (§3.3)."""
+        """EXECUTION EXCEPTIONS when the current local plan hit one, else EXECUTION RESULTS."""
         s = self.s
         done = [e for e in s.exec_log if e.error is None]
         listing = "\n".join(f"{i}. {e.line()}" for i, e in enumerate(done, 1)) or "(none)"
@@ -524,7 +524,7 @@ class CoActPolicy(Policy):
         messages = self._messages(LOCAL, local_system(call, self.actions), obs, phase.subtask, sections)
         read = partial(parse_decision, allowed=allowed, words=CHECK_WORDS)
         parsed = self._ask(LOCAL, call, messages, read, "reask_check", calls)
-        decision, reasons = parsed or ("revise", "")  # the card: an unusable check counts as revise
+        decision, reasons = parsed or ("revise", "")  # an unusable check counts as revise
         outcome = {"plan_version": s.plan_version, "phase": s.phase + 1, "check": call, "decision": decision}
         if decision == "revise" and s.phase_revisions.get(s.phase, 0) >= self.max_local_revisions:
             decision = outcome["capped_to"] = "request"
@@ -557,7 +557,7 @@ class CoActPolicy(Policy):
             "reask_decide",
             calls,
         )
-        decision, reasons = parsed or ("overrule", "")  # the card: an unusable decision counts as overrule
+        decision, reasons = parsed or ("overrule", "")  # an unusable decision counts as overrule
         outcome = {"plan_version": s.plan_version, "phase": s.phase + 1, "check": "decide", "decision": decision}
         if decision == "revise" and s.global_replans >= self.max_global_replans:
             decision = outcome["capped_to"] = "overrule"

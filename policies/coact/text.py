@@ -1,10 +1,10 @@
-"""CoAct's prompt texts, message builders and output parsers (coact.md §2.1, §3.3, §4, §5).
+"""CoAct's prompt texts, message builders and output parsers (docs/methods/coact.md).
 
 Prompt wording lives in ``prompts/coact_global.txt``, ``prompts/coact_local.txt`` (one section per
 agent intro, request and re-ask) and ``prompts/coact_examples.txt`` (the local plan's worked examples).
 Every call's system message is the agent's intro, a blank line, then the request's instructions; its
-user message is the four-field template of §2.1 followed by the extra sections the request needs
-(§3.3), each as ``LABEL: value`` or ``LABEL:`` and a block.
+user message is the four-field template (OBSERVATION, URL, OBJECTIVE, PREVIOUS ACTION) followed by the
+extra sections the request needs, each as ``LABEL: value`` or ``LABEL:`` and a block.
 
 The parsers are strict about what matters (a numbered action per plan line, a known decision word, a
 ``FINAL ANSWER:`` line) and tolerant of markdown decoration; each raises :class:`MalformedOutput`
@@ -97,7 +97,7 @@ INLINE_SECTIONS = frozenset({"OVERALL TASK", "EXPECTED STATE", "CURRENT PHASE"})
 def user_content(
     observation: str, url: str, objective: str, previous_action: str, sections: Sequence[tuple[str, str]] = ()
 ) -> str:
-    """The §2.1 template, then each extra section: the short ones of :data:`INLINE_SECTIONS` on the
+    """The four-field template, then each extra section: the short ones of :data:`INLINE_SECTIONS` on the
     label's line like the template's fields, every other one as a block below its label."""
     lines = [user_message(observation, url, objective, previous_action)]
     for label, value in sections:
@@ -179,7 +179,7 @@ def clean_action(text: str) -> str:
 def parse_plan_step(text: str, commands: Collection[str]) -> PlanStep:
     """One plan line read with the strict bracketed grammar; ``[click [3]]`` (the placeholder's brackets
     kept) is accepted too. A line that does not parse is kept with its error: running it is an
-    execution exception (coact.md §5)."""
+    execution exception."""
     action = clean_action(text)
     if not action:
         return PlanStep(text, error="the line holds no action")

@@ -1,10 +1,10 @@
-"""AgentOccam's action space as a Gymnasium wrapper over any BrowserGym environment (agentoccam.md §2).
+"""AgentOccam's action space as a Gymnasium wrapper over any BrowserGym environment (docs/methods/agentoccam.md).
 
 ``step(command)`` takes the bracketed grammar of :mod:`wrappers.actions.grammar` and runs the matching
 BrowserGym high-level action(s). Invalid text never reaches the browser: the previous observation
 comes back with ``last_action_error`` set and ``info["action_error"]``; no env step is taken.
 
-Decisions on the reference execution (agentoccam.md §2.5, §12 item 11):
+Decisions on the reference implementation's execution of commands:
 - ``click`` on an option of a collapsed native ``<select>`` becomes ``select_option(<select>, <label>)``
   (the reference tried role/name locators first and fell back to selecting on the parent; in
   BrowserGym's tree such options sit under an internal ``MenuListPopup`` node, so we know up

@@ -1,4 +1,4 @@
-"""Strict parser for the bracketed command grammar of WebArena and AgentOccam (agentoccam.md §2).
+"""Strict parser for the bracketed command grammar of WebArena and AgentOccam (docs/methods/agentoccam.md).
 
 A command is a name followed by bracketed arguments: ``click [12]``, ``type [7] [blue shoes] [0]``,
 ``stop [N/A: the store has no such order]``. Each command has a fixed argument schema; short
@@ -9,7 +9,7 @@ the Enter flag (``type [3] [a [1]]`` types ``a [1]``; ``type [3] [a] [1] [0]`` t
 without Enter). Anything that does not fit raises :class:`InvalidActionError` with a message
 written for the LLM; no other exception escapes :func:`parse_command` or :func:`parse_action`.
 
-Decisions on the reference code's parsing (agentoccam.md §2.6, §12 item 11):
+Decisions on the reference code's parsing:
 - brackets are required around every argument, also for ``note`` and ``stop`` (the reference
   accepted bare text); a bare ``stop`` is the empty answer;
 - ids are compared exactly against the page (the wrapper's job), never as substrings;
@@ -80,7 +80,7 @@ COMMAND_SPECS: dict[str, CommandSpec] = {
         _spec("stop", Param("answer", Kind.TEXT, default="")),
         _spec("branch", Param("parent_plan_id", Kind.INT), Param("new_subplan_intent", Kind.TEXT)),
         _spec("prune", Param("resume_plan_id", Kind.INT), Param("reason", Kind.TEXT)),
-        # The original WebArena set (agentoccam.md Table 7 and WebArena's prompt syntax). The
+        # The original WebArena set (WebArena's prompt syntax). The
         # "reduced actions" ablation row advertises `scroll [down/up] [reason]`, hence the optional reason.
         _spec("scroll", Param("down|up", Kind.DIRECTION), Param("reason", Kind.TEXT, default="")),
         _spec("hover", Param("id", Kind.ID)),
@@ -136,7 +136,8 @@ def parse_command(text: str, allowed: Collection[str] | None = None) -> Command:
 
 def split_commands(text: str) -> list[str]:
     """Split a multi-line ACTION into commands: a line starting with ``<known name>[`` (or a bare
-    known name) starts a new command, every other line continues the previous one (agentoccam.md §2.6)."""
+    known name) starts a new command, every other line continues the previous one, as AgentOccam split
+    a multi-line ACTION."""
     chunks: list[list[str]] = []
     for line in text.splitlines():
         if _starts_command(line.lstrip()) or not chunks:

@@ -1,18 +1,16 @@
-"""AgentOccam's observation alignment as a Gymnasium wrapper (card §4, §3.1).
+"""AgentOccam's observation alignment as a Gymnasium wrapper (docs/methods/agentoccam.md).
 
 ``AgentOccamObservation`` adds ``obs["text"]`` (the aligned full page with ids, never cut to the
 viewport) and ``obs["text_tree"]`` (a :class:`TextTree`: the processed tree, renderable with or
-without ids, and the pivotal-node sub-view the policy replays in history). Each pass of the card's
+without ids, and the pivotal-node sub-view the policy replays in history). Each pass of the
 pipeline is switchable through :class:`ObsConfig`, so the ablation rows can be re-run.
 
-The card's §12 quirks that concern observations, and where each is decided:
+Where the reference implementation's quirks concern observations, and how they are decided:
 * both members of a duplicate pair hidden -> keep the first (``wrappers.observations.passes``);
 * option ids surviving in the id-free history view -> dropped there (``wrappers.observations.passes``);
 * id validation as a substring of the observation text -> ``TextTree.ids``, an exact set;
-* the [C] thresholds (1000 lines, 30 pivotal nodes) -> ``ObsConfig.max_lines`` and
+* its thresholds (1000 lines, 30 pivotal nodes) -> ``ObsConfig.max_lines`` and
   ``TextTree.pivotal(max_nodes=...)``; the 200-word history rule belongs to the policy.
-The remaining §12 items (STEP section, goto's tab flag, prune, re-queries, homepage URL) belong to
-the action wrapper and the policy.
 """
 
 from __future__ import annotations
@@ -30,18 +28,19 @@ from wrappers.observations import dialog_lines
 from wrappers.observations.axtree import Node, build_tree
 from wrappers.observations.passes import PIPELINE, PassState
 
-PIVOTAL_MAX_NODES = 30  # card §3.1: a highlight with this many nodes or more is dropped
+PIVOTAL_MAX_NODES = 30  # AgentOccam drops a highlight with this many nodes or more
 
 
 @dataclass(frozen=True)
 class ObsConfig:
-    """One switch per pass of the card's pipeline (§4.3), plus the rendering's line cap.
+    """One switch per pass of AgentOccam's pipeline, plus the rendering's line cap.
 
-    Card steps: ``clean_names`` 1, ``drop_noise_properties`` 2, ``remove_redundant_text`` 3 and 8,
-    ``remove_images`` 4 and 6, ``remove_duplicates`` 5, ``lift_text`` 7, ``rename_roles`` 9,
+    Steps in order: ``clean_names`` 1, ``drop_noise_properties`` 2, ``remove_redundant_text`` 3 and
+    8, ``remove_images`` 4 and 6, ``remove_duplicates`` 5, ``lift_text`` 7, ``rename_roles`` 9,
     ``fold_options`` 10, ``description_lists`` 11, ``tables_to_markdown`` 12, ``merge_headings``
-    13; ``ids_only_interactive`` shows ids on interactive roles only (off: on every element that
-    has one). ``ObsConfig.none()`` is the normalised source tree with every pass off.
+    13; ``hide_static_ids`` hides the ids of non-interactive roles (``axtree.STATIC_ROLES``; off: every
+    element that has an id shows it). ``ObsConfig.none()`` is the normalised source tree with every
+    pass off.
     """
 
     clean_names: bool = True
@@ -55,7 +54,7 @@ class ObsConfig:
     description_lists: bool = True
     tables_to_markdown: bool = True
     merge_headings: bool = True
-    ids_only_interactive: bool = True
+    hide_static_ids: bool = True
     max_lines: int = 1000
 
     @classmethod
@@ -70,7 +69,7 @@ class TextTree:
 
     ``ids`` are exactly the ids the id rendering shows (the line cap included), so an action
     parser can accept an id iff the model could see it (exact match, not the reference's
-    substring test on the text, card §12, where id ``12`` matched ``[123]``). ``option_parent``
+    substring test on the text, where id ``12`` matched ``[123]``). ``option_parent``
     maps a folded option's id to its dropdown's id (select it there): every ``option``, and menu
     items folded into a combobox/listbox; items of a menu or menubar have no entry because they
     are clicked directly. ``duplicate_of`` maps an id hidden as an
@@ -85,39 +84,48 @@ class TextTree:
         self.duplicate_names: Counter[str] = Counter(state.duplicate_names)
         self.max_lines = max_lines
         self._state = state
-        self._kids: dict[Node, list[Node]] = {}
-        self._parent: dict[Node, Node | None] = {}
         self._order: list[tuple[Node, int]] = []
-        self._layout(self.root, None, 0)
-        self._by_id: dict[str, Node] = {}
+        self._parent: dict[Node, Node | None] = {}
+        self._layout()
         shown: set[str] = set()
         for node, _ in self._order[: self.max_lines]:
             if state.shows_id(node):
                 shown.add(node.bid)  # type: ignore[arg-type]
-            shown.update(node.embedded)
-        for node, _ in self._order:
-            for bid in (node.bid, *node.embedded):
-                if bid is not None:
-                    self._by_id.setdefault(bid, node)
+            if node.embedded:
+                shown.update(node.embedded)
         self.ids: frozenset[str] = frozenset(shown)
         self._cache: dict[bool, str] = {}
+        self._kids: dict[Node, list[Node]] | None = None  # built on the first pivotal() call
+        self._by_id: dict[str, Node] | None = None
 
     def __repr__(self) -> str:
         return f"TextTree({len(self._order)} lines, {len(self.ids)} ids)"
 
-    def _layout(self, node: Node, parent: Node | None, depth: int) -> None:
+    def _layout(self) -> None:
         """Visible nodes in display order; a hidden node's visible descendants move up to it."""
-        stack: list[tuple[Node, Node | None, int]] = [(node, parent, depth)]
+        order, parents = self._order, self._parent
+        stack: list[tuple[Node, Node | None, int]] = [(self.root, None, 0)]
         while stack:
             n, p, d = stack.pop()
             if n.visible:
-                self._order.append((n, d))
-                self._parent[n] = p
-                self._kids[n] = []
-                if p is not None:
-                    self._kids[p].append(n)
+                order.append((n, d))
+                parents[n] = p
                 p, d = n, d + 1
-            stack.extend((c, p, d) for c in reversed(n.children))
+            if n.children:
+                stack.extend((c, p, d) for c in reversed(n.children))
+
+    def _index(self) -> tuple[dict[Node, list[Node]], dict[str, Node]]:
+        if self._kids is None or self._by_id is None:
+            self._kids = {n: [] for n, _ in self._order}
+            self._by_id = {}
+            for n, _ in self._order:
+                parent = self._parent[n]
+                if parent is not None:
+                    self._kids[parent].append(n)
+                for bid in (n.bid, *n.embedded):
+                    if bid is not None:
+                        self._by_id.setdefault(bid, n)
+        return self._kids, self._by_id
 
     def render(self, ids: bool = True) -> str:
         """The page, one line per visible node, TAB-indented; ids only when ``ids``."""
@@ -133,25 +141,26 @@ class TextTree:
 
     def node(self, bid: str) -> Node | None:
         """The visible node that shows ``bid`` (itself, or the line it is folded into)."""
-        return self._by_id.get(bid)
+        return self._index()[1].get(bid)
 
     def pivotal(self, ids: Iterable[str], max_nodes: int = PIVOTAL_MAX_NODES) -> str:
-        """Card §3.1: the nodes with their ancestors, descendants and named siblings, without ids.
+        """The pivotal nodes with their ancestors, descendants and named siblings, without ids.
 
         Unknown ids are ignored; no known id, or ``max_nodes`` or more nodes, gives ``""``.
         """
+        kids, by_id = self._index()
         keep: set[Node] = set()
         for bid in ids:
-            node = self._by_id.get(str(bid).strip())
+            node = by_id.get(str(bid).strip())
             if node is None:
                 continue
             stack = [node]
             while stack:
                 n = stack.pop()
                 keep.add(n)
-                stack.extend(self._kids[n])
+                stack.extend(kids[n])
             parent = self._parent[node]
-            for sib in self._kids[parent] if parent is not None else ():
+            for sib in kids[parent] if parent is not None else ():
                 if sib.label(False):
                     keep.add(sib)
             while parent is not None:
@@ -162,13 +171,19 @@ class TextTree:
         return self._render([(n, d) for n, d in self._order if n in keep], ids=False)
 
 
-def process_axtree(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig()) -> TextTree:
-    """Run the enabled passes on BrowserGym's ``axtree_object`` and return the processed tree."""
-    state = PassState(build_tree(axtree_object), only_interactive_ids=config.ids_only_interactive)
+def run_passes(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig()) -> PassState:
+    """The enabled passes run on BrowserGym's ``axtree_object``, before the tree is laid out (a wrapper
+    that hides more ids, like the Set-of-Marks one, edits this state before building its :class:`TextTree`)."""
+    state = PassState(build_tree(axtree_object), hide_static_ids=config.hide_static_ids)
     for name, run in PIPELINE:
         if getattr(config, name):
             run(state)
-    return TextTree(state, max_lines=config.max_lines)
+    return state
+
+
+def process_axtree(axtree_object: dict[str, Any], config: ObsConfig = ObsConfig()) -> TextTree:
+    """Run the enabled passes on BrowserGym's ``axtree_object`` and return the processed tree."""
+    return TextTree(run_passes(axtree_object, config), max_lines=config.max_lines)
 
 
 class AgentOccamObservation(ForwardsEnvCalls, gym.ObservationWrapper):

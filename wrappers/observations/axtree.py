@@ -1,21 +1,23 @@
 """The accessibility tree the AgentOccam passes work on, built straight from BrowserGym's ``axtree_object``.
 
 ``build_tree`` reads the CDP nodes (``nodeId``, ``childIds``, ``role``, ``name``, ``properties``,
-``ignored``, ``browsergym_id``) and applies only the normalisations every text view of the page
-needs (the card's §4.1 "source observation"); the optional AgentOccam passes live in
-``wrappers.observations.passes``. Build-time decisions, each adapting the card's 2023-era WebArena tree to
-the Chromium BrowserGym drives today:
+``ignored``, ``browsergym_id``, ``value``) and applies only the normalisations every text view of
+the page needs; the optional AgentOccam passes live in ``wrappers.observations.passes`` (see
+docs/methods/agentoccam.md). Build-time decisions, each adapting the 2023 Chromium tree AgentOccam
+read to the Chromium BrowserGym drives today:
 
 * ignored nodes are spliced out (their non-ignored children move up), ``InlineTextBox``,
   ``ListMarker`` and ``LineBreak`` are dropped (they only repeat layout), and a ``<select>``'s
-  ``MenuListPopup`` is spliced so its options are the dropdown's own children as in the card;
+  ``MenuListPopup`` is spliced so its options are the dropdown's own children;
 * WebArena's filter: an unnamed node without properties whose role is a layout role (generic,
   paragraph, list, listitem, strong, banner, navigation, ...) is spliced out;
 * WebArena's ignored properties (focusable, editable, readonly, level, settable, multiline,
-  invalid) are dropped, and so are relation properties (no scalar value) and ``url``, which
-  today's Chromium attaches to every link and image but the card's tree never showed;
+  invalid) are dropped, and so are relation properties (no scalar value), empty values and
+  ``url``, which today's Chromium attaches to every link and image but WebArena's tree never had;
 * a text field's inner editor subtree (StaticText copies of what was typed) is replaced by a
-  ``value`` property, so typed text can never be mistaken for a label by the lifting pass.
+  ``value`` property, so typed text can never be mistaken for a label by the lifting pass;
+* a date or time input keeps its parts but not their borrowed ids or doubled names
+  (``_merge_composite``), and shows its ISO ``value``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Any
 
 TEXT_ROLES = frozenset({"StaticText", "LabelText", "caption", "text"})
 IMAGE_ROLES = frozenset({"img", "image"})
-# Roles whose elements an agent acts on; only these show their id (card: "ids only on interactive").
+# Widget roles: what an agent acts on. The redundant-text and heading passes compare texts with these,
+# and the retention checks require each of them to stay reachable.
 INTERACTIVE_ROLES = frozenset(
     {
         "link",
@@ -57,6 +60,42 @@ INTERACTIVE_ROLES = frozenset(
     }
 )
 DROPDOWN_ROLES = frozenset({"menu", "combobox", "listbox"})
+# AgentOccam shows an element's id unless its role is one of these non-interactive ones (its list, plus
+# the names today's Chromium uses for the same things: ``cell`` for table cells, ``term``/``definition``
+# for description lists). Every other element keeps its id, so a
+# clickable ``generic``, ``img``, ``group`` or ``menubar`` stays addressable; on WebArena-sized pages
+# that costs 0.2-4 % more tokens than ids on widget roles only (docs/benchmarks.md, "wrappers").
+STATIC_ROLES = frozenset(
+    {
+        "StaticText",
+        "LabelText",
+        "text",
+        "main",
+        "heading",
+        "LayoutTable",
+        "tabpanel",
+        "LayoutTableRow",
+        "LayoutTableCell",
+        "time",
+        "list",
+        "contentinfo",
+        "table",
+        "row",
+        "rowheader",
+        "columnheader",
+        "gridcell",
+        "cell",
+        "caption",
+        "DescriptionList",
+        "DescriptionListTerm",
+        "DescriptionListDetail",
+        "term",
+        "definition",
+        "RootWebArea",
+        "rowgroup",
+        "alert",
+    }
+)
 
 _DROPPED_ROLES = frozenset({"InlineTextBox", "ListMarker", "LineBreak"})
 _SPLICED_ROLES = frozenset({"MenuListPopup", "none"})
@@ -92,6 +131,10 @@ _IGNORED_PROPS = frozenset(
     }
 )
 _TEXT_FIELDS = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
+# Date and time inputs: one element with shadow parts (see ``_merge_composite``); their value is the
+# ISO string ``type`` must send.
+COMPOSITE_INPUTS = frozenset({"Date", "DateTime", "InputTime"})
+_VALUED_FIELDS = _TEXT_FIELDS | COMPOSITE_INPUTS
 
 
 @dataclass(eq=False, slots=True)
@@ -121,13 +164,16 @@ class Node:
         return [c for c in self.children if c.visible]
 
     def is_leaf(self) -> bool:
-        return not any(c.visible for c in self.children)
+        for child in self.children:
+            if child.visible:
+                return False
+        return True
 
     def label(self, ids: bool) -> str:
         return self.name if ids or self.plain is None else self.plain
 
     def line(self, ids: bool, show_id: bool = True) -> str:
-        """``role [id] 'name' [prop: value]`` (the card's concise format)."""
+        """``role [id] 'name' [prop: value]`` (AgentOccam's concise format)."""
         parts = [self.role]
         if ids and show_id and self.bid is not None and not self.hide_id:
             parts.append(f"[{self.bid}]")
@@ -149,59 +195,83 @@ class Node:
             stack.extend(reversed(node.children))
 
 
-def _scalar_props(raw: dict[str, Any]) -> dict[str, Any]:
+def _scalar_props(raw_props: list[Any]) -> dict[str, Any]:
+    """Named scalar properties, without the ignored ones, relations and empty values (``valuetext:
+    ''`` carries nothing to read). A malformed entry is skipped (the ``try`` costs nothing otherwise)."""
     props: dict[str, Any] = {}
-    for prop in raw.get("properties") or ():
-        name = prop.get("name") if isinstance(prop, dict) else None
-        if not isinstance(name, str) or name in _IGNORED_PROPS:
+    for prop in raw_props:
+        try:
+            name = prop["name"]
+            if name in _IGNORED_PROPS:
+                continue
+            value = prop["value"]["value"]
+        except (KeyError, TypeError):
             continue
-        value = _field(prop, "value")
-        if value is None or isinstance(value, (list, dict)):
-            continue
-        props[name] = value
+        if type(name) is str and value is not None and value != "" and type(value) not in (list, dict):
+            props[name] = value
     return props
 
 
 def build_tree(axtree_object: dict[str, Any]) -> Node:
-    """Build the normalised tree (module docstring) rooted at the page's ``RootWebArea``."""
-    raw_nodes = axtree_object.get("nodes") or []
-    if not raw_nodes:
-        return Node("RootWebArea", "", None, {})
-    raw_nodes = [n for n in raw_nodes if isinstance(n, dict)]
-    if not raw_nodes:
-        return Node("RootWebArea", "", None, {})
-    by_id = {n.get("nodeId"): n for n in raw_nodes}
+    """Build the normalised tree (module docstring) rooted at the page's ``RootWebArea``.
 
-    seen: set[Any] = set()
+    One depth-first walk over the CDP nodes with an explicit stack (deep pages must not hit the
+    recursion limit); a text leaf (``StaticText``, whose children are only ``InlineTextBox`` es) is
+    converted where it is met. Building is the costliest step of the observation on a 2,000-node
+    page, so the per-node work is plain dict reads.
+    """
+    by_id: dict[Any, dict[str, Any]] = {}
+    first = None
+    for raw in axtree_object.get("nodes") or ():
+        if type(raw) is dict:
+            by_id[raw.get("nodeId")] = raw
+            first = first if first is not None else raw
+    if first is None:
+        return Node("RootWebArea", "", None, {})
     roots: list[Node] = []
-    # Iterative post-order (no recursion limit on deep pages): a node is visited once to queue its
-    # children, and finished after them, when its converted children are known.
-    stack: list[tuple[dict[str, Any], str, list[Node], list[Node] | None]] = [
-        (raw_nodes[0], _role(raw_nodes[0]), roots, None)
-    ]
+    composites: list[Node] = []
+    seen = {first.get("nodeId")}  # CDP trees are trees, but a corrupt merge must not loop forever
+    # Frames: raw node, its role, where its node goes, its converted children, its unvisited child ids,
+    # whether it is a text field (whose editor subtree is skipped).
+    stack = [(first, _role(first), roots, [], iter(first.get("childIds") or ()), False)]
     while stack:
-        raw, role, out, kids = stack.pop()
-        if kids is not None:
-            _finish(raw, role, out, kids)
-            continue
-        node_id = raw.get("nodeId")
-        if node_id in seen:  # CDP trees are trees, but a corrupt merge must not loop forever
-            continue
-        seen.add(node_id)
-        kids = []
-        stack.append((raw, role, out, kids))
-        text_field = role in _TEXT_FIELDS
-        queued = []
-        for child_id in raw.get("childIds") or ():
-            child = by_id.get(child_id) if isinstance(child_id, (str, int)) else None
+        raw, role, out, kids, child_ids, in_field = stack[-1]
+        for child_id in child_ids:
+            child = by_id.get(child_id) if type(child_id) in (str, int) else None
             if child is None:
                 continue
-            child_role = _role(child)
-            if child_role in _DROPPED_ROLES or (text_field and _is_editor(child, child_role)):
+            wrapped = child.get("role")
+            child_role = wrapped.get("value") if type(wrapped) is dict else None
+            if child_role == "StaticText" and not child.get("ignored") and not in_field:
+                # the most frequent node, finished here: its children are only InlineTextBoxes
+                wrapped = child.get("name")
+                name = wrapped.get("value") if type(wrapped) is dict else None
+                raw_props = child.get("properties")
+                kids.append(
+                    Node(
+                        "StaticText",
+                        str(name or ""),
+                        child.get("browsergym_id"),
+                        _scalar_props(raw_props) if raw_props else {},
+                    )
+                )
                 continue
-            # A StaticText's children are only InlineTextBoxes: finish it without visiting them.
-            queued.append((child, child_role, kids, [] if child_role == "StaticText" else None))
-        stack.extend(reversed(queued))
+            child_role = str(child_role or "")
+            if child_role in _DROPPED_ROLES or child.get("nodeId") in seen:
+                continue
+            if in_field and _is_editor(child, child_role):
+                continue
+            seen.add(child.get("nodeId"))
+            if child_role == "StaticText":
+                _finish(child, child_role, kids, [], composites)
+                continue
+            stack.append((child, child_role, kids, [], iter(child.get("childIds") or ()), child_role in _TEXT_FIELDS))
+            break
+        else:
+            stack.pop()
+            _finish(raw, role, out, kids, composites)
+    for composite in composites:
+        _merge_composite(composite)
     if len(roots) == 1 and roots[0].role == "RootWebArea":
         return roots[0]
     root = Node("RootWebArea", "", None, {}, roots)
@@ -210,17 +280,19 @@ def build_tree(axtree_object: dict[str, Any]) -> Node:
     return root
 
 
-def _finish(raw: dict[str, Any], role: str, out: list[Node], kids: list[Node]) -> None:
+def _finish(raw: dict[str, Any], role: str, out: list[Node], kids: list[Node], composites: list[Node]) -> None:
     """Append ``raw``'s node to ``out``, or splice its children there (module docstring)."""
     if raw.get("ignored") or role in _SPLICED_ROLES:
         out.extend(kids)
         return
-    name = _field(raw, "name") or ""
-    props = _scalar_props(raw) if "properties" in raw else {}
+    wrapped = raw.get("name")
+    name = (wrapped.get("value") or "") if type(wrapped) is dict else ""
+    raw_props = raw.get("properties")
+    props = _scalar_props(raw_props) if raw_props else {}
     if not name and not props and role in _LAYOUT_ROLES:
         out.extend(kids)
         return
-    if role in _TEXT_FIELDS:
+    if role in _VALUED_FIELDS:
         value = str(_field(raw, "value") or "")
         if value and value != name and value != str(props.get("valuetext", "")):
             if role != "combobox" or _has_prop(raw, "editable"):
@@ -228,7 +300,24 @@ def _finish(raw: dict[str, Any], role: str, out: list[Node], kids: list[Node]) -
     node = Node(role, str(name), raw.get("browsergym_id"), props, kids)
     for kid in kids:
         kid.parent = node
+    if role in COMPOSITE_INPUTS:
+        composites.append(node)
     out.append(node)
+
+
+def _merge_composite(composite: Node) -> None:
+    """A date/time input's parts (month, day, year spin buttons, the picker button) live in its shadow
+    DOM: BrowserGym gives them the input's own id, and Chromium names each one twice ("Month Month").
+    They keep their place and text but lose the borrowed id (the input's line carries it) and the
+    doubled half of their name."""
+    for part in composite.walk():
+        if part is composite:
+            continue
+        if part.bid is not None and part.bid == composite.bid:
+            part.bid = None
+        half = len(part.name) // 2
+        if part.name and part.name[half : half + 1] == " " and part.name[:half] == part.name[half + 1 :]:
+            part.name = part.name[:half]
 
 
 def _field(raw: dict[str, Any], key: str) -> Any:

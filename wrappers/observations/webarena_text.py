@@ -1,7 +1,8 @@
-"""The vanilla WebArena text observation, for the ablation rows before AgentOccam's (agentoccam.md §10.2).
+"""The vanilla WebArena text observation, for the ablation rows before AgentOccam's alignment.
 
 BrowserGym's ``flatten_axtree_to_str`` of the raw tree, cut to the viewport as WebArena's agent saw
-it, in the same ``obs["text"]`` key the AgentOccam observation uses so policies read one key.
+it (or the whole page, for the "no scrolling" row), in the same ``obs["text"]`` key the AgentOccam
+observation uses so policies read one key.
 """
 
 from __future__ import annotations

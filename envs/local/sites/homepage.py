@@ -1,6 +1,8 @@
 """homepage: the start page that lists every site with a link, as WebArena's homepage (port 4399) does.
 
-It has no account and no tables; it only needs the other sites' URLs, which the server passes in.
+It has no account and no database; it only needs the other sites' URLs, which the server passes in.
+Like WebArena's, it also serves ``/password.html``, the page of every site's account that WebArena's
+agent prompt points the model to.
 """
 
 from __future__ import annotations
@@ -55,5 +57,16 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/scratchpad")
     def scratchpad() -> str:
         return render_template("scratchpad.html")
+
+    @app.get("/password.html")
+    def passwords() -> str:
+        from envs.local.sites import load_site
+
+        accounts = []
+        for site, title, _ in CARDS:
+            account = getattr(load_site(site), "ACCOUNT", None)
+            if account:
+                accounts.append({"title": title, "url": ctx.urls.get(site), **account})
+        return render_template("password.html", accounts=accounts)
 
     return app

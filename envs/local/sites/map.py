@@ -5,7 +5,12 @@ street junctions, places hang off their nearest junction, towns are joined by mo
 secondary routes, and some by foot/cycle trails. Directions run Dijkstra on travel time for the chosen
 mode (each mode has its own speeds and may not use some road kinds), so distance and time are exact
 and reproducible. The query lives in the URL (``/search?query=``, ``/directions?from=&to=&mode=``) so
-url_match tasks work.
+url_match tasks work; ``/search?query=<kind> near <place>`` lists that kind of place by distance.
+
+The pages keep the structure WebArena's OpenStreetMap checks read: everything sits in ``div#content``,
+the sidebar's content in ``#sidebar_content``, the directions form has the ``route_from``/``route_to``
+inputs (holding the full place label after a search) and a ``select.routing_engines`` whose options run
+bicycle, car, foot as on OpenStreetMap (so ``selectedIndex`` 1 is driving, 2 walking).
 """
 
 from __future__ import annotations
@@ -30,19 +35,48 @@ CREATE TABLE map_edge (
 );
 CREATE TABLE map_place (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, town TEXT NOT NULL,
-    address TEXT NOT NULL, lat REAL NOT NULL, lon REAL NOT NULL, node_id INTEGER NOT NULL REFERENCES map_node(id)
+    address TEXT NOT NULL, lat REAL NOT NULL, lon REAL NOT NULL, node_id INTEGER NOT NULL REFERENCES map_node(id),
+    postcode TEXT NOT NULL, phone TEXT, opening_hours TEXT, website TEXT
 );
 CREATE INDEX map_edge_a ON map_edge(a);
 CREATE INDEX map_edge_b ON map_edge(b);
 """
 
-# km/h per road kind; a kind missing from a mode's table cannot be used in that mode.
+# km/h per road kind; a kind missing from a mode's table cannot be used in that mode. The order is
+# OpenStreetMap's routing-engine order (bicycle, car, foot), which WebArena's checks read by index.
 SPEEDS: dict[str, dict[str, float]] = {
-    "driving": {"motorway": 100.0, "primary": 70.0, "secondary": 55.0, "residential": 30.0},
     "cycling": {"primary": 18.0, "secondary": 18.0, "residential": 16.0, "trail": 14.0},
+    "driving": {"motorway": 100.0, "primary": 70.0, "secondary": 55.0, "residential": 30.0},
     "walking": {"primary": 5.0, "secondary": 5.0, "residential": 5.0, "trail": 4.5},
 }
 MODES = tuple(SPEEDS)
+ENGINE_LABELS = {
+    "cycling": "Cycling (bicycle, OSRM)",
+    "driving": "Driving (car, OSRM)",
+    "walking": "Walking (foot, OSRM)",
+}
+# Kinds as people type them in "<kind> near <place>" searches (plural or singular) -> the stored kind.
+KIND_WORDS = {
+    "cafes": "cafe",
+    "coffee shops": "cafe",
+    "restaurants": "restaurant",
+    "hotels": "hotel",
+    "pharmacies": "pharmacy",
+    "bakeries": "bakery",
+    "parks": "park",
+    "bookshops": "bookshop",
+    "libraries": "library",
+    "hospitals": "hospital",
+    "museums": "museum",
+    "schools": "school",
+    "stadiums": "stadium",
+    "airports": "airport",
+    "fire stations": "fire station",
+    "post offices": "post office",
+    "train stations": "train station",
+    "universities": "university",
+    "markets": "marketplace",
+}
 RING_STREETS = ("North Street", "East Road", "South Avenue", "West Lane", "Mill Road", "Church Way")
 
 
@@ -78,7 +112,7 @@ def _town_links(towns: list[Town]) -> list[tuple[int, int, str]]:
         links.setdefault((min(i, trail), max(i, trail)), "trail")
     big = sorted(range(n), key=lambda i: -towns[i].population)[:8]
     big.sort(key=lambda i: math.atan2(towns[i].lat - towns[0].lat, towns[i].lon - towns[0].lon))
-    for i, j in zip(big, big[1:]):
+    for i, j in zip(big, big[1:], strict=False):
         links[(min(i, j), max(i, j))] = "motorway"
     return [(i, j, kind) for (i, j), kind in sorted(links.items())]
 
@@ -132,11 +166,69 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
             add_edge(nearest, node, place.address.split(",")[0].lstrip("0123456789 "), "residential")
         places.append((place.name, place.kind, place.town, place.address, place.lat, place.lon, node))
 
+    # Added after the original places, nodes and edges (and from their own random stream) so every earlier
+    # id, route and answer stays as it was: each town as a searchable place at its centre, airports and
+    # national parks on dead-end roads (no shortcut between towns).
+    extra = random.Random("webarena-gym-map-extras-v1")
+    for town, centre in zip(towns, centres, strict=True):
+        places.append((town.name, "town", town.name, f"Town centre, {town.name}", town.lat, town.lon, centre))
+    for (name, kind, km), k in zip(OUTLYING, OUTLYING_TOWNS, strict=True):
+        angle = extra.uniform(0, math.tau)
+        lat, lon = offset(towns[k].lat, towns[k].lon, km * math.sin(angle), km * math.cos(angle))
+        node = add_node(lat, lon, towns[k].name)
+        road = f"{name.split(' ')[0]} {'Airport Road' if kind == 'airport' else 'Park Road'}"
+        add_edge(centres[k], node, road, "secondary", 1.25)
+        places.append((name, kind, towns[k].name, f"1 {road}, {towns[k].name}", lat, lon, node))
+
+    postcodes = {town.name: f"{15101 + 4 * k}" for k, town in enumerate(towns)}
+    rows = [(*p, postcodes[p[2]], *_contact(extra, p[0], p[1])) for p in places]
     conn.executemany("INSERT INTO map_node (lat, lon, town) VALUES (?, ?, ?)", nodes)
     conn.executemany("INSERT INTO map_edge (a, b, road, kind, length_m) VALUES (?, ?, ?, ?, ?)", edges)
     conn.executemany(
-        "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id) VALUES (?, ?, ?, ?, ?, ?, ?)", places
+        "INSERT INTO map_place (name, kind, town, address, lat, lon, node_id, postcode, phone, opening_hours, website) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
     )
+
+
+# (name, kind, km from its town's centre) and the index of that town among the mapped towns.
+OUTLYING = (
+    ("Kingston International Airport", "airport", 9.0),
+    ("Glenbury Regional Airport", "airport", 6.5),
+    ("Kingshaven Airfield", "airport", 5.0),
+    ("Hartmoor National Park", "national park", 7.0),
+    ("Silverpine National Park", "national park", 8.0),
+    ("Redcliff Gorge National Park", "national park", 6.0),
+)
+OUTLYING_TOWNS = (0, 1, 23, 31, 12, 38)
+INFO_PAGES = (
+    "edit",
+    "history",
+    "export",
+    "traces",
+    "diaries",
+    "communities",
+    "copyright",
+    "help",
+    "about",
+    "login",
+    "signup",
+    "notes",
+    "donate",
+    "terms",
+    "nominatim",
+)
+HOURS = ("Mo-Fr 08:00-18:00; Sa 09:00-13:00", "Mo-Su 07:00-22:00", "Tu-Su 10:00-17:00", "Mo-Sa 09:00-19:00")
+NO_PHONE = {"town", "park", "national park", "marketplace"}
+
+
+def _contact(rng: random.Random, name: str, kind: str) -> tuple[str | None, str | None, str | None]:
+    """(phone, opening hours, website): public places list them, a third of the small businesses do not."""
+    listed = kind not in NO_PHONE and (kind not in ("cafe", "bakery", "bookshop") or rng.random() < 0.66)
+    phone = f"+1 412 555 {rng.randint(1000, 9999)}" if listed else None
+    hours = rng.choice(HOURS) if listed and kind not in ("town hall", "fire station", "school") else None
+    site = "https://www." + "".join(ch for ch in name.lower() if ch.isalnum()) + ".example" if listed else None
+    return phone, hours, site
 
 
 # -- routing -----------------------------------------------------------------------------------------
@@ -200,16 +292,52 @@ def shortest_route(edges: list[sqlite3.Row], start: int, goal: int, mode: str) -
 
 
 def find_place(text: str) -> sqlite3.Row | None:
-    """Best place for a typed name: exact name, then name prefix, then any field containing it."""
+    """Best place for a typed name: exact name, then name prefix, then any field containing it; a full
+    label as the directions form shows it ("Name, address, postcode") finds its place by the name."""
     text = text.strip()
     if not text:
         return None
     like = f"%{text}%"
-    return query_one(
+    row = query_one(
         "SELECT *, (CASE WHEN lower(name) = lower(?) THEN 0 WHEN name LIKE ? THEN 1 WHEN name LIKE ? THEN 2 "
-        "ELSE 3 END) AS rank FROM map_place WHERE name LIKE ? OR address LIKE ? ORDER BY rank, length(name), name LIMIT 1",
+        "ELSE 3 END) AS rank FROM map_place WHERE name LIKE ? OR address LIKE ? "
+        "ORDER BY rank, length(name), name LIMIT 1",
         (text, f"{text}%", like, like, like),
     )
+    if row is None and "," in text:
+        return find_place(text.split(",", 1)[0])
+    return row
+
+
+def label(place: sqlite3.Row) -> str:
+    """A place's full label, as OpenStreetMap writes search results and route ends."""
+    if place["kind"] == "town":
+        return f"{place['name']}, {place['postcode']}"
+    return f"{place['name']}, {place['address']}, {place['postcode']}"
+
+
+def near_query(text: str) -> tuple[str, sqlite3.Row] | None:
+    """("kind", anchor place) for a "<kind> near <place>" search, else None."""
+    what, sep, where = text.partition(" near ")
+    if not sep:
+        return None
+    what = what.strip().lower()
+    kind = KIND_WORDS.get(what) or (what if what in KIND_WORDS.values() else None)
+    anchor = find_place(where)
+    return (kind, anchor) if kind and anchor is not None else None
+
+
+def plural(kind: str) -> str:
+    return next((word for word, k in KIND_WORDS.items() if k == kind), kind + "s")
+
+
+def by_distance(kind: str, anchor: sqlite3.Row, limit: int = 10) -> list[tuple[float, sqlite3.Row]]:
+    """Places of ``kind`` nearest to ``anchor`` (straight-line), nearest first."""
+    rows = query("SELECT * FROM map_place WHERE kind = ? AND id != ?", (kind, anchor["id"]))
+    ranked = sorted(
+        ((haversine_km(anchor["lat"], anchor["lon"], r["lat"], r["lon"]), r) for r in rows), key=lambda x: x[0]
+    )
+    return ranked[:limit]
 
 
 def coords(lat: float, lon: float) -> str:
@@ -221,7 +349,7 @@ def coords(lat: float, lon: float) -> str:
 
 def create_app(ctx: SiteContext) -> Flask:
     app = make_app(ctx, __name__)
-    app.jinja_env.globals.update(coords=coords, modes=MODES)
+    app.jinja_env.globals.update(coords=coords, modes=MODES, engine_labels=ENGINE_LABELS, label=label)
 
     @app.get("/")
     def index() -> str:
@@ -229,9 +357,15 @@ def create_app(ctx: SiteContext) -> Flask:
         return render_template("index.html", towns=towns, svg=_svg())
 
     @app.get("/search")
-    def search() -> str:
+    def search() -> Any:
         text = (request.args.get("query") or "").strip()
-        results = None
+        results, near = None, near_query(text)
+        if near is not None:
+            kind, anchor = near
+            canonical = f"{plural(kind)} near {anchor['name']}"
+            if text != canonical:  # one URL per question, whatever the capitalisation or plural typed
+                return redirect(url_for("search", query=canonical))
+            return render_template("search.html", text=text, near=by_distance(kind, anchor), anchor=anchor)
         if text:
             like = f"%{text}%"
             results = paginate(
@@ -239,9 +373,14 @@ def create_app(ctx: SiteContext) -> Flask:
                 "FROM map_place WHERE name LIKE ? OR address LIKE ? OR kind LIKE ? OR town LIKE ? "
                 "ORDER BY rank, name",
                 (text, f"{text}%", like, like, like, like),
-                per_page=25,
+                per_page=10,
             )
         return render_template("search.html", text=text, results=results)
+
+    @app.get(f"/info/<any({', '.join(INFO_PAGES)}):page>")
+    def info(page: str) -> str:
+        """The header's and map controls' links: parts of OpenStreetMap this offline copy does not have."""
+        return render_template("info.html", page=page)
 
     @app.get("/place/<int:place_id>")
     def place(place_id: int) -> str:
@@ -256,7 +395,9 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.get("/directions")
     def directions() -> Any:
-        src_text, dst_text = request.args.get("from", ""), request.args.get("to", "")
+        # The form posts route_from/route_to (OpenStreetMap's field names); links and the canonical URL use from/to.
+        src_text = request.args.get("from") or request.args.get("route_from", "")
+        dst_text = request.args.get("to") or request.args.get("route_to", "")
         mode = request.args.get("mode", "driving")
         form = {"from": src_text, "to": dst_text, "mode": mode if mode in MODES else "driving"}
         if not src_text and not dst_text:
@@ -271,9 +412,11 @@ def create_app(ctx: SiteContext) -> Flask:
             errors.append(f"Could not find a place matching '{dst_text}'.")
         if errors:
             return render_template("directions.html", form=form, errors=errors), 404
-        if (src["name"], dst["name"]) != (src_text, dst_text):  # canonical URL: the places' full names
-            return redirect(url_for("directions", **{"from": src["name"], "to": dst["name"], "mode": mode}))
+        canonical = {"from": src["name"], "to": dst["name"], "mode": mode}
+        if "route_from" in request.args or (src["name"], dst["name"]) != (src_text, dst_text):
+            return redirect(url_for("directions", **canonical))  # canonical URL: the places' full names
         route = shortest_route(query("SELECT * FROM map_edge"), src["node_id"], dst["node_id"], mode)
+        form = {"from": label(src), "to": label(dst), "mode": mode}
         return render_template("directions.html", form=form, src=src, dst=dst, route=route, mode=mode)
 
     return app

@@ -89,7 +89,8 @@ def _country_article(rng: random.Random, w: World, c: Any) -> dict[str, Any]:
             "heading": "History",
             "paragraphs": [
                 f"The first {c.name} state was proclaimed in {c.founded}, uniting several river principalities under a "
-                f"single crown. Trade along the coast brought wealth to [[{c.capital}]], which became the seat of government.",
+                f"single crown. Trade along the coast brought wealth to [[{c.capital}]], which became the seat of "
+                "government.",
                 _para(rng, HISTORY, country=c.name, capital=c.capital, year=c.founded + rng.randint(80, 300)),
                 f"In the twentieth century {c.name} joined the regional customs union together with "
                 + ", ".join(f"[[{n}]]" for n in c.neighbours)
@@ -110,7 +111,8 @@ def _country_article(rng: random.Random, w: World, c: Any) -> dict[str, Any]:
             "heading": "Economy",
             "paragraphs": [
                 _para(rng, ECONOMY, country=c.name, currency=c.currency),
-                f"The currency is the {c.currency}. Tourism centres on [[{c.capital}]] and the old towns of the interior.",
+                f"The currency is the {c.currency}. Tourism centres on [[{c.capital}]] and the old towns of the "
+                "interior.",
             ],
         },
         {
@@ -325,6 +327,40 @@ def _university_article(rng: random.Random, w: World, u: Any) -> dict[str, Any]:
     }
 
 
+# Sports clubs and their grounds (the grounds are the map's "<town> Stadium" places). A club that moved
+# names its former ground and the year it moved, so "the home stadium of X in the 1950s" has an answer.
+# (club, sport, home town, former home town or None, year of the move or None)
+CLUBS = (
+    ("Kingston Rovers", "football", "Kingston", "Wilstead", 1962),
+    ("Ironstead United", "football", "Ironstead", None, None),
+    ("Hartdale Hawks", "basketball", "Hartdale", "Marshford", 1981),
+    ("Crestridge Comets", "ice hockey", "Crestridge", None, None),
+    ("Kingshaven Mariners", "baseball", "Kingshaven", "Coldbrook", 1975),
+)
+
+
+def _club_article(rng: random.Random, club: tuple[str, str, str, str | None, int | None]) -> dict[str, Any]:
+    name, sport, town, former, moved = club
+    founded = (moved - rng.randint(30, 60)) if moved else rng.randint(1880, 1960)
+    ground = f"{town} Stadium"
+    summary = f"{name} is a professional {sport} club based in [[{town}]]. Its home ground is {ground}."
+    history = [f"The club was founded in {founded} by workers of the {town} mills and turned professional soon after."]
+    if former:
+        history.append(
+            f"From its foundation until {moved - 1} the club played its home games at {former} Stadium in "
+            f"[[{former}]]. In {moved} it moved to {ground}, where it has played ever since."
+        )
+    else:
+        history.append(f"It has played at {ground} since its foundation.")
+    return {
+        "kind": "club",
+        "summary": summary,
+        "infobox": [["Sport", sport], ["Founded", str(founded)], ["Ground", ground], ["Town", f"[[{town}]]"]],
+        "sections": [{"heading": "History", "paragraphs": history}],
+        "categories": ["Sports clubs", f"Sport in {town}"],
+    }
+
+
 def articles(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     """Every article as ``(title, fields)`` in a fixed order."""
     w = build_world()
@@ -334,6 +370,8 @@ def articles(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     out += [(p.name, _person_article(rng, w, p)) for p in w.people]
     out += [(d.title, _discovery_article(rng, w, d)) for d in w.discoveries]
     out += [(u.name, _university_article(rng, w, u)) for u in w.universities]
+    clubs = random.Random("webarena-gym-wiki-clubs-v1")  # own stream: every other article keeps its text
+    out += [(club[0], _club_article(clubs, club)) for club in CLUBS]
     return out
 
 
@@ -410,8 +448,8 @@ def create_app(ctx: SiteContext) -> Flask:
         linked = {m.group(1) for s in sections for p in s["paragraphs"] for m in LINK.finditer(p)}
         see_also = (
             query(
-                "SELECT title, slug FROM wiki_article WHERE title IN (%s) ORDER BY title LIMIT 12"
-                % ",".join("?" * len(linked)),
+                f"SELECT title, slug FROM wiki_article WHERE title IN ({','.join('?' * len(linked))})"
+                " ORDER BY title LIMIT 12",
                 tuple(linked),
             )
             if linked
@@ -477,7 +515,8 @@ def create_app(ctx: SiteContext) -> Flask:
 
 
 HISTORY = (
-    "During the wars of {year} the kingdom lost its northern provinces, which it regained by treaty a generation later.",
+    "During the wars of {year} the kingdom lost its northern provinces, which it regained by treaty a generation "
+    "later.",
     "A reform movement in {year} abolished serfdom and moved the university from the old fortress to {capital}.",
     "After a long famine around {year}, many families from {country} emigrated overseas.",
 )

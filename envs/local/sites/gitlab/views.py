@@ -9,6 +9,7 @@ Issues and merge requests share one set of views: they differ only in the review
 from __future__ import annotations
 
 import re
+import secrets
 import sqlite3
 import zlib
 from datetime import datetime
@@ -556,6 +557,58 @@ def create_app(ctx: SiteContext) -> Flask:
         if mode == "raw":
             return f["content"], 200, {"Content-Type": "text/plain; charset=utf-8"}
         return render_template("blob.html", file=f, lines=f["content"].splitlines(), ref=ref)
+
+    @app.route("/<namespace>/<project>/-/new/<ref>", methods=["GET", "POST"], defaults={"path": ""})
+    @app.route("/<namespace>/<project>/-/new/<ref>/", methods=["GET", "POST"], defaults={"path": ""})
+    @app.route("/<namespace>/<project>/-/edit/<ref>/<path:path>", methods=["GET", "POST"])
+    def edit_file(namespace: str, project: str, ref: str, path: str) -> Any:
+        """Create a file (any folders in its path come with it) or change one, as one commit on the branch."""
+        row = get_project(namespace, project)
+        set_nav("repository")
+        require_level(row["id"], 30)  # developers and up write to the repository
+        db = get_db()
+        current = db.execute(
+            "SELECT * FROM gitlab_file WHERE project_id = ? AND path = ?", (row["id"], path)
+        ).fetchone()
+        if path and current is None:
+            abort(404)
+        values = {
+            "file_path": path or request.args.get("file_name", ""),
+            "content": current["content"] if current else "",
+            "commit_message": "",
+        }
+        errors: dict[str, str] = {}
+        if request.method == "POST":
+            values = {key: request.form.get(key, "") for key in values} | ({"file_path": path} if path else {})
+            target = values["file_path"].strip().strip("/")
+            if not re.fullmatch(r"[\w.-]+(/[\w.-]+)*", target) or {".", ".."} & set(target.split("/")):
+                errors["file_path"] = "File path can contain only letters, digits, '_', '-', '.' and '/'."
+            elif (
+                not path
+                and db.execute(
+                    "SELECT 1 FROM gitlab_file WHERE project_id = ? AND path = ?", (row["id"], target)
+                ).fetchone()
+            ):
+                errors["file_path"] = "A file with this name already exists."
+            if not errors:
+                message = values["commit_message"].strip() or f"{'Update' if path else 'Add new file'} {target}"
+                db.execute(
+                    "INSERT INTO gitlab_file VALUES (?, ?, ?)"
+                    " ON CONFLICT (project_id, path) DO UPDATE SET content = excluded.content",
+                    (row["id"], target, values["content"].replace("\r\n", "\n")),
+                )
+                db.execute(
+                    "INSERT INTO gitlab_commit (project_id, sha, author_name, author_email, message, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (row["id"], secrets.token_hex(20), current_user()["name"], current_user()["email"], message, now()),
+                )
+                db.execute("UPDATE gitlab_project SET last_activity_at = ? WHERE id = ?", (now(), row["id"]))
+                db.commit()
+                flash("Your changes have been committed successfully.")
+                return redirect(f"/{namespace}/{project}/-/blob/{ref}/{target}")
+        return render_template("file_edit.html", values=values, errors=errors, ref=ref, editing=bool(path)), (
+            400 if errors else 200
+        )
 
     @app.get("/<namespace>/<project>/-/commits", endpoint="commits_default", defaults={"ref": "main"})
     @app.get("/<namespace>/<project>/-/commits/<ref>")

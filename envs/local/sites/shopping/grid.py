@@ -50,6 +50,7 @@ class Grid:
     fixed_where: tuple[str, ...] = field(default_factory=tuple)
     mass_actions: tuple[tuple[str, str], ...] = ()  # (action value, label) offered above the grid
     add_button: tuple[str, str] = ("", "")  # (label, endpoint) of the page's primary button
+    per_page: int = 20  # rows per page when the request names no ``limit`` (one of ``LIMITS``)
 
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)
@@ -89,7 +90,7 @@ class Grid:
         select = ", ".join(f"{c.sql} AS {c.key}" for c in self.columns)
         sql = f"SELECT {select} {self.source}" + (f" WHERE {' AND '.join(where)}" if where else "")
         limit = request.args.get("limit", type=int)
-        page: Page = paginate(f"{sql} {order}, 1", params, per_page=limit if limit in LIMITS else 20)
+        page: Page = paginate(f"{sql} {order}, 1", params, per_page=limit if limit in LIMITS else self.per_page)
         return {
             "grid": self,
             "page": page,
