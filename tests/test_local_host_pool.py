@@ -117,6 +117,35 @@ def test_a_reset_copies_the_pristine_database_only_when_something_wrote(monkeypa
     second.close()
 
 
+def test_a_restore_writes_the_database_only_when_it_no_longer_holds_the_token(monkeypatch):
+    import pickle
+
+    from envs.local import data
+
+    loads = []
+    load = data.load
+    monkeypatch.setattr(data, "load", lambda *args: (loads.append(args), load(*args)))
+    host = started()
+    token = host.snapshot_state()
+    host.restore_state(token)  # nothing wrote since the snapshot
+    host.restore_state(pickle.loads(pickle.dumps(token)))  # the same content, come back from a worker
+    assert loads == []
+    add_place(host)
+    host.restore_state(token)
+    assert not has_place(host) and len(loads) == 1
+    host.restore_state(token)  # restored, and nothing wrote since
+    assert len(loads) == 1
+    add_place(host)
+    with_place = host.snapshot_state()
+    host.restore_state(token)
+    assert not has_place(host) and len(loads) == 2
+    host.restore_state(with_place)
+    assert has_place(host) and len(loads) == 3
+    host.reset_state()  # the database holds a token, not the pristine copy
+    assert not has_place(host)
+    host.close()
+
+
 def test_simultaneously_open_hosts_never_share_an_instance():
     a, b = started(), started()
     parked = {server_pid(a), server_pid(b)}
