@@ -53,9 +53,10 @@ SEEDS = (0, 1)
 ROUNDS = 2  # pairs of 1- and 2-worker studies in a full run
 SAMPLE_EVERY_S = 0.5
 PSS_TARGET_MB = 400
-# CPU seconds per episode of this study on main before issue 21 (commit 88d7ae9, 1 worker, measured
-# side by side with the changes); the target is a 30 % cut.
-MAIN_CPU_S_PER_EPISODE = 1.0
+# CPU seconds per episode of this study (1 worker) on main before issue 21 (commit 9167835), measured
+# alternating with the changes on 2026-11-24: 0.910 and 0.910 (these changes: 0.877 and 0.871); the
+# target is a 30 % cut.
+MAIN_CPU_S_PER_EPISODE = 0.91
 CPU_TARGET_FACTOR = 0.7
 POLICY = PolicySpec("agentoccam", label="agentoccam [scripted LLM: reference steps, zero latency]")
 _NOT_AGENTOCCAM = {"goto", "go_forward"}  # reference steps AgentOccam's command set cannot express
