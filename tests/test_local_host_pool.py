@@ -146,6 +146,20 @@ def test_a_restore_writes_the_database_only_when_it_no_longer_holds_the_token(mo
     host.close()
 
 
+def test_a_database_in_wal_mode_is_always_written_back(tmp_path):
+    """WAL commits leave the main file's change counter alone, so it cannot stand for "unchanged"."""
+    from envs.local import data
+
+    db = tmp_path / "wal.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    assert data.change_counter(db) is not None
+    conn.execute("PRAGMA journal_mode=wal")
+    conn.close()
+    assert data.change_counter(db) is None
+
+
 def test_simultaneously_open_hosts_never_share_an_instance():
     a, b = started(), started()
     parked = {server_pid(a), server_pid(b)}

@@ -67,7 +67,7 @@ class LocalSites:
         # What the database holds (_PRISTINE or a snapshot token) and the file's change counter when it
         # was known to hold it; while the counter is unchanged no transaction has written to the
         # database, and a reset or a restore to that content has nothing to do.
-        self._content: tuple[object, bytes] | None = None
+        self._content: tuple[object, bytes | None] | None = None
         self._healthy_at = float("-inf")  # when the server last answered a health check
         # Login cookies clients obtained from this instance (per site). They stay valid as long as the
         # secret does, i.e. for the instance's whole life, so a later lessee reuses them.
@@ -175,7 +175,7 @@ class LocalSites:
             return False
         known, counter = self._content
         same = known is content or (isinstance(known, bytes) and known == content)
-        return same and data.change_counter(self.db_path) == counter
+        return same and counter is not None and data.change_counter(self.db_path) == counter
 
     def _copy_pristine(self) -> None:
         assert self._pristine is not None
