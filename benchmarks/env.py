@@ -46,7 +46,8 @@ def bench_page(rows: int = PAGE_ROWS) -> str:
         "<!doctype html><html><head><title>Bench shop</title></head><body>"
         f"<header><h1>Bench shop</h1><nav><ul>{nav}</ul></nav>"
         "<form onsubmit='return false'><input type='search' aria-label='Search'><button>Search</button></form>"
-        "</header><main><button id='counter' onclick=\"this.textContent = 'Clicked ' + (++window.n || (window.n = 1))\">"
+        "</header><main><button id='counter' "
+        "onclick=\"this.textContent = 'Clicked ' + (++window.n || (window.n = 1))\">"
         "Clicked 0</button><table><thead><tr><th>Name</th><th>Price</th><th>Quantity</th><th></th></tr></thead>"
         f"<tbody>{body}</tbody></table></main><footer><p>Bench footer</p></footer></body></html>"
     )
