@@ -1,4 +1,5 @@
-"""Benchmark of study throughput: episodes per minute with 1 and 2 process workers, and memory per worker.
+"""Benchmark of study throughput: episodes per minute with 1 and 2 process workers, CPU per episode, and
+memory per worker.
 
 The study is AgentOccam driven by a zero-latency scripted LLM: every call goes through litellm's mock
 path and answers, in AgentOccam's output fields, with the task's next reference step (read off the
@@ -8,23 +9,29 @@ only AgentOccam's commands, interleaved by site, each run with two seeds, throug
 :func:`experiments.compare.compare` with the process executor. Throughput is episodes over the study's
 whole wall time, worker start-up included (the workers' fork server, started once per process,
 is started before the first timed study); 1- and 2-worker studies alternate, twice, and the figures
-pool both rounds. Memory is sampled in two further studies, so sampling never slows a timed one. For
-context, the 1-worker study is also run with the per-process reuse of browsers and site servers off
-(``WEBARENA_GYM_REUSE_BROWSER=0``, ``WEBARENA_GYM_REUSE_SITES=0``: a Chromium launch, server start and
-login per episode).
+pool both rounds. Memory is sampled in two further studies, so sampling never slows a timed one.
+For context, the 1-worker study is also run with the per-process reuse of browsers and site servers
+off (``WEBARENA_GYM_REUSE_BROWSER=0``, ``WEBARENA_GYM_REUSE_SITES=0``: a Chromium launch, server
+start and login per episode).
+
+CPU per episode is the harness's own work, independent of how fast or busy the machine is: the CPU
+seconds (user + system) of every process of the timed studies (each worker with its browser,
+Playwright driver and site servers, counted from the start to the end of each episode by the worker,
+plus the study loop) over the number of episodes. Two workers on 2 cores cannot go much beyond
+~1.67x one (a worker alone keeps ~1.2 cores busy), so the speed-up is reported without a target.
 
 Memory per worker is the sum of PSS (``/proc/<pid>/smaps_rollup``) over a worker process and all its
 descendants (browser, Playwright driver, site servers), plus an even share of the fork server the
 workers are forked from, in MB (10^6 bytes), sampled every 0.5 s while the study runs; PSS splits
 shared pages between the processes sharing them, so the sums do not double count.
-Targets (issue 6): 2 workers >= 1.6x the throughput of 1; each worker <= 400 MB PSS.
+Targets (issues 6 and 21): CPU per episode at most 0.7x main's before issue 21; each worker <= 400 MB
+PSS at 2 workers.
 Run: ``python -m benchmarks.study [--quick]``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sys
 import tempfile
@@ -35,16 +42,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmarks.support.procs import children_map, process_table
+from benchmarks.support.procs import children_map, process_table, tree_cpu_s
 from envs.browser import REUSE_BROWSER_ENV_VAR
 from envs.local.launcher import REUSE_ENV_VAR
 from experiments.compare import EpisodeJob, PolicySpec, run_job
+from experiments.store import EpisodeResult
 
 SITES = ("shopping", "wikipedia")
 SEEDS = (0, 1)
 ROUNDS = 2  # pairs of 1- and 2-worker studies in a full run
 SAMPLE_EVERY_S = 0.5
 PSS_TARGET_MB = 400
+# CPU seconds per episode of this study (1 worker) on main before issue 21 (commit 9167835), measured
+# alternating with the changes on 2026-11-24: 0.910 and 0.910 (these changes: 0.877 and 0.871); the
+# target is a 30 % cut.
+MAIN_CPU_S_PER_EPISODE = 0.91
+CPU_TARGET_FACTOR = 0.7
 POLICY = PolicySpec("agentoccam", label="agentoccam [scripted LLM: reference steps, zero latency]")
 _NOT_AGENTOCCAM = {"goto", "go_forward"}  # reference steps AgentOccam's command set cannot express
 
@@ -77,7 +90,19 @@ def scripted_agentoccam(job: EpisodeJob):
     return oracle.attach(make_policy("agentoccam", script=Script({"actor": [oracle] * 40})))
 
 
-RUNNER = functools.partial(run_job, build_policy=scripted_agentoccam)
+def measured_run(job: EpisodeJob) -> EpisodeResult:
+    """The scripted episode, with the CPU seconds its worker's process tree spent on it, by kind of
+    process, in ``extra["cpu_s"]`` (the worker itself, its browser, Playwright driver and site servers)."""
+    before = tree_cpu_s(_kind)
+    result = run_job(job, build_policy=scripted_agentoccam)
+    after = tree_cpu_s(_kind)
+    spent = {kind: after[kind] - before.get(kind, 0.0) for kind in after}
+    spent["worker"] = spent.pop("self") + spent.get("worker", 0.0)
+    result.extra["cpu_s"] = spent
+    return result
+
+
+RUNNER = measured_run
 
 
 # -- memory ----------------------------------------------------------------------------------------
@@ -181,7 +206,7 @@ def run_study(tasks: list, n_workers: int, reuse: bool = True, sample_memory: bo
     memory = MemorySampler()
     with tempfile.TemporaryDirectory(prefix="webarena-gym-bench-study-") as tmp, _reuse(reuse):
         with memory if sample_memory else contextlib.nullcontext():
-            started = time.perf_counter()
+            started, loop_cpu = time.perf_counter(), _own_cpu_s()
             out = compare(
                 [POLICY],
                 tasks,
@@ -192,8 +217,12 @@ def run_study(tasks: list, n_workers: int, reuse: bool = True, sample_memory: bo
                 env_kwargs={"judge_mock": "correct"},
                 runner=RUNNER,
             )
-            wall_s = time.perf_counter() - started
+            wall_s, loop_cpu = time.perf_counter() - started, _own_cpu_s() - loop_cpu
         results = list(StudyStore(out).latest().values())
+    cpu = {"study loop": loop_cpu}
+    for result in results:
+        for kind, seconds in result.extra.get("cpu_s", {}).items():
+            cpu[kind] = cpu.get(kind, 0.0) + seconds
     return {
         "episodes_per_min": len(results) / wall_s * 60,
         "wall_s": wall_s,
@@ -202,11 +231,17 @@ def run_study(tasks: list, n_workers: int, reuse: bool = True, sample_memory: bo
         "n": len(results),
         "steps": sum(r.n_steps for r in results),
         "llm_calls": sum(r.llm_calls for r in results),
+        "cpu_s": cpu,
         "peak_pss_mb": memory.peak,
         "median_pss_mb": sorted(memory.samples)[len(memory.samples) // 2] if memory.samples else 0.0,
         "share_above_target": sum(m > PSS_TARGET_MB for m in memory.samples) / max(1, len(memory.samples)),
         "peak_kinds": ", ".join(f"{k} {v:.0f}" for k, v in sorted(memory.peak_kinds.items(), key=lambda kv: -kv[1])),
     }
+
+
+def _own_cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
 def _memory_note(r: dict[str, Any]) -> str:
@@ -262,9 +297,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             "name": "2-worker speed-up over 1 worker",
             "value": round(two["episodes_per_min"] / one["episodes_per_min"], 2),
             "unit": "x",
-            "target": ">= 1.6",
+            "target": "",
             "note": f"{os.cpu_count()} cores; rounds: {', '.join(f'{x:.2f}' for x in speedups)}",
         },
+        _cpu_row("CPU per episode, 1 worker", one, [_cpu_per_episode(r[0]) for r in rounds]),
+        _cpu_row("CPU per episode, 2 workers", two, [_cpu_per_episode(r[1]) for r in rounds]),
         {
             "name": "study throughput, 1 worker, browser and site reuse off",
             "value": round(off["episodes_per_min"], 1),
@@ -292,7 +329,28 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 def _pooled(studies: list[dict[str, Any]]) -> dict[str, Any]:
     """Several runs of one study as one: counts and wall times summed, throughput over the total."""
     total = {key: sum(s[key] for s in studies) for key in ("wall_s", "done", "success", "n", "steps", "llm_calls")}
-    return {**total, "episodes_per_min": total["n"] / total["wall_s"] * 60}
+    cpu: dict[str, float] = {}
+    for study in studies:
+        for kind, seconds in study["cpu_s"].items():
+            cpu[kind] = cpu.get(kind, 0.0) + seconds
+    return {**total, "cpu_s": cpu, "episodes_per_min": total["n"] / total["wall_s"] * 60}
+
+
+def _cpu_per_episode(r: dict[str, Any]) -> float:
+    return sum(r["cpu_s"].values()) / r["n"]
+
+
+def _cpu_row(name: str, r: dict[str, Any], rounds: list[float]) -> dict[str, Any]:
+    per_episode = _cpu_per_episode(r)
+    parts = ", ".join(f"{k} {v / r['n']:.2f}" for k, v in sorted(r["cpu_s"].items(), key=lambda kv: -kv[1]))
+    return {
+        "name": name,
+        "value": round(per_episode, 3),
+        "unit": "CPU s/episode",
+        "target": f"<= {CPU_TARGET_FACTOR * MAIN_CPU_S_PER_EPISODE:.2f}",
+        "note": f"{per_episode / MAIN_CPU_S_PER_EPISODE:.2f}x main's {MAIN_CPU_S_PER_EPISODE} s; per episode (s): "
+        f"{parts}; rounds: {', '.join(f'{x:.2f}' for x in rounds)}",
+    }
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ What differs from plain BrowserGym, and why:
 - one Chromium per environment, reused across resets (a fresh context per episode), and handed on
   to the next environment of the process at ``close()``: a launch costs more than a whole episode;
 - no chat browser when headless, no ``slow_mo``, no fixed pre-observation sleep (load states instead);
-- ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions;
+- ``obs_mode="axtree"`` skips the DOM snapshot and the screenshot, the two costliest extractions, and
+  ``"dom"`` the screenshot only (for observations that read no pixels);
 - the evaluator runs once, when the agent answers or the step budget runs out, never on every step (a
   task that ends by itself, as MiniWoB++'s do, is asked after each action through a cheap check);
 - navigation off the task's sites is blocked, whatever the scheme (:mod:`envs.url_guard`), so an
@@ -48,22 +49,20 @@ from browsergym.core.action.base import execute_python_code
 from browsergym.core.action.parsers import NamedArgument, highlevel_action_parser
 from browsergym.core.chat import Chat
 from browsergym.core.env import BrowserEnv
-from browsergym.core.observation import extract_screenshot
 
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
-from .extraction import PageExtractor, observation_space, unmark
+from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, unmark
 from .playwright_patches import BrowserCallTimeout, TargetClosedError
 from .sites import SiteHost, SiteHostFactory, origin
-from .snapshot import EnvSnapshot, HistoryEntry, clean_context, open_tabs
+from .snapshot import EnvSnapshot, HistoryEntry, TabOrigins, clean_context, open_tabs, reload_in_place
 from .task import EnvTask, WebArenaTask, answer_from_chat
 from .url_guard import UrlGuard
 
 logger = logging.getLogger(__name__)
 
-ObsMode = Literal["full", "axtree"]
 DialogResponse = Literal["dismiss", "accept"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
 # BrowserGym's action parser is quadratic in the length of its input (100,000 characters took 19 s,
@@ -159,8 +158,8 @@ class WebArenaEnv(BrowserEnv):
         keep_browser: bool = True,
         **browser_kwargs: Any,
     ) -> None:
-        if obs_mode not in ("full", "axtree"):
-            raise ValueError(f"obs_mode must be 'full' or 'axtree', not {obs_mode!r}")
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {', '.join(map(repr, OBS_MODES))}, not {obs_mode!r}")
         if max_episode_steps is not None and max_episode_steps < 1:
             raise ValueError("max_episode_steps must be at least 1 (or None: no limit of the env's own)")
         if dialog_response not in ("dismiss", "accept"):
@@ -202,6 +201,7 @@ class WebArenaEnv(BrowserEnv):
         self._extractor = PageExtractor(obs_mode, self.tags_to_mark)
         self._guard = UrlGuard(())
         self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
+        self._tab_origins = TabOrigins()  # which tabs an exact restore may reload in place
         self._episode = _Episode()
         self.task: EnvTask | None = None
 
@@ -437,7 +437,7 @@ class WebArenaEnv(BrowserEnv):
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
         )
         self.context.add_init_script(_ACTIVATION_SCRIPT)
-        self.context.on("page", lambda page: page.on("dialog", self._on_dialog))
+        self.context.on("page", self._on_page)
         self._guard = UrlGuard(self.allowed_origins)
         self._guard.install(self.context)
         self.page_history = {}
@@ -607,7 +607,6 @@ class WebArenaEnv(BrowserEnv):
     def _get_obs(self) -> dict:
         page_obs = self._extractor.extract(self.page, self._wait_dom_loaded)
         pages = self.context.pages
-        screenshot = extract_screenshot(self.page) if self.obs_mode == "full" else np.zeros((1, 1, 3), np.uint8)
         return {
             "chat_messages": tuple(copy.deepcopy(self.chat.messages)),
             "goal": legacy_goal(self.goal_object),
@@ -616,7 +615,6 @@ class WebArenaEnv(BrowserEnv):
             "open_pages_titles": tuple(page.title() for page in pages),
             "active_page_index": np.asarray([pages.index(self.page)], dtype=np.int64),
             "url": self.page.url,
-            "screenshot": screenshot,
             **page_obs,
             "last_action": self.last_action,
             "last_action_error": self.last_action_error,
@@ -635,17 +633,37 @@ class WebArenaEnv(BrowserEnv):
         if self.context is not None and self._lease.alive() and snap.reusable_context:
             if self.chat is not None:
                 self.chat.close()
-            first = clean_context(self.context, self.allowed_origins, snap.storage_state.get("cookies", []))
+            cookies = snap.storage_state.get("cookies", [])
+            first = self._reload_tabs(snap.tab_urls, cookies)
+            if first is None:
+                first = clean_context(self.context, self.allowed_origins, cookies)
+                open_tabs(self.context, first, snap.tab_urls)
             self.page_history = {}
         else:
             self._close_episode(keep_task=True)
             self._open_context(storage_state=snap.storage_state)
             first = self.context.new_page()
+            open_tabs(self.context, first, snap.tab_urls)
         self._start_chat(list(copy.deepcopy(snap.goal_object)))
-        open_tabs(self.context, first, snap.tab_urls)
         self.page = first
         self._episode = _Episode(seed=snap.seed)
         return {"restore_method": "exact"}
+
+    def _reload_tabs(self, urls: tuple[str, ...], cookies: list[dict]) -> playwright.sync_api.Page | None:
+        """The open tabs reloaded in place with ``urls`` (see :func:`envs.snapshot.reload_in_place`); None
+        when a tab the snapshot needs cannot be reused, or would not leave its page."""
+        needed = self.context.pages[: max(1, len(urls))]
+        if not needed or not all(self._tab_origins.reusable(page) for page in needed):
+            return None
+        try:
+            return reload_in_place(
+                self.context, urls, self.allowed_origins, cookies, self._tab_origins, self._extractor.sessions
+            )
+        except playwright.sync_api.Error as exc:
+            if not self._lease.alive():
+                raise
+            logger.debug("reloading the tabs in place failed, opening new ones: %s", exc)
+            return None
 
     def _restore_by_replay(self, snap: EnvSnapshot) -> dict:
         self.reset(seed=snap.seed)
@@ -691,6 +709,10 @@ class WebArenaEnv(BrowserEnv):
             # every tab is known (closing the active one falls back to another), this one most recent
             self.page_history = {page: None for page in pages if page != self.page}
             self.page_history[self.page] = None
+
+    def _on_page(self, page: playwright.sync_api.Page) -> None:
+        page.on("dialog", self._on_dialog)
+        self._tab_origins.watch(page)
 
     def _activate_page_from_js(self, page: playwright.sync_api.Page) -> None:
         if not self._tabs_pinned:

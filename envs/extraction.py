@@ -23,7 +23,9 @@ unmarked after every observation, as BrowserGym does).
 
 from __future__ import annotations
 
+import base64
 import functools
+import io
 import logging
 import pkgutil
 from collections.abc import Callable
@@ -31,14 +33,15 @@ from typing import Literal
 
 import gymnasium as gym
 import numpy as np
+import PIL.Image
 import playwright.sync_api
 from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE, EXTRACT_OBS_MAX_TRIES
 from browsergym.core.observation import (
     MarkingError,
     extract_data_items_from_aria,
     extract_dom_extra_properties,
-    extract_dom_snapshot,
     extract_merged_axtree,
+    pop_bids_from_attribute,
 )
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
@@ -161,42 +164,100 @@ def _focused_child(frame: playwright.sync_api.Frame) -> playwright.sync_api.Fram
     return handle.content_frame() if handle is not None else None
 
 
-class AXTreeReader:
-    """The AX tree with ``browsergym_id`` on each marked node, as BrowserGym's ``extract_merged_axtree``.
+class PageSessions:
+    """One CDP session per page, kept for the page's life and shared by the readers below.
 
-    BrowserGym opens a CDP session per read and closes it, which turns Chromium's accessibility
-    mode off and on again, so every read rebuilds the whole tree. A session kept per page lets
-    Chromium update the tree incrementally. Pages with frames go through BrowserGym's reader,
-    which merges the frames' trees.
+    Opening a session per read (as BrowserGym does) costs a round trip to the browser each time and,
+    for the AX tree, turns Chromium's accessibility mode off and on again, so every read rebuilds the
+    whole tree; a kept session lets Chromium update it incrementally. Emulation a session sets lasts
+    as long as the session, so :meth:`send` says when a dead session had to be replaced.
     """
 
     def __init__(self) -> None:
         self._sessions: dict[playwright.sync_api.Page, playwright.sync_api.CDPSession] = {}
 
-    def read(self, page: playwright.sync_api.Page) -> dict:
-        if len(page.frames) > 1:
-            return extract_merged_axtree(page)
+    def send(self, page: playwright.sync_api.Page, method: str, params: dict | None = None) -> dict:
         try:
-            tree = self._session(page).send("Accessibility.getFullAXTree")
+            return self.get(page).send(method, params)
         except playwright.sync_api.Error:
             if page.is_closed():
                 raise
             self._sessions.pop(page, None)  # the session died (e.g. a renderer swap): open a new one
-            tree = self._session(page).send("Accessibility.getFullAXTree")
-        for node in tree["nodes"]:
-            _take_bid(node)
-        return {"nodes": tree["nodes"]}
+            return self.get(page).send(method, params)
 
-    def forget(self) -> None:
-        """Drop the sessions (their context is closing)."""
-        self._sessions.clear()
-
-    def _session(self, page: playwright.sync_api.Page) -> playwright.sync_api.CDPSession:
+    def get(self, page: playwright.sync_api.Page) -> playwright.sync_api.CDPSession:
         for closed in [known for known in self._sessions if known.is_closed()]:
             del self._sessions[closed]
         if page not in self._sessions:
             self._sessions[page] = page.context.new_cdp_session(page)
         return self._sessions[page]
+
+    def forget(self) -> None:
+        """Drop the sessions (their context is closing)."""
+        self._sessions.clear()
+
+
+class AXTreeReader:
+    """The AX tree with ``browsergym_id`` on each marked node, as BrowserGym's ``extract_merged_axtree``.
+
+    Reads go through the page's kept session (:class:`PageSessions`). Pages with frames go through
+    BrowserGym's reader, which merges the frames' trees.
+    """
+
+    def __init__(self, sessions: PageSessions) -> None:
+        self._sessions = sessions
+
+    def read(self, page: playwright.sync_api.Page) -> dict:
+        if len(page.frames) > 1:
+            return extract_merged_axtree(page)
+        tree = self._sessions.send(page, "Accessibility.getFullAXTree")
+        for node in tree["nodes"]:
+            _take_bid(node)
+        return {"nodes": tree["nodes"]}
+
+
+class ScreenshotTaker:
+    """BrowserGym's screenshot (the viewport as an RGB array), taken over the page's kept session.
+
+    BrowserGym opens a session per screenshot, overrides the device metrics with the viewport, captures
+    and detaches, which drops the override and with it Playwright's own viewport emulation: from the
+    first screenshot on, the headless browser laid pages out in its 800x600 window, except during each
+    capture (two extra layouts per screenshot). Here the override mirrors Playwright's viewport
+    emulation and stays for the session's life, so every observation of a page is laid out in the
+    task's viewport, and a capture costs one call. The PNG is encoded with Chromium's faster (still
+    lossless) setting; the pixels are the same.
+    """
+
+    def __init__(self, sessions: PageSessions) -> None:
+        self._sessions = sessions
+        self._emulated: dict[playwright.sync_api.CDPSession, dict] = {}
+
+    def take(self, page: playwright.sync_api.Page) -> np.ndarray:
+        scale = getattr(page, "_bgym_scale_factor", 1.0)
+        metrics = self._metrics(page)
+        session = self._sessions.get(page)
+        if self._emulated.get(session) != metrics:
+            self._sessions.send(page, "Emulation.setDeviceMetricsOverride", metrics)
+            self._emulated = {self._sessions.get(page): metrics}  # a replaced session drops the old one
+        if scale != 1.0:  # a higher resolution for this capture only, as BrowserGym does
+            self._sessions.send(page, "Emulation.setDeviceMetricsOverride", {**metrics, "deviceScaleFactor": scale})
+        try:
+            shot = self._sessions.send(page, "Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+        finally:
+            if scale != 1.0:
+                self._sessions.send(page, "Emulation.setDeviceMetricsOverride", metrics)
+        with io.BytesIO(base64.b64decode(shot["data"])) as png:
+            return np.array(PIL.Image.open(png).convert(mode="RGB"))
+
+    @staticmethod
+    def _metrics(page: playwright.sync_api.Page) -> dict:
+        """Playwright's viewport emulation (its screen defaults to the viewport), at scale 1."""
+        viewport = page.viewport_size or page.evaluate("() => ({width: window.innerWidth, height: window.innerHeight})")
+        width, height = viewport["width"], viewport["height"]
+        return {
+            "mobile": False, "width": width, "height": height, "screenWidth": width, "screenHeight": height,
+            "deviceScaleFactor": 1, "screenOrientation": {"angle": 0, "type": "landscapePrimary"},
+        }  # fmt: skip
 
 
 def _take_bid(node: dict) -> None:
@@ -231,35 +292,46 @@ _TRANSIENT_EXTRACTION_ERRORS = (
 )
 
 
-class PageExtractor:
-    """Reads one page into the page part of an observation, in ``"full"`` or ``"axtree"`` mode.
+ObsMode = Literal["full", "dom", "axtree"]
+OBS_MODES: tuple[str, ...] = ("full", "dom", "axtree")
 
-    ``"axtree"`` skips the DOM snapshot (``dom_object`` and ``extra_element_properties`` stay empty), the
-    two costliest extractions after the AX tree; the screenshot is the env's (it needs no marks).
+
+class PageExtractor:
+    """Reads one page into the page part of an observation, in one of three modes.
+
+    ``"full"``: BrowserGym's observation (AX tree, DOM snapshot with element properties, screenshot);
+    ``"dom"``: the same without the screenshot (for observations that read element visibility or the
+    HTML, not pixels); ``"axtree"``: the AX tree only (``dom_object`` and ``extra_element_properties``
+    stay empty), which skips the costliest extractions. A skipped screenshot is a 1x1x3 zero image.
     """
 
-    def __init__(self, mode: str, tags_to_mark: Literal["all", "standard_html"] = "standard_html") -> None:
+    def __init__(self, mode: ObsMode, tags_to_mark: Literal["all", "standard_html"] = "standard_html") -> None:
+        if mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {', '.join(map(repr, OBS_MODES))}, not {mode!r}")
         self.mode = mode
         self.tags_to_mark = tags_to_mark
-        self._axtree = AXTreeReader()
+        self.sessions = PageSessions()
+        self._axtree = AXTreeReader(self.sessions)
+        self._screenshots = ScreenshotTaker(self.sessions)
 
     def extract(self, page: playwright.sync_api.Page, wait_until_settled: Callable[[], None]) -> dict:
-        """Mark elements with bids, then read the AX tree (and, in full mode, the DOM snapshot).
+        """Mark elements with bids, then read the AX tree (and, unless in axtree mode, the DOM snapshot;
+        in full mode the screenshot).
 
         A page that changes under the extraction is retried after ``wait_until_settled``.
         """
-        full = self.mode == "full"
+        with_dom = self.mode != "axtree"
         for tries_left in reversed(range(EXTRACT_OBS_MAX_TRIES)):
             try:
-                sticky = mark_elements(page, self.tags_to_mark, with_visibility=full, lenient=tries_left == 0)
+                sticky = mark_elements(page, self.tags_to_mark, with_visibility=with_dom, lenient=tries_left == 0)
                 extracted = {
                     "axtree_object": self._axtree.read(page),
                     "focused_element_bid": focused_element_bid(page),
                     "dom_object": {},
                     "extra_element_properties": {},
                 }
-                if full:
-                    dom = extract_dom_snapshot(page)
+                if with_dom:
+                    dom = self._dom_snapshot(page)
                     extracted["dom_object"] = dom
                     scale = getattr(page, "_bgym_scale_factor", 1.0)
                     extracted["extra_element_properties"] = extract_dom_extra_properties(dom, scale_factor=scale)
@@ -272,6 +344,7 @@ class PageExtractor:
                 wait_until_settled()
         if not sticky:
             unmark(page)
+        extracted["screenshot"] = self._screenshots.take(page) if self.mode == "full" else np.zeros((1, 1, 3), np.uint8)
         return extracted
 
     def mark(self, page: playwright.sync_api.Page) -> None:
@@ -281,7 +354,18 @@ class PageExtractor:
 
     def forget(self) -> None:
         """Drop per-page state (the episode's context is closing)."""
-        self._axtree.forget()
+        self.sessions.forget()
+
+    def _dom_snapshot(self, page: playwright.sync_api.Page) -> dict:
+        """BrowserGym's ``extract_dom_snapshot`` (same parameters and clean-up) over the kept session."""
+        snapshot = self.sessions.send(
+            page,
+            "DOMSnapshot.captureSnapshot",
+            {"computedStyles": [], "includeDOMRects": True, "includePaintOrder": True},
+        )
+        pop_bids_from_attribute(snapshot, "aria-roledescription")
+        pop_bids_from_attribute(snapshot, "aria-description")
+        return snapshot
 
 
 def observation_space() -> gym.spaces.Dict:

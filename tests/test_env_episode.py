@@ -147,6 +147,20 @@ def test_full_mode_has_dom_and_screenshot(make_env):
     assert obs["extra_element_properties"][bid]["visibility"] == 1.0
     obs, *_ = env.step(f"click('{bid}')")
     assert obs["last_action_error"] == "" and obs["focused_element_bid"] == bid
+    # the screenshot is of the page as laid out for every observation: the task's viewport, not the
+    # headless window (BrowserGym's capture dropped the viewport emulation after the first screenshot)
+    assert env.page.evaluate("[innerWidth, innerHeight]") == [1280, 720]
+    assert obs["screenshot"].shape == (720, 1280, 3) and obs["screenshot"].std() > 0
+
+
+def test_dom_mode_has_the_dom_snapshot_but_no_screenshot(make_env):
+    env = make_env(obs_mode="dom")
+    obs, _ = env.reset(seed=0)
+    bid = bid_of(obs, "button", "Add")
+    assert obs["dom_object"]["documents"] and obs["extra_element_properties"][bid]["visibility"] == 1.0
+    assert obs["screenshot"].shape == (1, 1, 3) and not obs["screenshot"].any()
+    with pytest.raises(ValueError, match="obs_mode"):
+        make_env(obs_mode="pixels")
 
 
 def test_multi_tab_start_urls(make_env, static_sites):

@@ -123,3 +123,137 @@ def test_exact_restore_seeds_snapshot_local_storage(make_env, static_sites):
     env.page.evaluate("localStorage.setItem('k', 'later'); localStorage.setItem('other', '1')")
     env.restore(snap)
     assert _storage(env, "k")[0] == "snap" and _storage(env, "other")[0] is None
+
+
+def _two_site_env(make_env, static_sites):
+    """The shop plus a second task site (the static sites' other origin), both allowed."""
+    from envs.sites import FixedSiteHost
+
+    class TwoSites(StaticSiteHost):
+        def __init__(self) -> None:
+            super().__init__(static_sites, snapshots=True)
+            FixedSiteHost.__init__(self, {"shopping": static_sites.site.url, "reddit": static_sites.outside.url})
+
+    return make_env(host=TwoSites(), config=task_config(sites=["shopping", "reddit"]))
+
+
+def test_exact_restore_reloads_the_open_tab_in_place(make_env, static_sites):
+    """The open tab is reused (no new tab) and still comes back as a new one would."""
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=True))
+    base = static_sites.site.url
+    obs, _ = env.reset(seed=0)
+    snap = env.snapshot()
+    tab = env.page
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    env.page.evaluate("sessionStorage.setItem('k', 'later'); window.name = 'later'")
+    for _ in range(2):
+        obs, info = env.restore(snap)
+        assert info["restore_method"] == "exact" and env.page is tab and env.context.pages == [tab]
+        assert obs["url"] == f"{base}/index.html" and bid_of(obs, "link", "Second page")
+        assert _storage(env, "k") == [None, None] and env.page.evaluate("window.name") == ""
+    obs, *_ = env.step("go_back()")
+    assert obs["url"] == "about:blank"
+
+
+def test_a_tab_that_showed_another_site_is_replaced_on_restore(make_env, static_sites):
+    """sessionStorage of an origin the tab has left cannot be cleared in place: the tab is replaced."""
+    env = _two_site_env(make_env, static_sites)
+    shop, other = static_sites.site.url, static_sites.outside.url
+    env.reset(seed=0)
+    snap = env.snapshot()
+    tab = env.page
+    env.goto(f"{other}/secret.html")
+    env.page.evaluate("sessionStorage.setItem('k', 'other site')")
+    env.goto(f"{shop}/page2.html")
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "exact" and env.page is not tab and obs["url"] == f"{shop}/index.html"
+    env.goto(f"{other}/secret.html")
+    assert _storage(env, "k") == [None, None]
+
+
+def test_a_popup_tab_is_not_reused_and_extra_tabs_close(make_env, static_sites):
+    env = _two_site_env(make_env, static_sites)
+    shop, other = static_sites.site.url, static_sites.outside.url
+    obs, _ = env.reset(seed=0)
+    first = env.page
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Outside tab')}')")  # opens a second tab
+    for _ in range(20):  # the new tab may be reported after the click's observation
+        if len(obs["open_pages_urls"]) == 2:
+            break
+        obs, *_ = env.step("noop(100)")
+    assert obs["open_pages_urls"] == (f"{shop}/index.html", f"{other}/secret.html")
+    two_tabs = env.snapshot()
+    obs, _ = env.restore(two_tabs)  # the popup keeps its opener in place, so the tabs are replaced
+    assert env.page is not first and obs["open_pages_urls"] == two_tabs.tab_urls
+    assert env.context.pages[1].evaluate("window.opener === null")
+    one_tab = type(two_tabs)(**{**two_tabs.__dict__, "tab_urls": (f"{shop}/page2.html",), "active_tab": 0})
+    kept = env.context.pages[0]
+    obs, _ = env.restore(one_tab)  # the second tab is closed, the first reloaded in place
+    assert env.page is kept and obs["open_pages_urls"] == (f"{shop}/page2.html",)
+
+
+def _restored_state(env, obs) -> dict:
+    """Everything a restored episode can observe or act on: the observation, the tab's history and
+    storage, the cookies, the counters, and where going back and forward leads."""
+    page = env.page
+    state = {
+        "obs": {key: obs[key] for key in ("url", "open_pages_urls", "last_action_error")},
+        "tree": [
+            (node.get("role", {}).get("value"), node.get("name", {}).get("value"), node.get("browsergym_id"))
+            for node in obs["axtree_object"]["nodes"]
+            if not node.get("ignored")
+        ],
+        "chat": [message["message"] for message in obs["chat_messages"]],
+        "step": env.step_count,
+        "page": page.evaluate(
+            "[history.length, document.cookie, JSON.stringify(localStorage), JSON.stringify(sessionStorage),"
+            " window.name, document.getElementById('qty').value]"
+        ),
+        "cookies": sorted((cookie["name"], cookie["value"]) for cookie in env.context.cookies()),
+    }
+    obs, *_ = env.step("go_back()")
+    state["back"] = obs["url"]
+    obs, *_ = env.step("go_forward()")
+    state["forward"] = obs["url"]
+    return state
+
+
+def _mess_up(env, obs: dict) -> None:
+    """Change every kind of state a restore must undo, in the tab the restore may reuse."""
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '7')")
+    env.page.evaluate(
+        "sessionStorage.setItem('s', 'later'); localStorage.setItem('l', 'later'); window.name = 'later';"
+        " document.cookie = 'late=1; path=/'; history.pushState({}, '', '#later')"
+    )
+    env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    env.step("send_msg_to_user('an answer after the snapshot')")
+
+
+def test_exact_restore_in_place_equals_one_through_new_tabs(make_env, static_sites):
+    """The same snapshot restored once into the reused tab and once through new tabs (the tab had
+    shown another site, so it cannot be reused) leaves the episode in the same state."""
+    env = _two_site_env(make_env, static_sites)
+    shop, other = static_sites.site.url, static_sites.outside.url
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '2')")
+    env.context.add_cookies([{"name": "cart", "value": "2 items", "url": shop}])
+    snap = env.snapshot()
+
+    tab = env.page
+    _mess_up(env, obs)
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "exact" and env.page is tab  # reloaded in place
+    in_place = _restored_state(env, obs)
+
+    env.goto(f"{other}/secret.html")  # the tab has now shown another origin: it will be replaced
+    obs, _ = env.goto(f"{shop}/index.html")
+    tab = env.page
+    _mess_up(env, obs)
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "exact" and env.page is not tab  # new tabs
+    through_new_tabs = _restored_state(env, obs)
+
+    assert in_place == through_new_tabs
+    assert in_place["step"] == 1 and in_place["back"] == "about:blank" and in_place["forward"] == f"{shop}/index.html"
+    assert ("cart", "2 items") in in_place["cookies"] and ("late", "1") not in in_place["cookies"]
+    assert in_place["page"][2:] == ["{}", "{}", "", ""]  # storage, window name, the unsnapshotted form value

@@ -90,6 +90,76 @@ def test_a_closed_host_instance_is_leased_again_pristine_with_its_cookies():
     second.close()
 
 
+def test_a_reset_copies_the_pristine_database_only_when_something_wrote(monkeypatch):
+    from envs.local import data
+
+    copies = []
+    copy_db = data.copy_db
+    monkeypatch.setattr(data, "copy_db", lambda *args: (copies.append(args), copy_db(*args)))
+    host = started()
+    copies.clear()  # the instance's own copy at start
+    host.reset_state()  # nothing has written since the instance was made from the pristine copy
+    assert copies == []
+    add_place(host)
+    host.reset_state()
+    assert not has_place(host) and len(copies) == 1
+    token = host.snapshot_state()
+    add_place(host)
+    host.restore_state(token)  # a restored database is not the pristine one, even if it matches it
+    host.reset_state()
+    assert not has_place(host) and len(copies) == 2
+    host.close()  # parked: pristine already, so the park copies nothing
+    assert len(copies) == 2
+    second = started()
+    add_place(second)  # a lessee writing before its first reset
+    second.reset_state()
+    assert not has_place(second)
+    second.close()
+
+
+def test_a_restore_writes_the_database_only_when_it_no_longer_holds_the_token(monkeypatch):
+    import pickle
+
+    from envs.local import data
+
+    loads = []
+    load = data.load
+    monkeypatch.setattr(data, "load", lambda *args: (loads.append(args), load(*args)))
+    host = started()
+    token = host.snapshot_state()
+    host.restore_state(token)  # nothing wrote since the snapshot
+    host.restore_state(pickle.loads(pickle.dumps(token)))  # the same content, come back from a worker
+    assert loads == []
+    add_place(host)
+    host.restore_state(token)
+    assert not has_place(host) and len(loads) == 1
+    host.restore_state(token)  # restored, and nothing wrote since
+    assert len(loads) == 1
+    add_place(host)
+    with_place = host.snapshot_state()
+    host.restore_state(token)
+    assert not has_place(host) and len(loads) == 2
+    host.restore_state(with_place)
+    assert has_place(host) and len(loads) == 3
+    host.reset_state()  # the database holds a token, not the pristine copy
+    assert not has_place(host)
+    host.close()
+
+
+def test_a_database_in_wal_mode_is_always_written_back(tmp_path):
+    """WAL commits leave the main file's change counter alone, so it cannot stand for "unchanged"."""
+    from envs.local import data
+
+    db = tmp_path / "wal.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    assert data.change_counter(db) is not None
+    conn.execute("PRAGMA journal_mode=wal")
+    conn.close()
+    assert data.change_counter(db) is None
+
+
 def test_simultaneously_open_hosts_never_share_an_instance():
     a, b = started(), started()
     parked = {server_pid(a), server_pid(b)}

@@ -34,12 +34,13 @@ def test_preset_table():
 
 
 def test_presets_observe_only_what_they_read():
-    # viewport presets need BrowserGym's element visibility, Set-of-Marks the screenshot too, the
-    # simplified-HTML presets the DOM snapshot; the full-page text ones read the AX tree only
+    # viewport presets need BrowserGym's element visibility (the DOM snapshot), Set-of-Marks the
+    # screenshot too, the simplified-HTML presets the DOM snapshot; the full-page text ones read the AX
+    # tree only; only Set-of-Marks reads pixels
     viewport = {name for name, p in PRESETS.items() if not p.full_page_ids}
     html = {name for name, p in PRESETS.items() if p.html is not None}
     assert {name: p.obs_mode for name, p in PRESETS.items()} == {
-        name: "full" if name in viewport | html else "axtree" for name in PRESETS
+        name: "full" if name == "set_of_marks" else "dom" if name in viewport | html else "axtree" for name in PRESETS
     }
     assert viewport == {"webarena", "reduced_actions", "set_of_marks"} and html == {"plan_and_act"}
     for kwargs, expected in (({}, "axtree"), ({"obs_mode": "full"}, "full")):

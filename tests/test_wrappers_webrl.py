@@ -356,7 +356,7 @@ def test_going_back_from_the_first_page_stays(tmp_path):
 @pytest.mark.browser
 def test_the_plan_and_act_preset(tmp_path):
     preset = PRESETS["plan_and_act"]
-    assert preset.obs_mode == "full" and preset.actions == COMMANDS
+    assert preset.obs_mode == "dom" and preset.actions == COMMANDS
     env = preset.wrap(make_probe_env(tmp_path))
     try:
         assert isinstance(env, WebRLActions) and isinstance(env.env, SimplifiedHTMLObservation)

@@ -68,10 +68,12 @@ class Preset:
     @property
     def obs_mode(self) -> str:
         """The env observation the preset reads: the viewport presets need BrowserGym's element
-        visibility, the HTML presets its DOM snapshot and the Set-of-Marks one the screenshot (``"full"``);
-        the other full-page presets read only the AX tree (``"axtree"``), several times cheaper per step."""
-        needs_full = self.html is not None or self.set_of_marks or not self.full_page
-        return "full" if needs_full else "axtree"
+        visibility and the HTML presets its DOM snapshot (``"dom"``), the Set-of-Marks one the screenshot
+        too (``"full"``); the other full-page presets read only the AX tree (``"axtree"``), several times
+        cheaper per step."""
+        if self.set_of_marks:
+            return "full"
+        return "dom" if self.html is not None or not self.full_page else "axtree"
 
     def wrap(self, env: gym.Env) -> gym.Wrapper:
         if self.html is not None:
@@ -148,7 +150,7 @@ def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any
     """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers.
 
     ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get
-    screenshots and the DOM snapshot.
+    screenshots (and the DOM snapshot).
     """
     import envs
 

@@ -24,10 +24,10 @@ class ReferenceOracle:
     """
 
     def __init__(self, task_id: int, preset: str, render: Callable[[str], str], wrong_answer: str | None = None):
-        from envs.local.registry import load_solutions
+        from envs.local.registry import load_solution
         from wrappers.presets import PRESETS
 
-        self.solution = load_solutions()[task_id]
+        self.solution = load_solution(task_id)
         self.actions = PRESETS[preset].actions
         self.render = render
         self.wrong_answer = wrong_answer

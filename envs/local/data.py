@@ -105,6 +105,15 @@ def _scratch_target(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
+def change_counter(db_path: str | Path) -> bytes | None:
+    """The database file's change counter (header bytes 24-27), which every committed write transaction
+    changes in the rollback-journal mode the sites use. None for a database in WAL mode (header bytes
+    18-19 are 2), whose commits leave the main file's counter alone: nothing can be told from it."""
+    with open(db_path, "rb") as db:
+        header = db.read(28)
+    return header[24:28] if header[18:20] == b"\x01\x01" else None
+
+
 def dump(db_path: str | Path) -> bytes:
     """The database's full content as bytes (an opaque, picklable snapshot token)."""
     conn = sqlite3.connect(db_path, timeout=10)

@@ -31,6 +31,8 @@ from envs.local.sites import available_sites
 from envs.pool import IdlePool
 
 START_TIMEOUT_S = 30.0
+_PRISTINE = object()  # what LocalSites._content holds after a pristine copy
+HEALTH_TTL_S = 0.5  # a health check this recent stands for the server's health
 REUSE_ENV_VAR = "WEBARENA_GYM_REUSE_SITES"
 MAX_IDLE = 2
 
@@ -62,6 +64,11 @@ class LocalSites:
         self._proc: subprocess.Popen[str] | None = None
         self._urls: dict[str, str] = {}
         self._pristine: Path | None = None
+        # What the database holds (_PRISTINE or a snapshot token) and the file's change counter when it
+        # was known to hold it; while the counter is unchanged no transaction has written to the
+        # database, and a reset or a restore to that content has nothing to do.
+        self._content: tuple[object, bytes | None] | None = None
+        self._healthy_at = float("-inf")  # when the server last answered a health check
         # Login cookies clients obtained from this instance (per site). They stay valid as long as the
         # secret does, i.e. for the instance's whole life, so a later lessee reuses them.
         self.login_cookies: dict[str, list[dict]] = {}
@@ -86,7 +93,7 @@ class LocalSites:
         if self._dir is None:
             self._pristine = data.pristine_db()
             self._dir = Path(tempfile.mkdtemp(prefix="webarena-gym-local-"))
-            data.copy_db(self._pristine, self.db_path)
+            self._copy_pristine()
         self._spawn()
 
     def ensure_running(self) -> None:
@@ -98,14 +105,20 @@ class LocalSites:
             self._spawn()
 
     def is_alive(self) -> bool:
+        """The server process runs and answers; an answer within the last :data:`HEALTH_TTL_S` counts,
+        so the several checks of one reset (prepare, state reset, pool hand-over) cost one request."""
         if self._proc is None or self._proc.poll() is not None or not self._urls:
             return False
+        if time.monotonic() - self._healthy_at < HEALTH_TTL_S:
+            return True
         url = next(iter(self._urls.values())) + "/__health"
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
-                return response.status == 200
+                healthy = response.status == 200
         except OSError:
-            return False
+            healthy = False
+        self._healthy_at = time.monotonic() if healthy else float("-inf")
+        return healthy
 
     def close(self) -> None:
         """Stop the server and delete the instance's files. Idempotent."""
@@ -131,20 +144,43 @@ class LocalSites:
     # -- state -------------------------------------------------------------------------------------
 
     def reset_state(self) -> None:
-        """Put the pristine database back (and restart a dead server)."""
+        """Put the pristine database back (and restart a dead server). A database nothing has written
+        to since it was last made pristine (a parked instance's, at the next lease) is left as it is."""
         self.ensure_running()
-        assert self._pristine is not None
-        data.copy_db(self._pristine, self.db_path)
+        if not self._holds(_PRISTINE):
+            self._copy_pristine()
 
     def snapshot(self) -> bytes:
         """The whole database as an opaque, picklable token."""
         self.ensure_running()
-        return data.dump(self.db_path)
+        # The counter is read first: a write that slips in before the dump only costs a later restore
+        # of this token its shortcut, never its exactness.
+        counter = data.change_counter(self.db_path)
+        token = data.dump(self.db_path)
+        self._content = (token, counter)
+        return token
 
     def restore(self, token: bytes) -> None:
-        """Put back a database captured by :meth:`snapshot`."""
+        """Put back a database captured by :meth:`snapshot`. Nothing is written when the database still
+        holds exactly that token's content (the search methods restore the node they just left, and
+        most steps only read)."""
         self.ensure_running()
-        data.load(self.db_path, token)
+        if not self._holds(token):
+            data.load(self.db_path, token)
+            self._content = (token, data.change_counter(self.db_path))
+
+    def _holds(self, content: object) -> bool:
+        """Whether the database holds ``content`` (compared by value: a token may come back pickled)."""
+        if self._content is None:
+            return False
+        known, counter = self._content
+        same = known is content or (isinstance(known, bytes) and known == content)
+        return same and counter is not None and data.change_counter(self.db_path) == counter
+
+    def _copy_pristine(self) -> None:
+        assert self._pristine is not None
+        data.copy_db(self._pristine, self.db_path)
+        self._content = (_PRISTINE, data.change_counter(self.db_path))
 
     # -- process -----------------------------------------------------------------------------------
 

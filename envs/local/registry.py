@@ -157,3 +157,8 @@ def _solutions() -> dict[int, tuple[dict[str, Any], ...]]:
 def load_solutions() -> dict[int, list[dict[str, Any]]]:
     """Reference solution per task id: a list of steps (see :mod:`envs.local.reference`)."""
     return {task_id: [dict(step) for step in steps] for task_id, steps in _solutions().items()}
+
+
+def load_solution(task_id: int) -> list[dict[str, Any]]:
+    """The reference solution of one task (a fresh copy; :func:`load_solutions` copies every task's)."""
+    return [dict(step) for step in _solutions()[task_id]]

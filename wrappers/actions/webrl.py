@@ -66,7 +66,7 @@ class WebRLActions(BrowserCommands):
 
     Example::
 
-        env = WebRLActions(SimplifiedHTMLObservation(envs.make("webarena/local.0", obs_mode="full")))
+        env = WebRLActions(SimplifiedHTMLObservation(envs.make("webarena/local.0", obs_mode="dom")))
         obs, info = env.reset(seed=0)          # info["commands"]: the actions enabled for this task
         obs, reward, terminated, truncated, info = env.step('do(action="Click", element="22")')
     """

@@ -12,7 +12,7 @@
 
 Both texts cover the full page, not only the viewport, and start with the dialog lines every text
 observation of this project starts with. The page comes from BrowserGym's DOM snapshot, so the env must
-run in ``obs_mode="full"`` (the ``plan_and_act`` preset sets it).
+run in ``obs_mode="dom"`` or ``"full"`` (the ``plan_and_act`` preset sets ``"dom"``).
 
 How the page is simplified, and where that follows the released code or decides what it leaves open:
 
@@ -403,12 +403,12 @@ class SimplifiedHTMLObservation(ForwardsEnvCalls, gym.ObservationWrapper):
     """Adds ``obs["text"]`` (simplified HTML with ids), ``obs["text_no_ids"]`` and ``obs["text_tree"]``.
 
     Args:
-        env: a BrowserGym-style env in ``obs_mode="full"`` (its observations carry ``dom_object``).
+        env: a BrowserGym-style env in ``obs_mode="dom"`` or ``"full"`` (its observations carry ``dom_object``).
         config: what the simplification keeps (:class:`HTMLConfig`).
 
     Example::
 
-        env = SimplifiedHTMLObservation(envs.make("webarena/local.0", obs_mode="full"))
+        env = SimplifiedHTMLObservation(envs.make("webarena/local.0", obs_mode="dom"))
         obs, info = env.reset(seed=0)
         print(obs["text"])           # <html> <body> ... <a id="42">Orders</a> ...
         print(obs["text_no_ids"])    # the same page without ids, for a planner

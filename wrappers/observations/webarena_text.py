@@ -25,13 +25,13 @@ class WebArenaTextObservation(ForwardsEnvCalls, gym.ObservationWrapper):
     in ``obs_mode="axtree"`` has none, and then the whole page is shown (with a warning).
 
     Args:
-        env: a BrowserGym-style env in ``obs_mode="full"``.
+        env: a BrowserGym-style env in ``obs_mode="dom"`` or ``"full"``.
         viewport_only: keep only the elements inside the viewport (WebArena's agent saw that).
         max_lines: keep the first lines only (the "reduced actions" ablation row used 500); None keeps all.
 
     Example::
 
-        env = WebArenaTextObservation(envs.make("webarena/local.0", obs_mode="full"))
+        env = WebArenaTextObservation(envs.make("webarena/local.0", obs_mode="dom"))
         obs, info = env.reset(seed=0)
         print(obs["text"])                     # "[12] link 'My Account'" ...
     """
