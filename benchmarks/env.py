@@ -157,13 +157,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 _Contender("WebArenaEnv axtree", lambda: _checked(ours["axtree"].step(action["axtree"]))),
                 _Contender("floor (click + AX tree)", floor_step),
             ]
-            for contender in contenders:  # warm-up, untimed
-                _timed(contender)
-            for contender in contenders:
-                contender.samples.clear()
-            for _ in range(rounds):
-                for contender in contenders:
-                    contender.samples.append(_timed(contender))
+            _interleave(contenders, rounds)
         finally:
             install_speedups()
             for env in envs:
@@ -213,13 +207,7 @@ def largest_page_rows(rounds: int) -> list[dict[str, Any]]:
             _Contender("WebArenaEnv axtree", lambda: _checked(env.step(f"click('{boxes[row]}')"))),
             _Contender("floor (click + AX tree)", floor_step),
         ]
-        for contender in contenders:  # warm-up, untimed
-            _timed(contender)
-        for contender in contenders:
-            contender.samples.clear()
-        for _ in range(rounds):
-            for contender in contenders:
-                contender.samples.append(_timed(contender))
+        _interleave(contenders, rounds)
         floor_context.close()
     finally:
         env.close()
@@ -238,6 +226,16 @@ def _checked(transition: tuple) -> None:
     error = transition[0]["last_action_error"]
     if error:
         raise RuntimeError(f"benchmark action failed: {error}")
+
+
+def _interleave(contenders: list[_Contender], rounds: int) -> None:
+    """One untimed warm-up step each, then ``rounds`` rounds taking the contenders in turn, so that a
+    busy moment of the machine falls on all of them alike."""
+    for contender in contenders:
+        _timed(contender)
+    for _ in range(rounds):
+        for contender in contenders:
+            contender.samples.append(_timed(contender))
 
 
 def _timed(contender: _Contender) -> float:

@@ -53,6 +53,22 @@ def _labels(classes: list[dict[str, Any]]) -> tuple[str, ...]:
     return (*(c["label"] for c in classes), "Other")
 
 
+def _classify(
+    run: Run, role: str, key: str, messages: list[dict[str, Any]], site_classes: list[dict[str, Any]]
+) -> tuple[str, str, dict[str, Any]] | None:
+    """The teacher's class for one item (label, reasoning, provenance); None once it gave up, which is
+    recorded as a rejection so that ``--resume`` does not ask again."""
+    prov = run.teacher.provenance(role, derive_seed(run.cfg.seed, key))
+    try:
+        (label, reasoning), _ = run.teacher.ask(
+            role, messages, lambda t: parse_classification(t, _labels(site_classes))
+        )
+    except TeacherGaveUp as gave_up:
+        run.reject(4, key, gave_up, prov)
+        return None
+    return label, reasoning, prov
+
+
 def check_study(run: Run, study: Path) -> list[EpisodeResult]:
     """The validation study's finished episodes, after checking it ran no evaluated task."""
     manifest = StudyStore(study).read_manifest()
@@ -93,15 +109,10 @@ def classify_failures(run: Run, classes: dict[str, list[dict[str, Any]]]) -> Non
             return
         plans, actions, answer = _episode_view(traj)
         messages = prompts.episode_classifier_messages(result.site_group, site_classes, intent, plans, actions, answer)
-        prov = teacher.provenance("failure_classifier", derive_seed(cfg.seed, key))
-        try:
-            (label, reasoning), _ = teacher.ask(
-                "failure_classifier", messages, lambda t: parse_classification(t, _labels(site_classes))
-            )
-        except TeacherGaveUp as gave_up:
-            run.reject(4, key, gave_up, prov)
-            return
-        store.append([{**base, "intent": intent, "label": label, "reasoning": reasoning, "teacher": prov}])
+        verdict = _classify(run, "failure_classifier", key, messages, site_classes)
+        if verdict is not None:
+            label, reasoning, prov = verdict
+            store.append([{**base, "intent": intent, "label": label, "reasoning": reasoning, "teacher": prov}])
 
     with_classes = [r for r in failed if classes.get(r.site_group)]
     sample = [prompts.episode_classifier_messages("site", classes.get("gitlab", []), "t", ["p"], ["a"] * 10, "")]
@@ -125,7 +136,7 @@ def training_points(run: Run) -> list[dict[str, Any]]:
 
 
 def classify_points(run: Run, active: dict[str, list[dict[str, Any]]]) -> None:
-    cfg, teacher = run.cfg, run.teacher
+    teacher = run.teacher
     store = run.store("classified")
     done = {r["key"] for r in store.load()} | {r["key"] for r in run.rejected(4).load()}
     todo = [p for p in training_points(run) if active.get(p["site"]) and f"c|{p['key']}" not in done]
@@ -134,16 +145,11 @@ def classify_points(run: Run, active: dict[str, list[dict[str, Any]]]) -> None:
         key = f"c|{point['key']}"
         site_classes = active[point["site"]]
         messages = prompts.training_classifier_messages(point["site"], site_classes, point["intent"], point["plan"])
-        prov = teacher.provenance("classifier", derive_seed(cfg.seed, key))
-        try:
-            (label, reasoning), _ = teacher.ask(
-                "classifier", messages, lambda t: parse_classification(t, _labels(site_classes))
-            )
-        except TeacherGaveUp as gave_up:
-            run.reject(4, key, gave_up, prov)
-            return
-        record = {"key": key, "point": point["key"], "site": point["site"], "label": label, "reasoning": reasoning}
-        store.append([{**record, "teacher": prov}])
+        verdict = _classify(run, "classifier", key, messages, site_classes)
+        if verdict is not None:
+            label, reasoning, prov = verdict
+            record = {"key": key, "point": point["key"], "site": point["site"], "label": label, "reasoning": reasoning}
+            store.append([{**record, "teacher": prov}])
 
     sample = [
         prompts.training_classifier_messages(p["site"], active[p["site"]], p["intent"], p["plan"]) for p in todo[:3]
