@@ -8,7 +8,7 @@ import pytest
 from browsergym.core.observation import extract_merged_axtree
 
 from envs import browser, playwright_patches
-from envs.extraction import AXTreeReader, focused_element_bid, mark_elements, marking_script, unmark
+from envs.extraction import AXTreeReader, PageSessions, focused_element_bid, mark_elements, marking_script, unmark
 
 PAGE = """<!doctype html><html><body>
 <button aria-description="adds to cart" id="add">Add</button>
@@ -105,7 +105,7 @@ def test_ax_reader_matches_browsergym_on_a_single_frame_page(page):
     try:
         single.set_content("<h1>Shop</h1><a href='#x' aria-description='go'>Link</a><input aria-label='Name'>")
         mark_elements(single, with_visibility=False)
-        reader = AXTreeReader()
+        reader = AXTreeReader(PageSessions())
         ours, theirs = reader.read(single), extract_merged_axtree(single)
         assert ours == theirs
         assert {n["browsergym_id"] for n in ours["nodes"] if "browsergym_id" in n}
