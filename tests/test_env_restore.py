@@ -177,11 +177,12 @@ def test_a_popup_tab_is_not_reused_and_extra_tabs_close(make_env, static_sites):
     obs, _ = env.reset(seed=0)
     first = env.page
     obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Outside tab')}')")  # opens a second tab
-    for _ in range(20):  # the new tab may be reported after the click's observation
-        if len(obs["open_pages_urls"]) == 2:
+    both = (f"{shop}/index.html", f"{other}/secret.html")
+    for _ in range(50):  # the new tab may be reported, or reach its page, after the click's observation
+        if obs["open_pages_urls"] == both:
             break
         obs, *_ = env.step("noop(100)")
-    assert obs["open_pages_urls"] == (f"{shop}/index.html", f"{other}/secret.html")
+    assert obs["open_pages_urls"] == both
     two_tabs = env.snapshot()
     obs, _ = env.restore(two_tabs)  # the popup keeps its opener in place, so the tabs are replaced
     assert env.page is not first and obs["open_pages_urls"] == two_tabs.tab_urls
