@@ -123,9 +123,25 @@ def test_study_report_lines_up_local_and_real_results_per_template(tmp_path: Pat
     assert row["results"]["reference"]["webarena"] == {"mean": 0.0, "stderr": 0.0, "n_tasks": len(real)}
     table = template_table(summary).markdown()
     assert f"| {template} | " in table and f"100.0 ± 0.0 (n={len(local)})" in table
+    assert "(webarena)" in table and "(local)" in table
     report = build_report(study)
     assert (report / "by_template.csv").read_text().count("\n") == 2
     assert "Success by WebArena template" in (report / "index.html").read_text()
+
+
+def test_a_local_study_shows_no_empty_webarena_columns_per_template(tmp_path: Path):
+    template = registry.webarena_template_id(LINKED[0])
+    local = tasksets.resolve(f"local:webarena_template={template}")
+    study = compare(
+        [PolicySpec("reference", label="reference")],
+        local,
+        tmp_path / "s",
+        runner=_outcome,
+        n_workers=1,
+        progress=False,
+    )
+    table = template_table(summarize(study)).markdown()
+    assert "reference (local)" in table and "(webarena)" not in table and "(n=0)" not in table
 
 
 def test_by_template_groups_only_webarena_and_local_tasks():

@@ -393,10 +393,13 @@ def template_table(summary: dict[str, Any]) -> Table | None:
     if not summary.get("by_template"):
         return None
     labels = [p["label"] for p in summary["manifest"]["policies"]]
-    header_ = ["Template", "Intent template"] + [f"{label} ({suite})" for label in labels for suite in TEMPLATE_SUITES]
+    rows = summary["by_template"]
+    # a suite the study did not run (no real task in a local study, say) would only add empty columns
+    suites = [s for s in TEMPLATE_SUITES if any(r["results"][label][s]["n_tasks"] for r in rows for label in labels)]
+    header_ = ["Template", "Intent template"] + [f"{label} ({suite})" for label in labels for suite in suites]
     body = []
-    for row in summary["by_template"]:
-        rates = [Rate(**row["results"][label][suite]) for label in labels for suite in TEMPLATE_SUITES]
+    for row in rows:
+        rates = [Rate(**row["results"][label][suite]) for label in labels for suite in suites]
         body.append([str(row["template"]), row["intent_template"]] + [f"{r.cell()} (n={r.n_tasks})" for r in rates])
     note = (
         "Success rate in % ± standard error over the template's tasks (n); local tasks count under the WebArena "
