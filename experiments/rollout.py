@@ -294,8 +294,13 @@ def _error_kind(exc: BaseException) -> str | None:
     if isinstance(exc, SitesUnavailableError):
         return "sites"
     browser = playwright.sync_api.Error | EpisodeError
-    if isinstance(exc, browser) or isinstance(exc.__cause__, browser):
-        return "browser"
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:  # raised from, or while handling, a browser error
+        if isinstance(link, browser):
+            return "browser"
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
     return None
 
 

@@ -170,7 +170,7 @@ def test_a_site_server_that_died_before_the_evaluation_makes_the_episode_an_erro
 
 def test_a_browser_that_died_under_an_episode_makes_it_an_error_and_the_next_one_runs(tmp_path):
     result = run_job(job(tmp_path, "a"), build_policy=lambda _: KillsThenAnswers(driver_pids))
-    assert result.status == "error" and result.error_kind == "browser" and BROWSER_DIED in result.err_msg
+    assert result.status == "error" and result.error_kind == "browser" and BROWSER_DIED in result.err_msg, result
     after = run_job(job(tmp_path, "b", "reference"))
     assert (after.status, after.reward) == ("done", 1.0)
 

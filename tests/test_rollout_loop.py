@@ -460,3 +460,19 @@ def test_a_search_tree_is_recorded(envs):
     assert traj.tree["final_path"] == [0, 1] and traj.tree["nodes"][1]["label"] == "open hats"
     assert traj.tree["nodes"][0]["state"] == "snap0"
     validate(traj.to_dict())
+
+
+def test_an_error_raised_while_handling_a_browser_error_is_a_browser_error():
+    """A wrapper that trips over a dead browser's observation still names the browser as what failed."""
+    import playwright.sync_api
+
+    from experiments.rollout import _error_kind
+
+    try:
+        try:
+            raise playwright.sync_api.Error("Target page, context or browser has been closed")
+        except playwright.sync_api.Error:
+            raise KeyError("axtree_object")  # noqa: B904 - the implicit context is what is tested
+    except KeyError as exc:
+        assert _error_kind(exc) == "browser"
+    assert _error_kind(KeyError("axtree_object")) is None
