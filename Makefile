@@ -15,7 +15,7 @@ test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/python -m pytest -q -rfE
+	$(VENV)/bin/python -P -m pytest -q -rfE  # -P: the checkout is not on the import path, as for a user
 
 bench: setup
-	$(VENV)/bin/python -m benchmarks
+	$(VENV)/bin/python -m webarena_gym.benchmarks

@@ -1,7 +1,7 @@
-"""``python -m benchmarks``: run the benchmarks (see :mod:`benchmarks.run`)."""
+"""``python -m webarena_gym.benchmarks``: run the benchmarks (see :mod:`benchmarks.run`)."""
 
 import sys
 
-from benchmarks.run import main
+from webarena_gym.benchmarks.run import main
 
 sys.exit(main())

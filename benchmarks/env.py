@@ -109,9 +109,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     from browsergym.core.env import BrowserEnv
     from browsergym.core.task import OpenEndedTask
 
-    from envs.env import WebArenaEnv
-    from envs.playwright_patches import install_launch_patch, install_speedups, remove_speedups
-    from envs.sites import FixedSiteHost
+    from webarena_gym.envs.env import WebArenaEnv
+    from webarena_gym.envs.playwright_patches import install_launch_patch, install_speedups, remove_speedups
+    from webarena_gym.envs.sites import FixedSiteHost
 
     rounds = 6 if quick else 25
     install_launch_patch()  # plain BrowserGym cannot find this machine's Chromium otherwise
@@ -173,8 +173,8 @@ def largest_page_rows(rounds: int) -> list[dict[str, Any]]:
     """The AX-tree step against its floor on the local suite's largest page, interleaved."""
     from urllib.parse import urlsplit
 
-    import envs
-    from envs.env import WebArenaEnv
+    from webarena_gym import envs
+    from webarena_gym.envs.env import WebArenaEnv
 
     env = envs.make(f"webarena/local.{LARGEST_PAGE_TASK}", obs_mode="axtree", max_episode_steps=None)
     base = env.unwrapped  # the floor is measured on the env's own browser, beside the env's step
@@ -239,7 +239,7 @@ def _interleave(contenders: list[_Contender], rounds: int) -> None:
 
 
 def _timed(contender: _Contender) -> float:
-    from envs.playwright_patches import install_speedups, remove_speedups
+    from webarena_gym.envs.playwright_patches import install_speedups, remove_speedups
 
     if contender.plain:
         remove_speedups()

@@ -13,7 +13,7 @@
   links to, flattened with BrowserGym's ``flatten_axtree_to_str`` and counted in cl100k tokens.
 Targets (issues 3 and 21): reset <= 1 s median, restore <= 0.3 s median and >= 10x faster than reset + replay(10),
 typical full pages in the thousands of tokens.
-Run: ``python -m benchmarks.local [--quick]``.
+Run: ``python -m webarena_gym.benchmarks.local [--quick]``.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ def _walk_action(obs: dict, step: int) -> str:
 
 def _restore_medians(obs_mode: str, rounds: int) -> dict[str, Any]:
     """Reset, exact restore (three ways) and reset + replay of one env in ``obs_mode``, medians in s."""
-    import envs
-    from envs.env import WebArenaEnv
-    from envs.sites import origin
+    from webarena_gym import envs
+    from webarena_gym.envs.env import WebArenaEnv
+    from webarena_gym.envs.sites import origin
 
     env = envs.make(f"webarena/local.{RESET_TASK}", judge_mock="correct", obs_mode=obs_mode)
     try:
@@ -188,7 +188,7 @@ def reset_and_restore_rows(quick: bool) -> list[dict[str, Any]]:
 def page_size_rows(quick: bool) -> list[dict[str, Any]]:
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from benchmarks.wrappers import cl100k, local_pages
+    from webarena_gym.benchmarks.wrappers import cl100k, local_pages
 
     encoding = cl100k()
     tokens: dict[str, list[tuple[int, str]]] = defaultdict(list)

@@ -10,7 +10,7 @@ real observation is counted without them too, so both sides count the same kind 
 where its real figure comes from; a type whose real figure has not been obtained says so instead of
 giving a ratio. Target: 0.7-1.3x the real page. Reset and exact restore are measured
 with the suite's current data by the local benchmark's own routine.
-Run: ``python -m benchmarks.pages [--quick]``.
+Run: ``python -m webarena_gym.benchmarks.pages [--quick]``.
 """
 
 from __future__ import annotations
@@ -128,10 +128,10 @@ def measure_pages() -> list[dict[str, Any]]:
     """Rows: local tokens per page, with the real figure and the ratio where one is known."""
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from benchmarks.support.axtree_capture import capture_axtree
-    from benchmarks.wrappers import cl100k
-    from envs.browser import acquire_playwright, release_playwright
-    from envs.local.host import LocalSiteHost
+    from webarena_gym.benchmarks.support.axtree_capture import capture_axtree
+    from webarena_gym.benchmarks.wrappers import cl100k
+    from webarena_gym.envs.browser import acquire_playwright, release_playwright
+    from webarena_gym.envs.local.host import LocalSiteHost
 
     enc = cl100k()
     sites = sorted({t.site for t in PAGE_TYPES})
@@ -184,7 +184,7 @@ def _rows(kind: PageType, path: str, full: int, comparable: int) -> list[dict[st
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    from benchmarks.local import reset_and_restore_rows
+    from webarena_gym.benchmarks.local import reset_and_restore_rows
 
     return measure_pages() + reset_and_restore_rows(quick)
 

@@ -12,7 +12,7 @@ token counting with images, recording) and the tree bookkeeping. It is measured 
 the episode minus the time of its ``handle.step`` calls, divided by the iterations, after a warm-up
 episode. Target (issue 17): at most 0.5 s per iteration on the local suite, small against any real
 model's latency (several seconds per call, about ten calls per iteration).
-Run: ``python -m benchmarks.plan_mcts [--quick]``.
+Run: ``python -m webarena_gym.benchmarks.plan_mcts [--quick]``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ OPERATOR = (
 
 
 def _script() -> Any:
-    from llm import Script, text_of
+    from webarena_gym.llm import Script, text_of
 
     micro_calls = [0]
 
@@ -78,8 +78,8 @@ class _CpuTimedHandle:
 
 
 def _episode(task_id: int) -> dict[str, float]:
-    from experiments.rollout import run_episode
-    from policies import make_policy
+    from webarena_gym.experiments.rollout import run_episode
+    from webarena_gym.policies import make_policy
 
     policy = make_policy("plan_mcts", script=_script(), model="gpt-4o", early_stop=False)
     act, cpu = policy.act, {"act": 0.0, "steps": 0.0}

@@ -9,7 +9,7 @@ observation tokens per step (what the report's table counts, as AgentOccam's Tab
 sites: compare orders of magnitude).
 AgentOccam is measured the same way when it is registered (its answers in its output fields).
 Target (issue 5): at most 10 ms of policy overhead per step.
-Run: ``python -m benchmarks.policies [--quick]``.
+Run: ``python -m webarena_gym.benchmarks.policies [--quick]``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ PAPER_OBS_TOKENS = {"react": 2210.2, "agentoccam": 2930.9}  # Table 4, "All" col
 
 
 def _react_answer(command: str) -> str:
-    from policies.react import ANSWER_PHRASE
+    from webarena_gym.policies.react import ANSWER_PHRASE
 
     return f"The page shows the way forward. {ANSWER_PHRASE} ```{command}```"
 
@@ -49,11 +49,11 @@ RENDER = {"react": _react_answer, "agentoccam": _agentoccam_answer}
 def _with_reference(name: str, task_id: int, cpu: list[float]) -> Any:
     """Policy ``name`` whose scripted actor answers with the task's reference steps in its format;
     the CPU time of each ``act`` is appended to ``cpu`` (wall time is inflated on a loaded machine)."""
-    from benchmarks.support.oracle import ReferenceOracle
-    from llm import Script
-    from policies import make_policy
-    from policies.agentoccam.policy import AgentOccamPolicy
-    from policies.react import ReActPolicy
+    from webarena_gym.benchmarks.support.oracle import ReferenceOracle
+    from webarena_gym.llm import Script
+    from webarena_gym.policies import make_policy
+    from webarena_gym.policies.agentoccam.policy import AgentOccamPolicy
+    from webarena_gym.policies.react import ReActPolicy
 
     policy = make_policy(name, script=Script({}))
     assert isinstance(policy, (ReActPolicy, AgentOccamPolicy))  # the two policies of RENDER
@@ -75,7 +75,7 @@ def _with_reference(name: str, task_id: int, cpu: list[float]) -> Any:
 
 def _warm_up() -> None:
     """Import litellm and run its call path once, so the first measured step is not the import."""
-    from llm import LLM, Script
+    from webarena_gym.llm import LLM, Script
 
     LLM("gpt-4-turbo", script=Script({"actor": ["ok"]})).complete("actor", [{"role": "user", "content": "hi"}])
 
@@ -86,7 +86,7 @@ def _ms(values: list[float]) -> tuple[float, float]:
 
 
 def _measure(name: str, tasks: tuple[int, ...]) -> list[dict[str, Any]]:
-    from experiments.rollout import run_episode
+    from webarena_gym.experiments.rollout import run_episode
 
     act: list[float] = []
     env: list[float] = []
@@ -162,7 +162,7 @@ def _measure(name: str, tasks: tuple[int, ...]) -> list[dict[str, Any]]:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    from policies import available_policies
+    from webarena_gym.policies import available_policies
 
     tasks = QUICK_TASKS if quick else FULL_TASKS
     _warm_up()

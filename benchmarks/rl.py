@@ -29,7 +29,7 @@ QUICK = {"steps": 140, "n_envs": 7, "eval_episodes": 5, "throughput_steps": 8}
 
 
 def learning_rows(budget: dict[str, int]) -> list[dict[str, Any]]:
-    from experiments.rl import TrainConfig, train
+    from webarena_gym.experiments.rl import TrainConfig, train
 
     config = TrainConfig(
         tasks=TASKS,
@@ -78,7 +78,7 @@ def throughput(n_envs: int, vector_steps: int, task: str = "miniwob/click-button
     """Env steps per second with random unmasked actions (resets included), after a warm-up reset."""
     import gymnasium as gym
 
-    from wrappers.numeric import numeric_env_fns
+    from webarena_gym.wrappers.numeric import numeric_env_fns
 
     rng = np.random.default_rng(0)
     fns = numeric_env_fns([task], n_envs)

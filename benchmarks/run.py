@@ -1,4 +1,4 @@
-"""The benchmark runner: ``python -m benchmarks [--quick] [--only NAME] [--out FILE]`` (``make bench``).
+"""The benchmark runner: ``python -m webarena_gym.benchmarks [--quick] [--only NAME] [--out FILE]`` (``make bench``).
 
 Every module ``benchmarks/<name>.py`` (this package, except the runner and ``support``) exposes
 ``run(quick: bool) -> list[dict]``; each row has ``name``, ``value``, ``unit``, ``target`` and ``note``.
@@ -23,13 +23,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import benchmarks
+from webarena_gym import benchmarks
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 _SECTION = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->\n", re.S)
 _HEADER = (
     "# Benchmarks\n\n"
-    "Written by `python -m benchmarks` (one section per module of `benchmarks/`; "
+    "Written by `python -m webarena_gym.benchmarks` (one section per module of `benchmarks/`; "
     "`--only NAME` re-runs one and keeps the others). Each section names the machine it ran on.\n\n"
 )
 
@@ -69,7 +69,7 @@ def machine() -> str:
         except importlib.metadata.PackageNotFoundError:
             continue
     try:
-        from envs.browser import find_chromium
+        from webarena_gym.envs.browser import find_chromium
 
         chromium = find_chromium()
         if chromium:
@@ -84,14 +84,14 @@ def machine() -> str:
 
 
 def run_module(name: str, quick: bool) -> list[dict[str, Any]]:
-    module = importlib.import_module(f"benchmarks.{name}")
+    module = importlib.import_module(f"{benchmarks.__name__}.{name}")
     return list(module.run(quick=quick))
 
 
 def describe(name: str) -> str:
     """What a benchmark measures: its module docstring."""
     try:
-        return (importlib.import_module(f"benchmarks.{name}").__doc__ or "").strip()
+        return (importlib.import_module(f"{benchmarks.__name__}.{name}").__doc__ or "").strip()
     except ImportError:
         return ""
 
@@ -135,7 +135,7 @@ def write_report(out: Path, sections: dict[str, str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m webarena_gym.benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="run only this benchmark (repeatable); default: all")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown file to update")

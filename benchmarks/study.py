@@ -26,7 +26,7 @@ workers are forked from, in MB (10^6 bytes), sampled every 0.5 s while the study
 shared pages between the processes sharing them, so the sums do not double count.
 Targets (issues 6 and 21): CPU per episode at most 0.7x main's before issue 21; each worker <= 400 MB
 PSS at 2 workers.
-Run: ``python -m benchmarks.study [--quick]``.
+Run: ``python -m webarena_gym.benchmarks.study [--quick]``.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmarks.support.procs import children_map, process_table, tree_cpu_s
-from envs.browser import REUSE_BROWSER_ENV_VAR
-from envs.local.launcher import REUSE_ENV_VAR
-from experiments.compare import EpisodeJob, PolicySpec, run_job
-from experiments.store import EpisodeResult
+from webarena_gym.benchmarks.support.procs import children_map, process_table, tree_cpu_s
+from webarena_gym.envs.browser import REUSE_BROWSER_ENV_VAR
+from webarena_gym.envs.local.launcher import REUSE_ENV_VAR
+from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, run_job
+from webarena_gym.experiments.store import EpisodeResult
 
 SITES = ("shopping", "wikipedia")
 SEEDS = (0, 1)
@@ -65,8 +65,8 @@ _NOT_AGENTOCCAM = {"goto", "go_forward"}  # reference steps AgentOccam's command
 def study_tasks(per_site: int) -> list:
     """The first ``per_site`` single-site local tasks of each site that AgentOccam's commands can
     solve by their reference solution, interleaved by site."""
-    from envs.local import registry
-    from experiments import tasksets
+    from webarena_gym.envs.local import registry
+    from webarena_gym.experiments import tasksets
 
     solutions = registry.load_solutions()
 
@@ -81,10 +81,10 @@ def study_tasks(per_site: int) -> list:
 
 def scripted_agentoccam(job: EpisodeJob):
     """AgentOccam whose every LLM call answers at once with the task's next reference step."""
-    from benchmarks.support.oracle import ReferenceOracle
-    from llm import Script
-    from policies import make_policy
-    from policies.agentoccam.text import actor_answer
+    from webarena_gym.benchmarks.support.oracle import ReferenceOracle
+    from webarena_gym.llm import Script
+    from webarena_gym.policies import make_policy
+    from webarena_gym.policies.agentoccam.text import actor_answer
 
     oracle = ReferenceOracle(job.task.task_id, "agentoccam", actor_answer)
     return oracle.attach(make_policy("agentoccam", script=Script({"actor": [oracle] * 40})))
@@ -200,8 +200,8 @@ def _reuse(enabled: bool) -> Iterator[None]:
 def run_study(tasks: list, n_workers: int, reuse: bool = True, sample_memory: bool = False) -> dict[str, Any]:
     """One study; its throughput and success count, and with ``sample_memory`` its per-worker memory
     (sampling reads every worker's page tables, so throughput is timed in studies without it)."""
-    from experiments.compare import compare
-    from experiments.store import StudyStore
+    from webarena_gym.experiments.compare import compare
+    from webarena_gym.experiments.store import StudyStore
 
     memory = MemorySampler()
     with tempfile.TemporaryDirectory(prefix="webarena-gym-bench-study-") as tmp, _reuse(reuse):
@@ -262,7 +262,7 @@ def _start_fork_server() -> None:
     """Start the workers' fork server before any timed study, so no study pays its one-off start."""
     import multiprocessing.forkserver
 
-    from experiments.executors import worker_context
+    from webarena_gym.experiments.executors import worker_context
 
     if worker_context().get_start_method() == "forkserver":
         multiprocessing.forkserver.ensure_running()

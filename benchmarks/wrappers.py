@@ -8,7 +8,7 @@ reachable, aligned tokens at most 0.35x BrowserGym's ``flatten_axtree_to_str`` o
 page, at most 5 ms median per page. Then every page of the local suite (each site's main page plus
 the first pages it links to, captured from a real Chromium) and the hand-written captured pages:
 tokens at most 0.5x, time. Tokens are GPT-2's, the tokenizer AgentOccam counted with.
-Run: ``python -m benchmarks.wrappers [--quick]``.
+Run: ``python -m webarena_gym.benchmarks.wrappers [--quick]``.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ def local_pages(links_per_site: int = 4) -> Iterator[CapturedPage]:
     the crawl sees what an agent sees. Yields nothing when the local suite has no site yet; starts
     its own servers and browser and stops them when the iteration ends.
     """
-    from envs.browser import acquire_playwright, release_playwright
-    from envs.local.host import LocalSiteHost
-    from envs.local.sites import available_sites
+    from webarena_gym.envs.browser import acquire_playwright, release_playwright
+    from webarena_gym.envs.local.host import LocalSiteHost
+    from webarena_gym.envs.local.sites import available_sites
 
     sites = available_sites()
     if not sites:
@@ -98,7 +98,7 @@ def local_pages(links_per_site: int = 4) -> Iterator[CapturedPage]:
 
 
 def _crawl(page: Any, urls: dict[str, str], links_per_site: int) -> Iterator[CapturedPage]:
-    from benchmarks.support.axtree_capture import capture_axtree
+    from webarena_gym.benchmarks.support.axtree_capture import capture_axtree
 
     for site, base in urls.items():
         page.goto(base, wait_until="load")
@@ -118,8 +118,8 @@ def captured_pages() -> Iterator[CapturedPage]:
 def _timed(axtree_object: dict[str, Any], repeats: int) -> tuple[list[float], list[float], float]:
     """CPU times of the whole observation (build, passes, rendering), wall-clock times, and the share
     of the CPU time spent building the tree."""
-    from wrappers.observations.agentoccam import process_axtree
-    from wrappers.observations.axtree import build_tree
+    from webarena_gym.wrappers.observations.agentoccam import process_axtree
+    from webarena_gym.wrappers.observations.axtree import build_tree
 
     cpu, wall, build = [], [], 0.0
     for _ in range(repeats):
@@ -138,8 +138,8 @@ def measure(pages: list[CapturedPage], repeats: int) -> list[dict[str, Any]]:
     the wrapper's median time per page."""
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from llm.tokens import gpt2_encoding
-    from wrappers.observations.agentoccam import ObsConfig, process_axtree
+    from webarena_gym.llm.tokens import gpt2_encoding
+    from webarena_gym.wrappers.observations.agentoccam import ObsConfig, process_axtree
 
     enc = gpt2_encoding()
     unaligned = ObsConfig.none(max_lines=10**9)
@@ -203,11 +203,11 @@ def measure_large_pages(seeds: int, repeats: int) -> list[dict[str, Any]]:
 
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from benchmarks.support.alignment import unreachable, word_retention
-    from benchmarks.support.pages import PAGE_TYPES, generate
-    from llm.tokens import gpt2_encoding
-    from wrappers.observations.agentoccam import process_axtree
-    from wrappers.observations.axtree import INTERACTIVE_ROLES
+    from webarena_gym.benchmarks.support.alignment import unreachable, word_retention
+    from webarena_gym.benchmarks.support.pages import PAGE_TYPES, generate
+    from webarena_gym.llm.tokens import gpt2_encoding
+    from webarena_gym.wrappers.observations.agentoccam import process_axtree
+    from webarena_gym.wrappers.observations.axtree import INTERACTIVE_ROLES
 
     enc = gpt2_encoding()
     id_of_static = re.compile(r"^(\t*)(\S+) \[\w+\]", re.M)

@@ -1,6 +1,6 @@
 """WebArena and MiniWoB++ tasks as Gymnasium environments (see docs/design.md).
 
-``import envs`` registers ``webarena/<task_id>`` (the 812 real tasks), ``webarena-lite/<task_id>`` (the 165
+``import webarena_gym`` registers ``webarena/<task_id>`` (the 812 real tasks), ``webarena-lite/<task_id>`` (the 165
 WebArena-Lite tasks), ``webarena/local.<task_id>`` (the embedded suite) and ``miniwob/<task>`` (MiniWoB++);
 ``envs.make(env_id, **kwargs)`` is ``gym.make`` after registration.
 """
@@ -21,7 +21,7 @@ def shutdown() -> None:
     """Close what this process keeps for later environments (idle browsers, idle site servers); the
     Playwright driver stops with the last browser. Entry points call it when they finish, so a clean
     end does not depend on the order of exit hooks (litellm's fails while a driver still runs)."""
-    for module, pool in (("envs.local.launcher", "POOL"), ("envs.browser", "BROWSERS")):
+    for module, pool in (("webarena_gym.envs.local.launcher", "POOL"), ("webarena_gym.envs.browser", "BROWSERS")):
         loaded = sys.modules.get(module)
         if loaded is not None:
             getattr(loaded, pool).shutdown()

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from envs import playwright_patches
-from envs.bgym import current_shared_playwright, get_shared_playwright, set_shared_playwright
-from envs.pool import IdlePool
+from webarena_gym.envs import playwright_patches
+from webarena_gym.envs.bgym import current_shared_playwright, get_shared_playwright, set_shared_playwright
+from webarena_gym.envs.pool import IdlePool
 
 logger = logging.getLogger(__name__)
 

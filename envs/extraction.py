@@ -45,7 +45,7 @@ from browsergym.core.observation import (
 )
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
-from envs.bgym import remove_aria_marks
+from webarena_gym.envs.bgym import remove_aria_marks
 
 logger = logging.getLogger(__name__)
 

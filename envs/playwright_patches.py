@@ -69,7 +69,7 @@ def install_launch_patch() -> None:
     @functools.wraps(original)
     def launch(self, *args, **kwargs):
         if self.name == "chromium":
-            from envs.browser import launch_options
+            from webarena_gym.envs.browser import launch_options
 
             defaults = launch_options(kwargs.get("args"), headless=kwargs.get("headless", True) is not False)
             kwargs["args"] = defaults["args"]

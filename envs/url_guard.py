@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import playwright.sync_api
 
-from envs.sites import origin
+from webarena_gym.envs.sites import origin
 
 logger = logging.getLogger(__name__)
 

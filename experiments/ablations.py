@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.compare import PolicySpec
+from webarena_gym.experiments.compare import PolicySpec
 
 
 @dataclass(frozen=True)

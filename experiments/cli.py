@@ -30,7 +30,7 @@ class UsageError(ValueError):
 def _policy_spec(text: str, model: str | None, max_steps: int | None = None):
     """`name` or `name:key=value,key=value` -> PolicySpec; LLM policies get the study's model (and,
     from the demo, its decision budget ``max_steps``)."""
-    from experiments.compare import PolicySpec
+    from webarena_gym.experiments.compare import PolicySpec
 
     name, _, rest = text.partition(":")
     config: dict = {}
@@ -66,14 +66,14 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
 
 
 def _api_base(args: argparse.Namespace) -> str | None:
-    from llm import API_BASE_ENV_VAR
+    from webarena_gym.llm import API_BASE_ENV_VAR
 
     return getattr(args, "api_base", None) or os.environ.get(API_BASE_ENV_VAR) or None
 
 
 def _judge_with_the_model(args: argparse.Namespace, model: str | None, why: str) -> None:
     """Judge with the policies' model unless a judge model is given (flag or variable)."""
-    from envs.evaluation.judge import JUDGE_MODEL_ENV_VAR
+    from webarena_gym.envs.evaluation.judge import JUDGE_MODEL_ENV_VAR
 
     if model and not (args.judge_model or os.environ.get(JUDGE_MODEL_ENV_VAR)):
         args.judge_model = model
@@ -83,7 +83,7 @@ def _judge_with_the_model(args: argparse.Namespace, model: str | None, why: str)
 def _study_policies(args: argparse.Namespace) -> list:
     """The ``--policy`` specs, then the rows of the ``--ablation`` ladder (which also picks the evaluator
     its paper scored with unless ``--evaluator`` names one)."""
-    from experiments.ablations import EVALUATORS, ladder
+    from webarena_gym.experiments.ablations import EVALUATORS, ladder
 
     policies = [_policy_spec(p, args.model) for p in args.policy or ()]
     ablation = getattr(args, "ablation", None)
@@ -100,9 +100,9 @@ def _study_policies(args: argparse.Namespace) -> list:
 
 
 def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
-    from experiments.compare import StudyConfigError, StudyStopped, compare
-    from experiments.report import build_report
-    from llm.redaction import redact
+    from webarena_gym.experiments.compare import StudyConfigError, StudyStopped, compare
+    from webarena_gym.experiments.report import build_report
+    from webarena_gym.llm.redaction import redact
 
     api_base = _api_base(args)
     if api_base:  # WebArena's hosted judge is not on the user's server
@@ -145,7 +145,7 @@ def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from experiments.report import build_report
+    from webarena_gym.experiments.report import build_report
 
     report = build_report(args.study, errors_as_failures=args.errors_as_failures)
     print((report / "summary.md").read_text())
@@ -159,7 +159,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ``--max-steps`` is the LLM policies' decision budget; the baselines keep theirs (the reference
     solutions need their whole length, the random floor its :data:`DEMO_RANDOM_STEPS`).
     """
-    from envs.evaluation.judge import NO_JUDGE
+    from webarena_gym.envs.evaluation.judge import NO_JUDGE
 
     model = args.model or os.environ.get(MODEL_ENV_VAR)
     if not model:
@@ -187,10 +187,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    from experiments.tasksets import resolve
+    from webarena_gym.experiments.tasksets import resolve
 
     if args.coverage:
-        from envs.local.registry import coverage
+        from webarena_gym.envs.local.registry import coverage
 
         header = ["site", "WebArena templates", "tasks", "local-only tasks", "eval types (tasks)"]
         print("| " + " | ".join([*header, "WebArena: templates (tasks)"]) + " |")
@@ -213,25 +213,25 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from envs.local.serve import main as serve_main
+    from webarena_gym.envs.local.serve import main as serve_main
 
     return serve_main(args.rest)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from benchmarks.run import main as bench_main
+    from webarena_gym.benchmarks.run import main as bench_main
 
     return bench_main(args.rest)
 
 
 def cmd_rl(args: argparse.Namespace) -> int:
-    from experiments.rl import main as rl_main
+    from webarena_gym.experiments.rl import main as rl_main
 
     return rl_main(args.rest)
 
 
 def cmd_dataset(args: argparse.Namespace) -> int:
-    from experiments.datasets import main as dataset_main
+    from webarena_gym.experiments.datasets import main as dataset_main
 
     return dataset_main(args.rest)
 
@@ -241,7 +241,7 @@ PASS_THROUGH = {
     "serve": (cmd_serve, "start local sites to click around (options: see `serve --help`)"),
     "dataset": (cmd_dataset, "export a study as a training set (options: see `dataset --help`)"),
     "bench": (cmd_bench, "run the benchmarks and write docs/benchmarks.md"),
-    "rl": (cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m experiments.rl"),
+    "rl": (cmd_rl, "train PPO (stable-baselines3) on MiniWoB++ or local tasks: python -m webarena_gym.experiments.rl"),
 }
 
 
@@ -290,7 +290,7 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from experiments.ablations import LADDERS as ABLATIONS
+    from webarena_gym.experiments.ablations import LADDERS as ABLATIONS
 
     parser = argparse.ArgumentParser(prog="webarena-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -352,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 
-    from experiments.synth.cli import register as register_synth
+    from webarena_gym.experiments.synth.cli import register as register_synth
 
     register_synth(sub)
 
@@ -364,7 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from llm.redaction import install_log_redaction, redact
+    from webarena_gym.llm.redaction import install_log_redaction, redact
 
     install_log_redaction()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130  # what a shell reports for Ctrl-C; compare() has already said how to resume
     finally:
-        import envs
+        from webarena_gym import envs
 
         envs.shutdown()
 

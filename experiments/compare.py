@@ -23,13 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from experiments import tasksets
-from experiments.executors import make_executor
-from experiments.store import EpisodeResult, StudyStore, episode_key
-from experiments.tasksets import TaskInfo
+from webarena_gym.experiments import tasksets
+from webarena_gym.experiments.executors import make_executor
+from webarena_gym.experiments.store import EpisodeResult, StudyStore, episode_key
+from webarena_gym.experiments.tasksets import TaskInfo
 
 if TYPE_CHECKING:
-    from policies.base import Policy
+    from webarena_gym.policies.base import Policy
 
 DEFAULT_STEP_TIMEOUT_S = 30.0  # per step of budget; an episode's deadline is max_steps times this
 STEP_TIMEOUT_MARGIN_S = 30.0  # browser and evaluation time per step beyond one LLM call's timeout
@@ -89,7 +89,7 @@ class EpisodeJob:
 
 
 def _uses_llm(spec: PolicySpec) -> bool:
-    from policies.base import policy_class
+    from webarena_gym.policies.base import policy_class
 
     try:
         return policy_class(spec.name).uses_llm
@@ -123,8 +123,8 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
     ``build_policy`` replaces the registry lookup of ``job.policy`` (benchmarks use it to attach a
     scripted LLM that needs the task); bind it with :func:`functools.partial` to make a ``runner``.
     """
-    from experiments.rollout import run_episode
-    from policies import make_policy
+    from webarena_gym.experiments.rollout import run_episode
+    from webarena_gym.policies import make_policy
 
     started = time.monotonic()
     try:
@@ -382,7 +382,7 @@ def _default_budget(spec: PolicySpec) -> int:
     """The decision budget a policy has when the study sets none (its class's default)."""
     import inspect
 
-    from policies.base import DEFAULT_MAX_STEPS, policy_class
+    from webarena_gym.policies.base import DEFAULT_MAX_STEPS, policy_class
 
     try:
         default = inspect.signature(policy_class(spec.name)).parameters.get("max_steps")
@@ -403,7 +403,7 @@ def _with_llm_options(spec: PolicySpec, api_base: str | None, llm_timeout_s: flo
 def _check_policies(policies: Sequence[PolicySpec]) -> None:
     """Build each policy once before any episode runs: options it does not accept stop the study here
     with the policy's own message, instead of failing every episode."""
-    from policies import make_policy
+    from webarena_gym.policies import make_policy
 
     for spec in policies:
         try:
@@ -415,7 +415,7 @@ def _check_policies(policies: Sequence[PolicySpec]) -> None:
 def progress_line(results: Sequence[EpisodeResult]) -> str:
     """The progress bar's figures so far: success over judged episodes, errors, tokens and cost (an
     unknown cost reads "unknown" and a partly unknown one "+?", never a bare $0)."""
-    from experiments.report.summary import cost_status
+    from webarena_gym.experiments.report.summary import cost_status
 
     errors = sum(1 for r in results if r.status == "error")
     ok = sum(1 for r in results if r.success)

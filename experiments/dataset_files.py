@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from llm import Message
-from llm.redaction import redact
+from webarena_gym.llm import Message
+from webarena_gym.llm.redaction import redact
 
 ChatTemplate = Callable[[Sequence[Message]], str]
 
@@ -144,7 +144,7 @@ def split_groups(
     records: list[dict[str, Any]], group: Callable[[dict[str, Any]], str], fraction: float, seed: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(train, validation): whole groups (tasks) held out, so no task is on both sides."""
-    from experiments.synth.splits import validation_groups
+    from webarena_gym.experiments.synth.splits import validation_groups
 
     held = validation_groups([group(r) for r in records], fraction, seed)
     return [r for r in records if group(r) not in held], [r for r in records if group(r) in held]

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments.dataset_files import (
+from webarena_gym.experiments.dataset_files import (
     chat_record,
     llamafactory_entries,
     sanitize,
@@ -34,9 +34,9 @@ from experiments.dataset_files import (
     write_card,
     write_jsonl,
 )
-from experiments.store import RESULTS_FILE, EpisodeResult, StudyStore
-from experiments.trajectory import Trajectory
-from llm.messages import text_of
+from webarena_gym.experiments.store import RESULTS_FILE, EpisodeResult, StudyStore
+from webarena_gym.experiments.trajectory import Trajectory
+from webarena_gym.llm.messages import text_of
 
 SPLIT_SEED = 42
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, cast
 
-from experiments.store import EpisodeResult
+from webarena_gym.experiments.store import EpisodeResult
 
 JobRunner = Callable[[Any], EpisodeResult]
 
@@ -58,7 +58,7 @@ class Executor(ABC):
 
 # -- local processes -------------------------------------------------------------------------------
 
-WORKER_IMPORTS = "experiments.worker_imports"
+WORKER_IMPORTS = "webarena_gym.experiments.worker_imports"
 WorkerContext = mp.context.ForkServerContext | mp.context.SpawnContext
 
 
@@ -80,7 +80,7 @@ def _worker_main(conn: Connection, runner: JobRunner, environ: dict[str, str], c
     os.environ.update(environ)
     os.chdir(cwd)
     tempfile.tempdir = None  # the fork server may have cached another temporary directory
-    from llm.redaction import install_log_redaction
+    from webarena_gym.llm.redaction import install_log_redaction
 
     install_log_redaction()
     # Own session: a timeout kills the worker's whole process group (browser, driver, site server),
@@ -110,8 +110,8 @@ def _serve_jobs(conn: Connection, runner: JobRunner) -> None:
 def _release_resources() -> None:
     """Stop what the worker keeps for a next episode (a multiprocessing worker exits without running
     ``atexit`` handlers): site servers, browsers, and the Playwright driver even if a lease is left."""
-    import envs
-    from envs.browser import stop_playwright
+    from webarena_gym import envs
+    from webarena_gym.envs.browser import stop_playwright
 
     for release in (envs.shutdown, stop_playwright):
         try:
@@ -275,7 +275,7 @@ class RayExecutor(Executor):
 
 class _RayWorker:
     def __init__(self, runner: JobRunner):
-        from llm.redaction import install_log_redaction
+        from webarena_gym.llm.redaction import install_log_redaction
 
         install_log_redaction()
         self._runner = runner

@@ -1,6 +1,6 @@
 """Grouped rollouts of an LLM policy, in the shape GRPO-style trainers consume.
 
-    from experiments.llm_rollouts import collect
+    from webarena_gym.experiments.llm_rollouts import collect
 
     groups = collect(my_generate, ["miniwob/click-button", "webarena/local.3"], n=8, workers=2)
     for env_id, rollouts in groups.items():          # one group per task, n rollouts each
@@ -23,7 +23,7 @@ of samples for one prompt is. Rollouts run in ``workers`` processes, each with i
 
 The command line writes JSON lines, one rollout per line::
 
-    python -m experiments.llm_rollouts --model gpt-4o-mini --tasks miniwob:click-button,click-link --n 4 \\
+    python -m webarena_gym.experiments.llm_rollouts --model gpt-4o-mini --tasks miniwob:click-button,click-link --n 4 \\
         --out rollouts.jsonl
 """
 
@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, cast
 
-from llm.script import Script
+from webarena_gym.llm.script import Script
 
 Messages = list[dict[str, Any]]
 Completer = Callable[[Messages], str]
@@ -104,7 +104,7 @@ def collect(
     ``max_steps`` defaults to each task's suite budget (MiniWoB++: 10) or else the policy's. Failures
     (unparseable answers, provider errors, a dead browser) end a rollout with ``error`` set; none raises.
     """
-    from experiments import tasksets
+    from webarena_gym.experiments import tasksets
 
     infos = tasksets.resolve(tasks) if isinstance(tasks, str) else tasksets.resolve(",".join(tasks))
     config = dict(policy_config or {})
@@ -146,8 +146,8 @@ class _RemoteModel(Script):
 
 
 def _rollout(job: _Job, conn: Connection, remote: bool) -> Rollout:
-    from experiments.rollout import run_episode
-    from policies import make_policy
+    from webarena_gym.experiments.rollout import run_episode
+    from webarena_gym.policies import make_policy
 
     config = dict(job.policy_config)
     if remote:
@@ -268,7 +268,9 @@ def _answer(model: Any, prompts: list[Messages], batched: bool) -> list[str | Ba
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.llm_rollouts", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m webarena_gym.experiments.llm_rollouts", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--model", required=True, help="litellm model string (e.g. gpt-4o-mini, ollama/llama3.1)")
     parser.add_argument("--api-base", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--tasks", required=True, help="task set or env ids, e.g. miniwob:click-test,click-button")

@@ -1,8 +1,8 @@
 """Train PPO (stable-baselines3 / sb3-contrib, CPU) on MiniWoB++ or WebArena tasks through the numeric wrapper.
 
-    python -m experiments.rl --tasks click-test,click-button,click-link,focus-text,click-dialog \\
+    python -m webarena_gym.experiments.rl --tasks click-test,click-button,click-link,focus-text,click-dialog \\
         --steps 6000 --n-envs 5 --out runs/ppo-miniwob
-    python -m experiments.rl --tasks webarena/local.0 --steps 256 --out runs/ppo-local0
+    python -m webarena_gym.experiments.rl --tasks webarena/local.0 --steps 256 --out runs/ppo-local0
 
 Task names without a slash are MiniWoB++ tasks (``miniwob/<name>``). One policy learns all the given
 tasks at once: sub-env ``i`` of the vector env runs task ``i mod len(tasks)`` (``--vec subproc``: one
@@ -120,7 +120,7 @@ def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
 
 def _env_fns(config: TrainConfig) -> list[Callable[[], Any]]:
     """One factory per sub-env: sub-env ``i`` of ``n`` runs task ``i mod len(tasks)`` on seeds ``i, i + n, ...``."""
-    from wrappers.numeric import numeric_env_fn
+    from webarena_gym.wrappers.numeric import numeric_env_fn
 
     env_ids = config.env_ids
     n = config.n_envs or len(env_ids)
@@ -238,7 +238,7 @@ Policy = Callable[[np.ndarray, np.ndarray], int]
 
 
 def _eval_seeds(config: TrainConfig) -> list[int]:
-    from wrappers.seeds import EVAL_SEED_BASE
+    from webarena_gym.wrappers.seeds import EVAL_SEED_BASE
 
     return [EVAL_SEED_BASE + j for j in range(config.eval_episodes)]
 
@@ -268,7 +268,7 @@ def random_policy(seed: int = 0) -> Policy:
 
 def evaluate(policy: Policy, env_id: str, config: TrainConfig) -> dict[str, Any]:
     """Success rate and mean length of ``policy`` on ``env_id`` over the held-out seeds."""
-    from wrappers.numeric import make_numeric_env
+    from webarena_gym.wrappers.numeric import make_numeric_env
 
     env = make_numeric_env(env_id, **config.numeric_options(env_id), **config.env_kwargs)
     rewards, lengths = [], []
@@ -291,7 +291,7 @@ def evaluate(policy: Policy, env_id: str, config: TrainConfig) -> dict[str, Any]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.rl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m webarena_gym.experiments.rl", description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", required=True, help="comma-separated MiniWoB++ names or env ids")
     parser.add_argument("--out", required=True, help="directory for the curve, model and evaluation")
     parser.add_argument("--steps", type=int, default=TrainConfig.steps, help="training env steps (all sub-envs)")

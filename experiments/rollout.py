@@ -30,9 +30,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from experiments.trajectory import HandleCall, StepRecord, Trajectory, jsonable, scrub
-from llm import LLMCall, LLMError
-from policies.base import (
+from webarena_gym.experiments.trajectory import HandleCall, StepRecord, Trajectory, jsonable, scrub
+from webarena_gym.llm import LLMCall, LLMError
+from webarena_gym.policies.base import (
     Budget,
     BudgetExhausted,
     BudgetUse,
@@ -45,7 +45,7 @@ from policies.base import (
     StepResult,
     TaskSpec,
 )
-from wrappers.forwarding import call_env
+from webarena_gym.wrappers.forwarding import call_env
 
 INITIAL = "initial"  # the handle's token for "the state right after reset"
 
@@ -257,7 +257,7 @@ def _reached_env(info: Info) -> bool:
 
 
 def _make_env(env_id: str, preset: str, env_kwargs: dict[str, Any]) -> gym.Env:
-    from wrappers.presets import make_env
+    from webarena_gym.wrappers.presets import make_env
 
     return make_env(env_id, preset, **env_kwargs)
 
@@ -286,8 +286,8 @@ def _error_kind(exc: BaseException) -> str | None:
     """What failed under an LLM or env error: the LLM error's kind, else the browser or the sites."""
     import playwright.sync_api
 
-    from envs.env import EpisodeError
-    from envs.sites import SitesUnavailableError
+    from webarena_gym.envs.env import EpisodeError
+    from webarena_gym.envs.sites import SitesUnavailableError
 
     if isinstance(exc, LLMError):
         return exc.kind

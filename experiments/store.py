@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm.redaction import redacted_json
+from webarena_gym.llm.redaction import redacted_json
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "study.json"

@@ -64,7 +64,7 @@ def _info(prefix: str, config: dict, webarena_template: int | None, depends_on: 
 @cache
 def real_tasks() -> tuple[TaskInfo, ...]:
     """The 812 WebArena tasks with BrowserGym's `depends_on` ordering of state-changing tasks."""
-    data = resources.files("envs") / "data"
+    data = resources.files("webarena_gym.envs") / "data"
     configs = json.loads((data / "test.raw.json").read_text())
     deps: dict[int, tuple[str, ...]] = {}
     with (data / "webarena_metadata.csv").open() as fh:
@@ -78,7 +78,7 @@ def real_tasks() -> tuple[TaskInfo, ...]:
 def lite_tasks() -> tuple[TaskInfo, ...]:
     """The 165 WebArena-Lite tasks, ordered like their WebArena originals (BrowserGym's WebArena-Lite
     metadata, keyed by WebArena id, mapped to the Lite ids)."""
-    data = resources.files("envs") / "data"
+    data = resources.files("webarena_gym.envs") / "data"
     configs = json.loads((data / "test_webarena_lite.raw.json").read_text())
     lite_id = {int(c["old_task_id"]): int(c["task_id"]) for c in configs}
     deps: dict[int, tuple[str, ...]] = {}
@@ -93,7 +93,7 @@ def lite_tasks() -> tuple[TaskInfo, ...]:
 
 @cache
 def local_tasks() -> tuple[TaskInfo, ...]:
-    from envs.local.registry import load_tasks, webarena_template_id
+    from webarena_gym.envs.local.registry import load_tasks, webarena_template_id
 
     return tuple(_info("webarena/local.", c, webarena_template_id(c)) for c in load_tasks())
 
@@ -101,7 +101,7 @@ def local_tasks() -> tuple[TaskInfo, ...]:
 @cache
 def miniwob_tasks() -> tuple[TaskInfo, ...]:
     """MiniWoB++'s tasks; ids are their places in the sorted list, each task its own template."""
-    from envs.miniwob import EVAL_TYPE, MAX_STEPS, SITE, task_names
+    from webarena_gym.envs.miniwob import EVAL_TYPE, MAX_STEPS, SITE, task_names
 
     return tuple(
         TaskInfo(f"miniwob/{name}", index, (SITE,), index, (EVAL_TYPE,), max_steps=MAX_STEPS)

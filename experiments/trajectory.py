@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm.redaction import REDACTED, redact, redacted_json
+from webarena_gym.llm.redaction import REDACTED, redact, redacted_json
 
 SCHEMA_VERSION = "2.0"
 KNOWN_VERSIONS = ("1.0", "2.0")
@@ -224,7 +224,7 @@ class Trajectory:
     def command_counts(self) -> dict[str, int]:
         """How often each command was decided on, over the steps' actions (a multi-command ACTION
         counts each of its commands): the action-frequency table AgentOccam's paper prints."""
-        from wrappers.actions.grammar import split_commands
+        from webarena_gym.wrappers.actions.grammar import split_commands
 
         counts: dict[str, int] = {}
         for step in self.steps:
@@ -240,7 +240,7 @@ class Trajectory:
         action for ReAct), or the observation text when the step called no LLM. AgentOccam's paper
         counts "observation tokens per step" with GPT-2's tokenizer and does not define them further;
         the per-step input without the fixed instruction and examples is our reading."""
-        from llm.tokens import gpt2_tokens
+        from webarena_gym.llm.tokens import gpt2_tokens
 
         counts = []
         for step in self.steps:

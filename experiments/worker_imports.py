@@ -15,12 +15,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetc
 import litellm  # noqa: E402,F401 - every LLM policy calls through it
 import playwright.sync_api  # noqa: E402,F401
 
-import envs  # noqa: E402,F401
-import experiments.compare  # noqa: E402,F401
-import experiments.rollout  # noqa: E402,F401
-import wrappers.presets  # noqa: E402,F401
-from llm.tokens import gpt2_encoding  # noqa: E402
-from policies.base import available_policies  # noqa: E402
+import webarena_gym.experiments.compare  # noqa: E402,F401
+import webarena_gym.experiments.rollout  # noqa: E402,F401
+import webarena_gym.wrappers.presets  # noqa: E402,F401
+from webarena_gym import envs  # noqa: E402,F401
+from webarena_gym.llm.tokens import gpt2_encoding  # noqa: E402
+from webarena_gym.policies.base import available_policies  # noqa: E402
 
 available_policies()  # imports every policy module
 gpt2_encoding()  # the reports' tokenizer (observation tokens per step), built once for every worker

@@ -10,8 +10,8 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download at import
 
-from llm.cache import ResponseCache, cache_key  # noqa: E402
-from llm.client import (  # noqa: E402
+from webarena_gym.llm.cache import ResponseCache, cache_key  # noqa: E402
+from webarena_gym.llm.client import (  # noqa: E402
     API_BASE_ENV_VAR,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
@@ -22,9 +22,9 @@ from llm.client import (  # noqa: E402
     LLMCall,
     default_model,
 )
-from llm.errors import LLMError, ScriptExhaustedError  # noqa: E402
-from llm.messages import Message, image_part, text_of  # noqa: E402
-from llm.script import Script  # noqa: E402
+from webarena_gym.llm.errors import LLMError, ScriptExhaustedError  # noqa: E402
+from webarena_gym.llm.messages import Message, image_part, text_of  # noqa: E402
+from webarena_gym.llm.script import Script  # noqa: E402
 
 __all__ = [
     "API_BASE_ENV_VAR",

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llm.messages import Message
+from webarena_gym.llm.messages import Message
 
 
 class ResponseCache:

@@ -24,12 +24,12 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from llm.cache import ResponseCache, cache_key
-from llm.errors import ErrorKind, LLMError
-from llm.messages import Message, with_image_refs
-from llm.redaction import escape_surrogates, redact
-from llm.script import Script
-from llm.tokens import count_message_tokens, count_text_tokens, litellm_module, price, response_cost
+from webarena_gym.llm.cache import ResponseCache, cache_key
+from webarena_gym.llm.errors import ErrorKind, LLMError
+from webarena_gym.llm.messages import Message, with_image_refs
+from webarena_gym.llm.redaction import escape_surrogates, redact
+from webarena_gym.llm.script import Script
+from webarena_gym.llm.tokens import count_message_tokens, count_text_tokens, litellm_module, price, response_cost
 
 DEFAULT_MODEL_ENV = "WEBARENA_GYM_MODEL"
 API_BASE_ENV_VAR = "WEBARENA_GYM_API_BASE"

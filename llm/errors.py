@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from llm.client import LLMCall
+    from webarena_gym.llm.client import LLMCall
 
 ErrorKind = Literal["provider", "configuration", "script"]
 

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from llm.errors import ScriptExhaustedError
-from llm.messages import Message
+from webarena_gym.llm.errors import ScriptExhaustedError
+from webarena_gym.llm.messages import Message
 
 ScriptItem = str | BaseException | Callable[[list[Message]], "str | BaseException"]
 

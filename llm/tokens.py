@@ -10,7 +10,7 @@ import functools
 import json
 from typing import Any
 
-from llm.messages import Message
+from webarena_gym.llm.messages import Message
 
 
 def litellm_module() -> Any:

@@ -3,8 +3,8 @@
 ``make_policy(name, **config)`` builds any registered method; ``available_policies()`` lists them.
 """
 
-from llm import LLM, CallSettings, Completion, LLMCall, LLMError, Script
-from policies.base import (
+from webarena_gym.llm import LLM, CallSettings, Completion, LLMCall, LLMError, Script
+from webarena_gym.policies.base import (
     Decision,
     EnvHandle,
     EnvHandleError,

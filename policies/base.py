@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from llm import LLM, CallSettings, LLMCall, Script
+from webarena_gym.llm import LLM, CallSettings, LLMCall, Script
 
 Obs = dict[str, Any]
 Info = dict[str, Any]
@@ -263,7 +263,7 @@ def example_action(obs: Obs, commands: Sequence[str]) -> str:
 
     A click on the first element id the observation shows, else a scroll, else an answer.
     """
-    from wrappers.actions.agentoccam import page_ids
+    from webarena_gym.wrappers.actions.agentoccam import page_ids
 
     if "click" in commands:
         ids = page_ids(obs)
@@ -362,11 +362,11 @@ def _discover() -> None:
     global _DISCOVERED
     if _DISCOVERED:
         return
-    import policies
+    from webarena_gym import policies
 
     for module in pkgutil.iter_modules(policies.__path__):
         if module.name != "base" and not module.name.startswith("_"):
-            importlib.import_module(f"policies.{module.name}")
+            importlib.import_module(f"{policies.__name__}.{module.name}")
     _DISCOVERED = True
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, register_policy
+from webarena_gym.policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, register_policy
 
 _CALL = re.compile(r"^(\w+)\((.*)\)$", re.S)
 
@@ -66,7 +66,7 @@ def reference_command(
     ``select_option`` becomes a click on the option (the action wrapper selects it); ``report_infeasible``
     becomes ``stop [N/A: <reason>]``.
     """
-    from envs.local.reference import to_browsergym
+    from webarena_gym.envs.local.reference import to_browsergym
 
     step = steps[i]
     match = _CALL.match(to_browsergym(step, obs, urls))
@@ -123,7 +123,7 @@ class ReferenceReplay:
 
     def next_command(self, obs: Obs, actions: Sequence[str]) -> str:
         """The next bracketed command; raises SolutionStepError/ReferenceStepError if it cannot be built."""
-        from envs.local.reference import SolutionStepError
+        from webarena_gym.envs.local.reference import SolutionStepError
 
         if obs.get("last_action_error") and self._last is not None and self.retries < self.max_retries:
             try:
@@ -164,7 +164,7 @@ class ReferencePolicy(Policy):
         return {"preset": self.preset, "max_steps": self.max_steps, "llm": None}
 
     def reset(self, task: TaskSpec) -> None:
-        from envs.local.registry import load_solutions
+        from webarena_gym.envs.local.registry import load_solutions
 
         solutions = load_solutions()
         task_id = int(task.task_id)
@@ -178,7 +178,7 @@ class ReferencePolicy(Policy):
         return {"cursor": self.replay.cursor, "n_reference_steps": len(self.replay.steps), "misses": self.misses}
 
     def act(self, obs: Obs, handle: EnvHandle) -> Decision:
-        from envs.local.reference import SolutionStepError, fill_placeholders
+        from webarena_gym.envs.local.reference import SolutionStepError, fill_placeholders
 
         actions = self.commands
         if self.replay.done:
@@ -227,7 +227,7 @@ class RandomPolicy(Policy):
         self.commands = task.commands
 
     def candidates(self, obs: Obs) -> list[str]:
-        from wrappers.actions.agentoccam import page_ids
+        from webarena_gym.wrappers.actions.agentoccam import page_ids
 
         actions = self.commands
         text = str(obs.get("text") or "")

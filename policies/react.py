@@ -23,8 +23,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from llm import CallSettings, Message
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, example_action, register_policy
+from webarena_gym.llm import CallSettings, Message
+from webarena_gym.policies.base import (
+    Decision,
+    EnvHandle,
+    Obs,
+    Policy,
+    TaskSpec,
+    build_llm,
+    example_action,
+    register_policy,
+)
 
 PROMPTS = Path(__file__).parent / "prompts"
 ANSWER_PHRASE = "In summary, the next action I will perform is"
@@ -174,7 +183,7 @@ def truncate_tokens(text: str, max_tokens: int | None, model: str) -> str:
     """Cut ``text`` to ``max_tokens`` tokens of the model's tokenizer (litellm's bundled ones, offline)."""
     if not max_tokens:
         return text
-    from llm.tokens import litellm_module
+    from webarena_gym.llm.tokens import litellm_module
 
     litellm = litellm_module()
     tokens = litellm.encode(model=model, text=text)

@@ -50,7 +50,7 @@ fi
 
 # Reinstall only when the dependency pins or the package metadata changed.
 stamp="$VENV/.webarena-gym-stamp"
-want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml setup.py constraints.txt | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "setup: installing pinned dependencies into $VENV" >&2
     "$VENV/bin/pip" install -q --upgrade pip >/dev/null
@@ -66,3 +66,12 @@ if [ "${NEED_PW_BROWSER:-0}" = "1" ]; then
         exit 1
     }
 fi
+
+# mypy cannot follow the build's folder mapping (setup.py), so it reads the package through links laid
+# out as the installed package is: build/typecheck/webarena_gym/envs -> envs, and so on.
+tree=build/typecheck/webarena_gym
+mkdir -p "$tree"
+ln -sfn ../../../webarena_gym/__init__.py "$tree/__init__.py"
+for folder in envs policies wrappers experiments llm benchmarks; do
+    ln -sfn "../../../$folder" "$tree/$folder"
+done

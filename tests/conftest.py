@@ -14,7 +14,7 @@ pytest_plugins = ["env_support"]  # static test sites and the env factory fixtur
 @pytest.fixture(scope="module")
 def pristine(request, tmp_path_factory):
     """A seeded database of the test module's local site (its ``SITE`` attribute), built once per module."""
-    from envs.local.data import build
+    from webarena_gym.envs.local.data import build
 
     site = request.module.SITE
     path = tmp_path_factory.mktemp(site) / "pristine.sqlite"
@@ -33,7 +33,7 @@ def db_path(pristine, tmp_path):
 @pytest.fixture(scope="module")
 def leased_browser():
     """A headless Chromium on the shared Playwright driver, under a lease (see ``playwright_lease``)."""
-    from envs.browser import playwright_lease
+    from webarena_gym.envs.browser import playwright_lease
 
     with playwright_lease() as playwright:
         chromium = playwright.chromium.launch(headless=True)
@@ -44,7 +44,7 @@ def leased_browser():
 @pytest.fixture
 def playwright_leased():
     """Hold a driver lease for one test that drives BrowserGym's own classes."""
-    from envs.browser import playwright_lease
+    from webarena_gym.envs.browser import playwright_lease
 
     with playwright_lease() as playwright:
         yield playwright
@@ -53,8 +53,8 @@ def playwright_leased():
 def pytest_sessionfinish(session, exitstatus):
     """Close the idle browsers and site servers the session's environments left for reuse, and the
     Playwright driver that raw BrowserGym envs of the tests shared under a process-long lease."""
-    import envs
-    from envs.browser import stop_playwright
+    from webarena_gym import envs
+    from webarena_gym.envs.browser import stop_playwright
 
     envs.shutdown()
     stop_playwright()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.support.procs import children_map, process_table
-from envs.sites import (
+from webarena_gym.benchmarks.support.procs import children_map, process_table
+from webarena_gym.envs.sites import (
     FixedSiteHost,
 )
 
@@ -115,7 +115,7 @@ def static_sites(tmp_path_factory):
 @pytest.fixture
 def make_env(static_sites):
     """Build ``WebArenaEnv``s on the static shop (axtree mode unless told); all closed at teardown."""
-    from envs.env import WebArenaEnv
+    from webarena_gym.envs.env import WebArenaEnv
 
     made = []
 

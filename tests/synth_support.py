@@ -9,7 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from experiments.synth.store import JsonlStore, PageStore
+from webarena_gym.experiments.synth.store import JsonlStore, PageStore
 
 
 def grounded(groups: list[list[int]]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks import run as bench
+from webarena_gym.benchmarks import run as bench
 
 
 def test_discovers_the_env_benchmark():

@@ -7,8 +7,15 @@ import inspect
 import pytest
 from browsergym.core.observation import extract_merged_axtree
 
-from envs import browser, playwright_patches
-from envs.extraction import AXTreeReader, PageSessions, focused_element_bid, mark_elements, marking_script, unmark
+from webarena_gym.envs import browser, playwright_patches
+from webarena_gym.envs.extraction import (
+    AXTreeReader,
+    PageSessions,
+    focused_element_bid,
+    mark_elements,
+    marking_script,
+    unmark,
+)
 
 PAGE = """<!doctype html><html><body>
 <button aria-description="adds to cart" id="add">Add</button>

@@ -10,7 +10,7 @@ import time
 import pytest
 from env_support import FixedSiteHost, bid_of, task_config
 
-from envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
+from webarena_gym.envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
 
 SLOW_PAGE_DELAY_S = 1.0  # twice BrowserGym's hard-coded 500 ms click timeout
 START_HTML = b"<!doctype html><title>Start</title><a href='/slow'>Slow page</a>"

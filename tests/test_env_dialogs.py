@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from env_support import bid_of, task_config
 
-from wrappers.observations.agentoccam import AgentOccamObservation
-from wrappers.observations.set_of_marks import SetOfMarksObservation
-from wrappers.observations.webarena_text import WebArenaTextObservation
+from webarena_gym.wrappers.observations.agentoccam import AgentOccamObservation
+from webarena_gym.wrappers.observations.set_of_marks import SetOfMarksObservation
+from webarena_gym.wrappers.observations.webarena_text import WebArenaTextObservation
 
 pytestmark = pytest.mark.browser
 

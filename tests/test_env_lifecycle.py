@@ -14,7 +14,7 @@ import pytest
 from env_support import StaticSiteHost, alive, bid_of, browser_processes, task_config
 from gymnasium.utils.env_checker import check_env
 
-from envs.browser import BROWSERS, REUSE_BROWSER_ENV_VAR
+from webarena_gym.envs.browser import BROWSERS, REUSE_BROWSER_ENV_VAR
 
 pytestmark = pytest.mark.browser
 
@@ -111,7 +111,7 @@ def test_crashed_browser_ends_episode_and_next_reset_relaunches(make_env):
 
 
 def test_missing_variables_fail_reset_at_once_without_a_browser(monkeypatch):
-    import envs  # noqa: F401 - registers the ids
+    from webarena_gym import envs  # noqa: F401 - registers the ids
 
     for name in ("WA_GITLAB", "WA_HOMEPAGE"):
         monkeypatch.delenv(name, raising=False)
@@ -131,7 +131,7 @@ def test_missing_variables_fail_reset_at_once_without_a_browser(monkeypatch):
 @pytest.fixture
 def registered_test_env(static_sites):
     """A registered id for the static shop, as ``gym.make`` builds it (nondeterministic, like ours)."""
-    from envs.env import WebArenaEnv
+    from webarena_gym.envs.env import WebArenaEnv
 
     env_id = "webarena_test/static-shop"
 

@@ -1,4 +1,4 @@
-"""Registration: cheap ``import envs``, the 812 real ids and the local ones, kwargs reaching the env."""
+"""Registration: cheap ``import webarena_gym``, the 812 real ids and the local ones, kwargs reaching the env."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import sys
 import gymnasium as gym
 import pytest
 
-import envs
-from envs.env import WebArenaEnv
-from envs.registration import N_REAL_TASKS, real_task_config
-from envs.sites import RealSiteHost
+from webarena_gym import envs
+from webarena_gym.envs.env import WebArenaEnv
+from webarena_gym.envs.registration import N_REAL_TASKS, real_task_config
+from webarena_gym.envs.sites import RealSiteHost
 
 
 def test_import_is_cheap_and_registers_everything():
     code = (
-        "import json, sys, time; t = time.perf_counter(); import envs, gymnasium as gym; "
+        "import json, sys, time; t = time.perf_counter(); import webarena_gym, gymnasium as gym; "
         "print(json.dumps({'s': time.perf_counter() - t, 'heavy': [m for m in ('litellm', 'playwright', "
         "'browsergym', 'torch') if m in sys.modules], 'n': sum(k.startswith('webarena/') for k in gym.registry), "
         "'cost_map': __import__('os').environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}))"
@@ -80,7 +80,7 @@ def test_list_env_ids_filters():
 
 
 def test_local_ids_follow_the_local_registry():
-    registry = pytest.importorskip("envs.local.registry")
+    registry = pytest.importorskip("webarena_gym.envs.local.registry")
     tasks = registry.load_tasks()
     if not tasks:
         pytest.skip("the local suite has no tasks yet")

@@ -127,7 +127,7 @@ def test_exact_restore_seeds_snapshot_local_storage(make_env, static_sites):
 
 def _two_site_env(make_env, static_sites):
     """The shop plus a second task site (the static sites' other origin), both allowed."""
-    from envs.sites import FixedSiteHost
+    from webarena_gym.envs.sites import FixedSiteHost
 
     class TwoSites(StaticSiteHost):
         def __init__(self) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from env_support import StaticSiteHost, StaticSites, task_config
 
-from envs.sites import RealSiteHost, SiteHost, SitesUnavailableError, replace_placeholders, sites_in_config
-from envs.task import answer_from_chat
+from webarena_gym.envs.sites import RealSiteHost, SiteHost, SitesUnavailableError, replace_placeholders, sites_in_config
+from webarena_gym.envs.task import answer_from_chat
 
 
 def test_static_host_satisfies_the_protocol(tmp_path):

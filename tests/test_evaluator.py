@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envs.evaluation.evaluator import (
+from webarena_gym.envs.evaluation.evaluator import (
     EvalOptions,
     Judge,
     check_eval_block,
@@ -19,8 +19,8 @@ from envs.evaluation.evaluator import (
     tokenize,
     url_match,
 )
-from envs.evaluation.funcs import EvalContext, EvalFuncError, Placeholder, parse_func, register_eval_func
-from envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR, fuzzy_verdict
+from webarena_gym.envs.evaluation.funcs import EvalContext, EvalFuncError, Placeholder, parse_func, register_eval_func
+from webarena_gym.envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR, fuzzy_verdict
 
 TASKS = json.loads((Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())
 PLACEHOLDERS = (

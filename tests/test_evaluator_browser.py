@@ -13,8 +13,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from envs.browser import HeadlessChat
-from envs.evaluation.evaluator import DEFAULT_JUDGE_MODEL, EvalOptions, Judge, evaluate
+from webarena_gym.envs.browser import HeadlessChat
+from webarena_gym.envs.evaluation.evaluator import DEFAULT_JUDGE_MODEL, EvalOptions, Judge, evaluate
 
 pytestmark = pytest.mark.browser
 

@@ -6,8 +6,8 @@ import copy
 import json
 from pathlib import Path
 
-from envs.evaluation.corrections import AGENTOCCAM_CORRECTED_TASKS, apply_agentoccam_corrections
-from envs.evaluation.evaluator import Judge, check_eval_block, evaluate
+from webarena_gym.envs.evaluation.corrections import AGENTOCCAM_CORRECTED_TASKS, apply_agentoccam_corrections
+from webarena_gym.envs.evaluation.evaluator import Judge, check_eval_block, evaluate
 
 TASKS = {
     t["task_id"]: t

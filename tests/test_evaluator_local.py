@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from envs.evaluation.funcs import EvalContext, EvalFuncError, parse_func
+from webarena_gym.envs.evaluation.funcs import EvalContext, EvalFuncError, parse_func
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def shop():
-    from envs.local.launcher import LocalSites
+    from webarena_gym.envs.local.launcher import LocalSites
 
     with LocalSites(["shopping"]) as sites:
         yield sites.urls

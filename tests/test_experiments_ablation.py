@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from experiments.ablations import LADDERS, ladder
-from experiments.cli import UsageError, _env_kwargs, _study_policies, build_parser
-from experiments.compare import PolicySpec, compare
-from experiments.report import build_report
-from experiments.store import StudyStore
-from policies import make_policy
-from policies.agentoccam.text import actor_answer
-from wrappers.presets import get_preset
+from webarena_gym.experiments.ablations import LADDERS, ladder
+from webarena_gym.experiments.cli import UsageError, _env_kwargs, _study_policies, build_parser
+from webarena_gym.experiments.compare import PolicySpec, compare
+from webarena_gym.experiments.report import build_report
+from webarena_gym.experiments.store import StudyStore
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.agentoccam.text import actor_answer
+from webarena_gym.wrappers.presets import get_preset
 
 ROWS = ["Vanilla", "↓ Actions", "Above + X Scrolling", "Above + Obs Opt.", "Above + History", "AgentOccam"]
 

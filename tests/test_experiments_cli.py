@@ -9,13 +9,17 @@ import sys
 
 import pytest
 
-from experiments.cli import UsageError, _policy_spec
+from webarena_gym.experiments.cli import UsageError, _policy_spec
 
 
 def cli(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "WEBARENA_GYM_MODEL"} | (env_extra or {})
     return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+        [sys.executable, "-m", "webarena_gym.experiments.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
     )
 
 
@@ -77,7 +81,7 @@ def test_demo_without_a_model_runs_labelled_baselines_and_says_how_to_add_one(tm
 def test_demo_with_a_model_judges_with_it_unless_told_otherwise(monkeypatch):
     import argparse
 
-    from experiments import cli as cli_module
+    from webarena_gym.experiments import cli as cli_module
 
     seen = []
     monkeypatch.setattr(cli_module, "cmd_compare", lambda args, policies: seen.append(args.judge_model) or 0)
@@ -105,7 +109,7 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes_without_repeats(tmp_path):
     args = [
         sys.executable,
         "-m",
-        "experiments.cli",
+        "webarena_gym.experiments.cli",
         "compare",
         "--policy",
         "reference",

@@ -4,11 +4,11 @@ restarts on real WebArena, and oracle-assisted rows marked."""
 
 from __future__ import annotations
 
-from experiments.compare import trial_actions
-from experiments.report import build_report
-from experiments.report.summary import summarize
-from experiments.report.tables import all_tables
-from experiments.store import EpisodeResult, StudyStore
+from webarena_gym.experiments.compare import trial_actions
+from webarena_gym.experiments.report import build_report
+from webarena_gym.experiments.report.summary import summarize
+from webarena_gym.experiments.report.tables import all_tables
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
 
 
 def result(policy: str, env_id: str, scores: list[float], actions: list[int], **kw) -> EpisodeResult:

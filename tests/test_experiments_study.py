@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments import tasksets
-from experiments.compare import PolicySpec, _result_base, compare
-from experiments.store import EpisodeResult, StudyStore
+from webarena_gym.experiments import tasksets
+from webarena_gym.experiments.compare import PolicySpec, _result_base, compare
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
 
 TASKS = [tasksets.TaskInfo(f"webarena/local.{i}", i, ("shopping",), 1, ("string_match",)) for i in range(4)]
 

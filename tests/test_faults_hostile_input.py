@@ -15,8 +15,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from env_support import bid_of, task_config
 
-from envs.env import WebArenaEnv
-from envs.sites import FixedSiteHost
+from webarena_gym.envs.env import WebArenaEnv
+from webarena_gym.envs.sites import FixedSiteHost
 
 pytestmark = pytest.mark.browser
 

@@ -18,17 +18,17 @@ import litellm
 import pytest
 from test_rollout_loop import PAGES, TextSiteEnv, Upper, react, say
 
-import experiments.rollout as rollout
-from experiments import tasksets
-from experiments.compare import EpisodeJob, PolicySpec, StudyStopped, compare, progress_line, run_job
-from experiments.report import build_report
-from experiments.report.plots import cost_points
-from experiments.report.summary import summarize
-from experiments.report.tables import all_tables
-from experiments.store import EpisodeResult, StudyStore
-from experiments.trajectory import Trajectory
-from llm.redaction import install_log_redaction
-from policies.base import Decision, Policy, TaskSpec
+from webarena_gym.experiments import rollout as rollout
+from webarena_gym.experiments import tasksets
+from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, StudyStopped, compare, progress_line, run_job
+from webarena_gym.experiments.report import build_report
+from webarena_gym.experiments.report.plots import cost_points
+from webarena_gym.experiments.report.summary import summarize
+from webarena_gym.experiments.report.tables import all_tables
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
+from webarena_gym.experiments.trajectory import Trajectory
+from webarena_gym.llm.redaction import install_log_redaction
+from webarena_gym.policies.base import Decision, Policy, TaskSpec
 
 TASKS = [tasksets.TaskInfo(f"test/shop.{i}", i, ("shopping",), 1, ("string_match",)) for i in range(3)]
 
@@ -260,7 +260,7 @@ def test_a_configuration_error_stops_the_study_after_its_episode(tmp_path):
 
 def report_settings(job: EpisodeJob) -> EpisodeResult:
     """What the worker was given, in the free-text ``err_msg`` field."""
-    from experiments.compare import _result_base
+    from webarena_gym.experiments.compare import _result_base
 
     given = {"config": job.policy.config, "judge": job.env_kwargs.get("judge_options")}
     return _result_base(job, "done", err_msg=json.dumps(given))
@@ -289,7 +289,7 @@ def test_the_studys_api_base_and_timeouts_reach_every_llm_policy_and_the_judge(t
 def test_every_role_of_every_llm_policy_gets_the_studys_api_base_and_timeout(tmp_path):
     """Built from the configs the workers receive: each client of each method (CoAct's two agents,
     Plan-and-Act's three roles, the searches' five ...) calls the study's server with its timeout."""
-    from policies.base import available_policies, make_policy, policy_class
+    from webarena_gym.policies.base import available_policies, make_policy, policy_class
 
     names = [name for name in available_policies() if policy_class(name).uses_llm]
     out = compare(

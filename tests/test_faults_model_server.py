@@ -24,10 +24,10 @@ import pytest
 from env_support import task_config
 from model_server import ModelServer
 
-from experiments import cli
-from experiments.store import StudyStore
-from llm import LLM, LLMError
-from policies.base import available_policies, make_policy, policy_class
+from webarena_gym.experiments import cli
+from webarena_gym.experiments.store import StudyStore
+from webarena_gym.llm import LLM, LLMError
+from webarena_gym.policies.base import available_policies, make_policy, policy_class
 
 MODEL = "openai/fake"
 DUMMY_KEY = "sk-local-dummy-000"  # local servers take any key; litellm's OpenAI client needs one
@@ -60,7 +60,7 @@ def wait_for(condition, timeout: float = 10.0) -> bool:
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("WEBARENA_GYM_", "OPENAI_"))}
     return subprocess.run(
-        [sys.executable, "-m", "experiments.cli", *args],
+        [sys.executable, "-m", "webarena_gym.experiments.cli", *args],
         capture_output=True,
         text=True,
         env={**base, "OPENAI_API_KEY": DUMMY_KEY, **(env or {})},

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from env_support import alive, bid_of, browser_processes, task_config
 
-from benchmarks.support.procs import children_map, process_table
-from envs.env import WebArenaEnv
-from envs.sites import FixedSiteHost
-from experiments import tasksets
-from experiments.compare import EpisodeJob, PolicySpec, run_job
-from policies.base import Decision, Policy, TaskSpec
+from webarena_gym.benchmarks.support.procs import children_map, process_table
+from webarena_gym.envs.env import WebArenaEnv
+from webarena_gym.envs.sites import FixedSiteHost
+from webarena_gym.experiments import tasksets
+from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, run_job
+from webarena_gym.policies.base import Decision, Policy, TaskSpec
 
 pytestmark = pytest.mark.browser
 
@@ -183,7 +183,7 @@ STUDY_TASKS = "webarena/local.500,webarena/local.501,webarena/local.502"
 def study(tmp_path: Path, tasks: str) -> tuple[list[str], dict[str, str]]:
     tmp = tmp_path / "tmp"
     tmp.mkdir(exist_ok=True)
-    args = [sys.executable, "-m", "experiments.cli", "compare", "--policy", "reference", "--tasks", tasks]
+    args = [sys.executable, "-m", "webarena_gym.experiments.cli", "compare", "--policy", "reference", "--tasks", tasks]
     args += ["--out", str(tmp_path / "study"), "--workers", "1", "--no-progress"]
     return args, {**os.environ, "TMPDIR": str(tmp)}
 

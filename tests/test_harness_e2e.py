@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from envs.local.registry import load_solutions
-from experiments.rollout import run_episode
-from experiments.trajectory import Trajectory
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec
-from policies.baselines import reference_command
-from policies.search_tree import SearchTree
-from wrappers.presets import make_env
+from webarena_gym.envs.local.registry import load_solutions
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.experiments.trajectory import Trajectory
+from webarena_gym.policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec
+from webarena_gym.policies.baselines import reference_command
+from webarena_gym.policies.search_tree import SearchTree
+from webarena_gym.wrappers.presets import make_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

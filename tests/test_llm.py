@@ -12,8 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from llm import DEFAULT_MAX_TOKENS, LLM, CallSettings, LLMError, ResponseCache, Script, ScriptExhaustedError
-from llm.tokens import count_message_tokens, gpt2_encoding, gpt2_tokens
+from webarena_gym.llm import (
+    DEFAULT_MAX_TOKENS,
+    LLM,
+    CallSettings,
+    LLMError,
+    ResponseCache,
+    Script,
+    ScriptExhaustedError,
+)
+from webarena_gym.llm.tokens import count_message_tokens, gpt2_encoding, gpt2_tokens
 
 MSGS = [{"role": "system", "content": "You pick actions."}, {"role": "user", "content": "OBJECTIVE: buy a red hat"}]
 
@@ -147,7 +155,7 @@ def test_n_samples_each_get_their_own_script_answer():
 
 _WRITER = """
 import sys, json
-from llm import LLM, Script
+from webarena_gym.llm import LLM, Script
 msgs = json.loads(sys.argv[2])
 llm = LLM("gpt-4o", script=Script({"actor": [sys.argv[3] + "-first", sys.argv[3] + "-second"]}), cache_dir=sys.argv[1])
 print(json.dumps([llm.complete("actor", msgs).text, llm.complete("actor", msgs).text]))
@@ -232,7 +240,7 @@ def png(color: tuple[int, int, int]) -> bytes:
 
 
 def test_an_image_message_round_trips_through_the_cache_keyed_by_its_bytes(tmp_path):
-    from llm import image_part
+    from webarena_gym.llm import image_part
 
     def ask(image: bytes) -> list[dict]:
         return [{"role": "user", "content": [{"type": "text", "text": "What colour?"}, image_part(image)]}]
@@ -254,7 +262,7 @@ def test_an_image_message_round_trips_through_the_cache_keyed_by_its_bytes(tmp_p
 
 
 def test_roles_have_their_own_models_and_settings_and_unknown_options_are_named():
-    from policies.base import build_llm
+    from webarena_gym.policies.base import build_llm
 
     llm = build_llm(
         {"planner": CallSettings(temperature=0.0), "executor": CallSettings(max_tokens=512)},

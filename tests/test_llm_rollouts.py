@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from experiments.llm_rollouts import collect
+from webarena_gym.experiments.llm_rollouts import collect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

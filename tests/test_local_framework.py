@@ -12,11 +12,11 @@ import urllib.request
 
 import pytest
 
-from envs.local import data, registry
-from envs.local.framework import session_cookie_name
-from envs.local.launcher import LocalSites, LocalSitesError
-from envs.local.reference import SolutionStepError, find_bid, to_browsergym
-from envs.local.sites import SITE_NAMES, UnknownSiteError, available_sites, load_site
+from webarena_gym.envs.local import data, registry
+from webarena_gym.envs.local.framework import session_cookie_name
+from webarena_gym.envs.local.launcher import LocalSites, LocalSitesError
+from webarena_gym.envs.local.reference import SolutionStepError, find_bid, to_browsergym
+from webarena_gym.envs.local.sites import SITE_NAMES, UnknownSiteError, available_sites, load_site
 
 SITES = ["map", "homepage"]
 EXTRA_PLACE = "Snapshot Test Café"
@@ -160,7 +160,7 @@ def test_unknown_sites_are_rejected_clearly():
 
 
 def test_serve_command_rejects_unknown_sites(capsys):
-    from envs.local.serve import main
+    from webarena_gym.envs.local.serve import main
 
     assert main(["nosuch"]) == 2
     assert "not available: nosuch" in capsys.readouterr().err

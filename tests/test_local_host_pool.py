@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from envs.local.host import LocalSiteHost
-from envs.local.launcher import POOL, REUSE_ENV_VAR, LocalSites, SitesPool
+from webarena_gym.envs.local.host import LocalSiteHost
+from webarena_gym.envs.local.launcher import POOL, REUSE_ENV_VAR, LocalSites, SitesPool
 
 SITES = ("map",)  # one small site (plus the homepage every instance serves)
 PLACE = "Pool Test Café"
@@ -91,7 +91,7 @@ def test_a_closed_host_instance_is_leased_again_pristine_with_its_cookies():
 
 
 def test_a_reset_copies_the_pristine_database_only_when_something_wrote(monkeypatch):
-    from envs.local import data
+    from webarena_gym.envs.local import data
 
     copies = []
     copy_db = data.copy_db
@@ -120,7 +120,7 @@ def test_a_reset_copies_the_pristine_database_only_when_something_wrote(monkeypa
 def test_a_restore_writes_the_database_only_when_it_no_longer_holds_the_token(monkeypatch):
     import pickle
 
-    from envs.local import data
+    from webarena_gym.envs.local import data
 
     loads = []
     load = data.load
@@ -148,7 +148,7 @@ def test_a_restore_writes_the_database_only_when_it_no_longer_holds_the_token(mo
 
 def test_a_database_in_wal_mode_is_always_written_back(tmp_path):
     """WAL commits leave the main file's change counter alone, so it cannot stand for "unchanged"."""
-    from envs.local import data
+    from webarena_gym.envs.local import data
 
     db = tmp_path / "wal.db"
     conn = sqlite3.connect(db)
@@ -235,7 +235,7 @@ def test_nothing_is_left_after_close_and_pool_shutdown():
 
 def test_parked_instances_are_closed_at_interpreter_exit():
     code = (
-        "from envs.local.host import LocalSiteHost\n"
+        "from webarena_gym.envs.local.host import LocalSiteHost\n"
         "b = LocalSiteHost(('map',)); b.prepare()\n"
         "print(b.local._proc.pid, b.local.db_path.parent, flush=True)\n"
         "b.close()\n"
@@ -256,7 +256,7 @@ def test_parked_instances_are_closed_at_interpreter_exit():
 
 @pytest.mark.browser
 def test_a_second_environment_reuses_the_server_and_starts_faster():
-    import envs
+    from webarena_gym import envs
 
     timings, pids = [], []
     for _ in range(2):

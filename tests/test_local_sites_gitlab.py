@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from envs.local.data import build
-from envs.local.framework import SiteContext
-from envs.local.sites import gitlab
+from webarena_gym.envs.local.data import build
+from webarena_gym.envs.local.framework import SiteContext
+from webarena_gym.envs.local.sites import gitlab
 
 SITE = "gitlab"
 ME = gitlab.ACCOUNT["username"]

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from envs.local.framework import SiteContext
-from envs.local.sites import gitlab
+from webarena_gym.envs.local.framework import SiteContext
+from webarena_gym.envs.local.sites import gitlab
 
 SITE = "gitlab"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from envs.local.framework import SiteContext
-from envs.local.sites import homepage
+from webarena_gym.envs.local.framework import SiteContext
+from webarena_gym.envs.local.sites import homepage
 
 
 def test_lists_running_sites_with_links_and_marks_the_others():

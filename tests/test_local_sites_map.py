@@ -9,9 +9,9 @@ import sqlite3
 
 import pytest
 
-from envs.local import data
-from envs.local.framework import SiteContext
-from envs.local.sites import map as site
+from webarena_gym.envs.local import data
+from webarena_gym.envs.local.framework import SiteContext
+from webarena_gym.envs.local.sites import map as site
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,11 @@ from urllib.parse import urlparse
 
 import pytest
 
-from envs.evaluation.evaluator import Judge, check_eval_block, evaluate
-from envs.local.launcher import LocalSites
-from envs.local.reference import fill_placeholders
-from envs.local.registry import EVAL_KEYS, TASK_KEYS
-from envs.local.sites import gitlab, reddit
+from webarena_gym.envs.evaluation.evaluator import Judge, check_eval_block, evaluate
+from webarena_gym.envs.local.launcher import LocalSites
+from webarena_gym.envs.local.reference import fill_placeholders
+from webarena_gym.envs.local.registry import EVAL_KEYS, TASK_KEYS
+from webarena_gym.envs.local.sites import gitlab, reddit
 
 pytestmark = pytest.mark.browser
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from envs.evaluation.evaluator import check_eval_block, evaluate
-from envs.evaluation.judge import Judge
-from envs.local import data
-from envs.local.framework import SiteContext
-from envs.local.registry import TASK_KEYS, load_solutions, load_tasks
-from envs.local.sites import shopping, shopping_admin
-from envs.sites import replace_placeholders
+from webarena_gym.envs.evaluation.evaluator import check_eval_block, evaluate
+from webarena_gym.envs.evaluation.judge import Judge
+from webarena_gym.envs.local import data
+from webarena_gym.envs.local.framework import SiteContext
+from webarena_gym.envs.local.registry import TASK_KEYS, load_solutions, load_tasks
+from webarena_gym.envs.local.sites import shopping, shopping_admin
+from webarena_gym.envs.sites import replace_placeholders
 
 SITES = ["shopping", "shopping_admin"]
 URLS = {"shopping": "http://shop.test", "shopping_admin": "http://admin.test"}

@@ -14,11 +14,11 @@ from urllib.parse import urlencode
 
 import pytest
 
-from envs.evaluation.evaluator import evaluate
-from envs.evaluation.judge import Judge
-from envs.local.registry import get_task, load_tasks
-from envs.local.sites import shopping, shopping_admin
-from envs.sites import replace_placeholders
+from webarena_gym.envs.evaluation.evaluator import evaluate
+from webarena_gym.envs.evaluation.judge import Judge
+from webarena_gym.envs.local.registry import get_task, load_tasks
+from webarena_gym.envs.local.sites import shopping, shopping_admin
+from webarena_gym.envs.sites import replace_placeholders
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -27,7 +27,7 @@ JUDGE = Judge(mock_response="incorrect")
 
 @pytest.fixture(scope="module")
 def sites():
-    from envs.local.launcher import LocalSites
+    from webarena_gym.envs.local.launcher import LocalSites
 
     with LocalSites(["shopping", "shopping_admin"]) as running:
         yield running

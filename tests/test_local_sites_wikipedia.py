@@ -9,10 +9,10 @@ import sqlite3
 
 import pytest
 
-from envs.local import data
-from envs.local.framework import SiteContext
-from envs.local.sites import wikipedia as site
-from envs.local.world import build_world
+from webarena_gym.envs.local import data
+from webarena_gym.envs.local.framework import SiteContext
+from webarena_gym.envs.local.sites import wikipedia as site
+from webarena_gym.envs.local.world import build_world
 
 
 @pytest.fixture(scope="module")

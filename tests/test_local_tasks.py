@@ -16,9 +16,9 @@ import sqlite3
 
 import pytest
 
-import envs
-from envs.local import registry
-from envs.local.reference import to_browsergym
+from webarena_gym import envs
+from webarena_gym.envs.local import registry
+from webarena_gym.envs.local.reference import to_browsergym
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

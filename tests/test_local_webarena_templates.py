@@ -12,11 +12,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from envs.local import registry
-from experiments import tasksets
-from experiments.compare import PolicySpec, _result_base, compare
-from experiments.report import build_report, summarize
-from experiments.report.tables import template_table
+from webarena_gym.envs.local import registry
+from webarena_gym.experiments import tasksets
+from webarena_gym.experiments.compare import PolicySpec, _result_base, compare
+from webarena_gym.experiments.report import build_report, summarize
+from webarena_gym.experiments.report.tables import template_table
 
 TASKS = registry.load_tasks()
 LINKED = [t for t in TASKS if registry.webarena_template_id(t) is not None]
@@ -77,7 +77,10 @@ def test_task_set_and_listing_group_by_webarena_template():
         t.task_id for t in tasksets.resolve(f"webarena:template={template}")
     ]
     listing = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "tasks", "local"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "webarena_gym.experiments.cli", "tasks", "local"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     marks = {int(line.split("\t")[0].split(".")[-1]): line.split("\t")[3] for line in listing}
     for task in TASKS:
@@ -95,7 +98,10 @@ def test_coverage_table_counts_templates_tasks_and_eval_types_per_site():
     assert rows["map"]["eval_types"] == ["program_html", "string_match", "url_match"]
     assert rows["map"]["eval_type_tasks"]["url_match"] == sum("url_match" in t["eval"]["eval_types"] for t in maps)
     table = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "tasks", "--coverage"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "webarena_gym.experiments.cli", "tasks", "--coverage"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert f"| map | {rows['map']['templates']} | {rows['map']['linked_tasks']} |" in table
 
@@ -147,8 +153,8 @@ def test_a_local_study_shows_no_empty_webarena_columns_per_template(tmp_path: Pa
 def test_by_template_groups_only_webarena_and_local_tasks():
     """A WebArena-Lite task counts under its WebArena template; a MiniWoB++ task, whose template ids are its
     own numbering, and a local-only task count under none."""
-    from experiments.report.summary import by_template
-    from experiments.store import EpisodeResult
+    from webarena_gym.experiments.report.summary import by_template
+    from webarena_gym.experiments.store import EpisodeResult
 
     linked = LINKED[0]
     template = registry.webarena_template_id(linked)

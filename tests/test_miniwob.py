@@ -10,10 +10,10 @@ import urllib.request
 import gymnasium as gym
 import pytest
 
-import envs
-from envs.miniwob import EPISODE_MAX_TIME_MS, MAX_STEPS, task_names
-from envs.miniwob.host import MiniWoBSiteHost
-from experiments import tasksets
+from webarena_gym import envs
+from webarena_gym.envs.miniwob import EPISODE_MAX_TIME_MS, MAX_STEPS, task_names
+from webarena_gym.envs.miniwob.host import MiniWoBSiteHost
+from webarena_gym.experiments import tasksets
 
 
 def test_every_browsergym_task_is_registered():

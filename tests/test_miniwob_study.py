@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from experiments.compare import PolicySpec, compare
-from experiments.report import build_report
-from experiments.store import StudyStore
+from webarena_gym.experiments.compare import PolicySpec, compare
+from webarena_gym.experiments.report import build_report
+from webarena_gym.experiments.store import StudyStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

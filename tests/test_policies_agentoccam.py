@@ -11,9 +11,9 @@ import re
 import pytest
 from test_wrappers_observation import GOOGLE, N, axtree
 
-from llm import Script
-from policies import make_policy
-from policies.agentoccam import (
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.agentoccam import (
     AgentOccamPolicy,
     PlanError,
     PlanTree,
@@ -22,9 +22,9 @@ from policies.agentoccam import (
     parse_fields,
     render_history,
 )
-from policies.base import Budget, TaskSpec
-from wrappers.observations.agentoccam import process_axtree
-from wrappers.presets import PRESETS
+from webarena_gym.policies.base import Budget, TaskSpec
+from webarena_gym.wrappers.observations.agentoccam import process_axtree
+from webarena_gym.wrappers.presets import PRESETS
 
 SINGLE_SITE_COMMANDS = tuple(c for c in PRESETS["agentoccam"].actions if c != "go_home")  # as the wrapper says
 ONE_SITE = TaskSpec(
@@ -472,8 +472,8 @@ def test_judge_variant_re_asks_when_no_candidate_is_valid():
 
 def test_llm_failures_propagate_with_the_recorded_call():
     """The rollout loop ends the episode on an LLMError (source "llm"); the failed call is attached."""
-    from llm import LLMError
-    from llm.tokens import litellm_module as _litellm
+    from webarena_gym.llm import LLMError
+    from webarena_gym.llm.tokens import litellm_module as _litellm
 
     limit = _litellm().RateLimitError("mock rate limit", llm_provider="openai", model="gpt-4-turbo")
     p = policy([limit], retries=0)

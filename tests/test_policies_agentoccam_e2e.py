@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.support.oracle import ReferenceOracle
-from experiments.rollout import run_episode
-from llm import Script
-from policies import make_policy
-from policies.agentoccam import AgentOccamPolicy
-from policies.agentoccam.text import actor_answer as fields
+from webarena_gym.benchmarks.support.oracle import ReferenceOracle
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.agentoccam import AgentOccamPolicy
+from webarena_gym.policies.agentoccam.text import actor_answer as fields
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TASKS = (203, 212, 306)  # reddit (click, answer), reddit (form with a select), gitlab; no goto steps

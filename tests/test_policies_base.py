@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-import policies.base as base
-from llm import LLM, CallSettings, Script
-from policies import available_policies, make_policy
-from policies.base import Decision, EnvHandle, Policy, TaskSpec, build_llm, register_policy
+from webarena_gym.llm import LLM, CallSettings, Script
+from webarena_gym.policies import available_policies, make_policy
+from webarena_gym.policies import base as base
+from webarena_gym.policies.base import Decision, EnvHandle, Policy, TaskSpec, build_llm, register_policy
 
 
 def test_task_spec_from_reset_info():

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.rollout import run_episode
-from policies import make_policy
-from policies.base import TaskSpec
-from policies.baselines import RandomPolicy, ReferenceStepError, reference_command
-from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.base import TaskSpec
+from webarena_gym.policies.baselines import RandomPolicy, ReferenceStepError, reference_command
+from webarena_gym.wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS
 
 SINGLE_SITE = tuple(c for c in AGENTOCCAM_COMMANDS if c != "go_home")  # what the action wrapper enables
 
@@ -145,7 +145,7 @@ def test_random_policy_runs_within_its_budget():
 
 
 def test_replay_retries_a_failed_step_while_its_target_is_still_there():
-    from policies.baselines import ReferenceReplay
+    from webarena_gym.policies.baselines import ReferenceReplay
 
     steps = [
         {"action": "click", "target": {"role": "link", "name": "Home"}},

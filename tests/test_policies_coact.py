@@ -10,10 +10,10 @@ from coact_support import Brain, actions, collation, decision, plan, request_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm import Script
-from policies import make_policy
-from policies.base import Budget, TaskSpec
-from policies.coact import (
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.base import Budget, TaskSpec
+from webarena_gym.policies.coact import (
     GLOBAL,
     LOCAL,
     CoActPolicy,
@@ -25,10 +25,10 @@ from policies.coact import (
     parse_local_plan,
     resolve_search,
 )
-from policies.coact.text import CHECK_WORDS, DECIDE_WORDS, global_system, local_system, user_content
-from policies.react import WEBARENA_ACTIONS
-from wrappers.actions.grammar import parse_command
-from wrappers.presets import PRESETS
+from webarena_gym.policies.coact.text import CHECK_WORDS, DECIDE_WORDS, global_system, local_system, user_content
+from webarena_gym.policies.react import WEBARENA_ACTIONS
+from webarena_gym.wrappers.actions.grammar import parse_command
+from webarena_gym.wrappers.presets import PRESETS
 
 COMMANDS = PRESETS["webarena"].actions
 TASK = TaskSpec("webarena/local.203", 203, 'List all forums whose names start with the letter "B".', commands=COMMANDS)

@@ -14,12 +14,12 @@ import json
 import pytest
 from coact_support import Brain, actions, click, collation, decision, plan
 
-from experiments.compare import EpisodeJob, PolicySpec, compare, run_job
-from experiments.report import build_report
-from experiments.rollout import run_episode
-from llm import Script
-from policies import make_policy
-from policies.coact import GLOBAL, LOCAL, CoActPolicy
+from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
+from webarena_gym.experiments.report import build_report
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.coact import GLOBAL, LOCAL, CoActPolicy
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -137,8 +137,8 @@ def test_without_force_stop_the_same_dialogue_fails_cleanly_and_a_dead_model_is_
 def scripted_study_policy(job: EpisodeJob):
     """What the study below runs: ReAct answering with the reference steps, CoAct with its script."""
     if job.policy.name == "react":
-        from benchmarks.support.oracle import ReferenceOracle
-        from policies.react import ANSWER_PHRASE, ReActPolicy
+        from webarena_gym.benchmarks.support.oracle import ReferenceOracle
+        from webarena_gym.policies.react import ANSWER_PHRASE, ReActPolicy
 
         oracle = ReferenceOracle(job.task.task_id, "webarena", lambda c: f"On this page: {ANSWER_PHRASE} ```{c}```")
         return oracle.attach(ReActPolicy(script=Script({"actor": [oracle] * 6})))

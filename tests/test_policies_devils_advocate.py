@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm import Script
-from policies import make_policy
-from policies.base import Budget, BudgetUse, Decision, HandleUsageError, TaskSpec
-from policies.devils_advocate import text as T
-from policies.devils_advocate.policy import DevilsAdvocatePolicy
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.base import Budget, BudgetUse, Decision, HandleUsageError, TaskSpec
+from webarena_gym.policies.devils_advocate import text as T
+from webarena_gym.policies.devils_advocate.policy import DevilsAdvocatePolicy
 
 HOME = "http://shop.test/"
 BUDGET = Budget(31, 30)  # the policy's defaults: 30 actions, one more decision for the answer

@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 
-from experiments.compare import PolicySpec, compare, run_job
-from experiments.report import build_report
-from experiments.rollout import run_episode
-from experiments.store import StudyStore
-from llm import Script
-from policies import make_policy
+from webarena_gym.experiments.compare import PolicySpec, compare, run_job
+from webarena_gym.experiments.report import build_report
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.experiments.store import StudyStore
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -249,7 +249,7 @@ def test_a_failed_trial_of_a_state_changing_task_leaves_the_site_pristine():
 def shop_as_real_webarena(monkeypatch):
     """The local shop served as if it were the self-hosted WebArena shop (``WA_SHOPPING``): a real task id then
     runs against sites nobody resets, exactly like the real containers."""
-    from envs.local.launcher import LocalSites
+    from webarena_gym.envs.local.launcher import LocalSites
 
     sites = LocalSites(["shopping"])
     try:

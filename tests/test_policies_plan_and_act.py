@@ -9,13 +9,13 @@ import re
 
 import pytest
 
-from llm import Script
-from policies import make_policy
-from policies.base import TaskSpec
-from policies.plan_and_act import TABLE1_GRID, PlanAndActPolicy, prompts
-from policies.plan_and_act.parsing import AnswerFormatError, parse_action, parse_plan, plan_steps
-from wrappers.actions.webrl_grammar import COMMANDS
-from wrappers.observations.html import PLACEHOLDER, Element, ElementInfo, HtmlPage, Option, strip_ids
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.base import TaskSpec
+from webarena_gym.policies.plan_and_act import TABLE1_GRID, PlanAndActPolicy, prompts
+from webarena_gym.policies.plan_and_act.parsing import AnswerFormatError, parse_action, parse_plan, plan_steps
+from webarena_gym.wrappers.actions.webrl_grammar import COMMANDS
+from webarena_gym.wrappers.observations.html import PLACEHOLDER, Element, ElementInfo, HtmlPage, Option, strip_ids
 
 GOAL = "How many orders are pending?"
 PLAN = (

@@ -14,18 +14,18 @@ import re
 
 import pytest
 
-from benchmarks.support.oracle import ReferenceOracle, WebRLOracle
-from experiments.compare import EpisodeJob, PolicySpec, compare, run_job
-from experiments.report import build_report
-from experiments.report.summary import summarize
-from experiments.report.tables import all_tables
-from experiments.rollout import run_episode
-from llm import Script
-from policies import make_policy
-from policies.base import registered_defaults
-from policies.plan_and_act import TABLE1_GRID
-from policies.react import ANSWER_PHRASE
-from wrappers.observations.html import PLACEHOLDER, strip_ids
+from webarena_gym.benchmarks.support.oracle import ReferenceOracle, WebRLOracle
+from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
+from webarena_gym.experiments.report import build_report
+from webarena_gym.experiments.report.summary import summarize
+from webarena_gym.experiments.report.tables import all_tables
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.base import registered_defaults
+from webarena_gym.policies.plan_and_act import TABLE1_GRID
+from webarena_gym.policies.react import ANSWER_PHRASE
+from webarena_gym.wrappers.observations.html import PLACEHOLDER, strip_ids
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ANSWER_TASK = 203  # reddit: Forums, Alphabetical, answer "books, boston" (string_match)

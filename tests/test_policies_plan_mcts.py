@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm import LLMError, Script, text_of
-from policies import make_policy
-from policies.base import BudgetExhausted, TaskSpec, registered_defaults
-from policies.plan_mcts import prompts as P
-from policies.plan_mcts.config import STATUS_SCORES, SearchConfig
-from policies.plan_mcts.policy import described_commands
-from policies.plan_mcts.search import majority
-from policies.plan_mcts.tree import (
+from webarena_gym.llm import LLMError, Script, text_of
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.base import BudgetExhausted, TaskSpec, registered_defaults
+from webarena_gym.policies.plan_mcts import prompts as P
+from webarena_gym.policies.plan_mcts.config import STATUS_SCORES, SearchConfig
+from webarena_gym.policies.plan_mcts.policy import described_commands
+from webarena_gym.policies.plan_mcts.search import majority
+from webarena_gym.policies.plan_mcts.tree import (
     Edge,
     HistoryItem,
     Node,
@@ -35,8 +35,8 @@ from policies.plan_mcts.tree import (
     uct_score,
     uct_select,
 )
-from policies.search_tree import SearchTree, TreeNode
-from wrappers.presets import PRESETS
+from webarena_gym.policies.search_tree import SearchTree, TreeNode
+from webarena_gym.wrappers.presets import PRESETS
 
 COMMANDS = PRESETS["set_of_marks"].actions
 TASK = TaskSpec("webarena/local.0", 0, "Find the order number", ("shopping",), "http://site/", commands=COMMANDS)

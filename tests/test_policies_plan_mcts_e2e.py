@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from test_policies_plan_mcts import local_step, macro_answer, operator_answer, planner_answer, prompt, section
 
-from experiments.rollout import run_episode
-from llm import Script, text_of
-from policies import make_policy
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.llm import Script, text_of
+from webarena_gym.policies import make_policy
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -243,9 +243,9 @@ REACT_ANSWER = "The number is known. In summary, the next action I will perform 
 
 
 def test_plan_mcts_and_its_ablations_in_a_study_next_to_react(tmp_path):
-    from experiments.compare import PolicySpec, compare
-    from experiments.report import build_report
-    from experiments.store import StudyStore
+    from webarena_gym.experiments.compare import PolicySpec, compare
+    from webarena_gym.experiments.report import build_report
+    from webarena_gym.experiments.store import StudyStore
 
     policies = [
         PolicySpec("react", {"script": {"actor": [REACT_ANSWER]}}, label="react [scripted]"),

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.rollout import run_episode
-from llm import Script
-from policies import make_policy
-from policies.base import TaskSpec
-from policies.react import (
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.policies.base import TaskSpec
+from webarena_gym.policies.react import (
     ANSWER_PHRASE,
     WEBARENA_ACTIONS,
     ActionParseError,
@@ -19,7 +19,7 @@ from policies.react import (
     system_prompt,
     truncate_tokens,
 )
-from wrappers.presets import PRESETS
+from webarena_gym.wrappers.presets import PRESETS
 
 TASK = TaskSpec(
     "webarena/local.200",
@@ -233,7 +233,7 @@ def test_defaults_come_from_the_webarena_runner():
 
 def oracle_react(task_id: int, n_answers: int = 12, wrong_answer: str | None = None) -> ReActPolicy:
     """ReAct whose scripted LLM answers with the task's reference steps in ReAct's format."""
-    from benchmarks.support.oracle import ReferenceOracle
+    from webarena_gym.benchmarks.support.oracle import ReferenceOracle
 
     oracle = ReferenceOracle(
         task_id, "webarena", lambda c: say(c, "Let's think step by step. On this page:"), wrong_answer=wrong_answer

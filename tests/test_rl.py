@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from experiments.rl import TrainConfig, main, random_policy
+from webarena_gym.experiments.rl import TrainConfig, main, random_policy
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from experiments.rollout import run_episode
-from policies.base import Decision, Policy, TaskSpec
+from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.policies.base import Decision, Policy, TaskSpec
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -14,11 +14,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import experiments.rollout as rollout
-from experiments.trajectory import Trajectory, validate
-from llm import Script
-from policies.base import BudgetExhausted, Decision, EnvHandleError, Policy, TaskSpec
-from policies.react import WEBARENA_ACTIONS, ReActPolicy
+from webarena_gym.experiments import rollout as rollout
+from webarena_gym.experiments.trajectory import Trajectory, validate
+from webarena_gym.llm import Script
+from webarena_gym.policies.base import BudgetExhausted, Decision, EnvHandleError, Policy, TaskSpec
+from webarena_gym.policies.react import WEBARENA_ACTIONS, ReActPolicy
 
 PAGES = {"http://t/": "[1] link 'Hats'\n[2] link 'Shoes'", "http://t/hats": "[5] StaticText 'Red hat $12'"}
 LINKS = {"1": "http://t/hats", "2": "http://t/shoes"}
@@ -444,7 +444,7 @@ def test_lookahead_and_trials_are_recorded_and_leave_the_score_alone(envs, tmp_p
 
 
 def test_a_search_tree_is_recorded(envs):
-    from policies.search_tree import SearchTree
+    from webarena_gym.policies.search_tree import SearchTree
 
     class Searcher(Explorer):
         def act(self, obs, handle) -> Decision:
@@ -466,7 +466,7 @@ def test_an_error_raised_while_handling_a_browser_error_is_a_browser_error():
     """A wrapper that trips over a dead browser's observation still names the browser as what failed."""
     import playwright.sync_api
 
-    from experiments.rollout import _error_kind
+    from webarena_gym.experiments.rollout import _error_kind
 
     try:
         try:

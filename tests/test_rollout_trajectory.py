@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from experiments.trajectory import (
+from webarena_gym.experiments.trajectory import (
     SCHEMA_VERSION,
     TRAJECTORY_SCHEMA,
     StepRecord,
@@ -18,7 +18,7 @@ from experiments.trajectory import (
     scrub,
     validate,
 )
-from llm import LLMCall
+from webarena_gym.llm import LLMCall
 
 
 def sample() -> Trajectory:

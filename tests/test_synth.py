@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from synth_support import TeacherServer, grounded, pair, teacher_script, trajectory_fixture
 
-from experiments.synth import schemas
-from experiments.synth.context import SynthConfig
-from experiments.synth.parsing import (
+from webarena_gym.experiments.synth import schemas
+from webarena_gym.experiments.synth.context import SynthConfig
+from webarena_gym.experiments.synth.parsing import (
     parse_classification,
     parse_cot_action,
     parse_feasibility,
@@ -28,11 +28,11 @@ from experiments.synth.parsing import (
     parse_targeted,
     render_plan,
 )
-from experiments.synth.pipeline import run
-from experiments.synth.splits import Exclusion, SeedLeakError, seed_tasks, split, task_config
-from experiments.synth.store import JsonlStore
-from experiments.synth.teacher import ParseError, Teacher, TeacherGaveUp
-from llm import Script
+from webarena_gym.experiments.synth.pipeline import run
+from webarena_gym.experiments.synth.splits import Exclusion, SeedLeakError, seed_tasks, split, task_config
+from webarena_gym.experiments.synth.store import JsonlStore
+from webarena_gym.experiments.synth.teacher import ParseError, Teacher, TeacherGaveUp
+from webarena_gym.llm import Script
 
 REPO = Path(__file__).resolve().parent.parent
 

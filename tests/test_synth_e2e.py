@@ -18,20 +18,20 @@ import re
 import pytest
 from synth_support import grounded, pair, teacher_script
 
-from benchmarks.support.oracle import WebRLOracle
-from experiments.compare import EpisodeJob, PolicySpec, compare, run_job
-from experiments.dataset_files import check_layout
-from experiments.datasets import export_study
-from experiments.datasets import main as dataset_main
-from experiments.synth import schemas
-from experiments.synth.context import FILES, SynthConfig
-from experiments.synth.pipeline import run
-from experiments.synth.store import JsonlStore
-from experiments.synth.training import export_training
-from experiments.synth.work import StageAborted
-from llm import Script
-from policies import make_policy
-from wrappers.observations.html import strip_ids
+from webarena_gym.benchmarks.support.oracle import WebRLOracle
+from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
+from webarena_gym.experiments.dataset_files import check_layout
+from webarena_gym.experiments.datasets import export_study
+from webarena_gym.experiments.datasets import main as dataset_main
+from webarena_gym.experiments.synth import schemas
+from webarena_gym.experiments.synth.context import FILES, SynthConfig
+from webarena_gym.experiments.synth.pipeline import run
+from webarena_gym.experiments.synth.store import JsonlStore
+from webarena_gym.experiments.synth.training import export_training
+from webarena_gym.experiments.synth.work import StageAborted
+from webarena_gym.llm import Script
+from webarena_gym.policies import make_policy
+from webarena_gym.wrappers.observations.html import strip_ids
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SEEDS = "webarena/local.203,webarena/local.224,webarena/local.204"

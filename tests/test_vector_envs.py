@@ -11,8 +11,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from benchmarks.support.procs import children_map, process_table
-from wrappers.numeric import numeric_env_fns
+from webarena_gym.benchmarks.support.procs import children_map, process_table
+from webarena_gym.wrappers.numeric import numeric_env_fns
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -10,14 +10,14 @@ import gymnasium as gym
 import pytest
 from env_support import browser_processes
 
-import envs
-from envs.env import WebArenaEnv
-from envs.evaluation.evaluator import check_eval_block, evaluate
-from envs.evaluation.funcs import parse_func
-from envs.evaluation.judge import DEFAULT_JUDGE_MODEL, Judge
-from envs.registration import N_LITE_TASKS, lite_task_config, real_task_config
-from envs.sites import RealSiteHost, replace_placeholders
-from experiments import tasksets
+from webarena_gym import envs
+from webarena_gym.envs.env import WebArenaEnv
+from webarena_gym.envs.evaluation.evaluator import check_eval_block, evaluate
+from webarena_gym.envs.evaluation.funcs import parse_func
+from webarena_gym.envs.evaluation.judge import DEFAULT_JUDGE_MODEL, Judge
+from webarena_gym.envs.registration import N_LITE_TASKS, lite_task_config, real_task_config
+from webarena_gym.envs.sites import RealSiteHost, replace_placeholders
+from webarena_gym.experiments import tasksets
 
 URLS = {
     "shopping": "http://127.0.0.1:9001",

@@ -10,8 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
-from wrappers.actions.grammar import COMMAND_SPECS, Command, InvalidActionError, parse_action, parse_command
+from webarena_gym.wrappers.actions.agentoccam import (
+    AGENTOCCAM_COMMANDS,
+    WEBARENA_COMMANDS,
+    ActionConfig,
+    AgentOccamActions,
+)
+from webarena_gym.wrappers.actions.grammar import (
+    COMMAND_SPECS,
+    Command,
+    InvalidActionError,
+    parse_action,
+    parse_command,
+)
 
 # ------------------------------------------------------------------------------------------------
 # A small two-page site and a BrowserGym task over it (shared with the presets and numeric tests).
@@ -84,7 +95,7 @@ def make_probe_env(directory: Path, multiaction: bool = True) -> gym.Env:
     import browsergym.core.env as bg_env
     from browsergym.core.action.highlevel import HighLevelActionSet
 
-    from envs.browser import HeadlessChat, acquire_playwright
+    from webarena_gym.envs.browser import HeadlessChat, acquire_playwright
 
     global _PLAYWRIGHT_LEASE
     if not _PLAYWRIGHT_LEASE:
@@ -229,7 +240,7 @@ def test_fuzz_typed_content_reaches_browsergym_intact(content):
     """Whatever the LLM types (quotes, brackets, newlines, '#') arrives unchanged in BrowserGym's fill()."""
     from browsergym.core.action.parsers import highlevel_action_parser
 
-    from wrappers.actions.agentoccam import _call
+    from webarena_gym.wrappers.actions.agentoccam import _call
 
     command = parse_command(f"type [5] [{content}] [0]")
     assert command.args == ("5", content, "0")

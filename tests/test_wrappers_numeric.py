@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from wrappers.numeric import (
+from webarena_gym.wrappers.numeric import (
     ROLES,
     NumericWebArena,
     hashed_words,
@@ -15,7 +15,7 @@ from wrappers.numeric import (
     quoted_texts,
     words,
 )
-from wrappers.seeds import EpisodeSeeds
+from webarena_gym.wrappers.seeds import EpisodeSeeds
 
 
 def test_needs_an_env_of_this_project():

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.support.alignment import unreachable, word_retention
-from benchmarks.support.pages import PAGE_TYPES, generate
-from wrappers.observations.agentoccam import ObsConfig, process_axtree
-from wrappers.observations.passes import clean_name
+from webarena_gym.benchmarks.support.alignment import unreachable, word_retention
+from webarena_gym.benchmarks.support.pages import PAGE_TYPES, generate
+from webarena_gym.wrappers.observations.agentoccam import ObsConfig, process_axtree
+from webarena_gym.wrappers.observations.passes import clean_name
 
 DATA = Path(__file__).parent / "data" / "axtrees"
 CAPTURED = sorted(p.stem for p in DATA.glob("*.json"))
@@ -903,7 +903,7 @@ def test_large_unseen_pages_keep_their_words_in_order_and_every_widget(kind, see
 
 
 def test_captured_pages_meet_the_token_budget():
-    from benchmarks.wrappers import captured_pages, measure
+    from webarena_gym.benchmarks.wrappers import captured_pages, measure
 
     rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=1)}
     assert rows["obs_tokens_ratio.captured"]["value"] <= 0.5

@@ -13,10 +13,10 @@ import gymnasium as gym
 import pytest
 from browsergym.core.spaces import Unicode
 
-from benchmarks.support.alignment import unreachable, word_retention
-from envs.browser import HeadlessChat
-from envs.playwright_patches import install_launch_patch
-from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig, TextTree, process_axtree
+from webarena_gym.benchmarks.support.alignment import unreachable, word_retention
+from webarena_gym.envs.browser import HeadlessChat
+from webarena_gym.envs.playwright_patches import install_launch_patch
+from webarena_gym.wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig, TextTree, process_axtree
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -80,8 +80,8 @@ def test_config_switches_reach_the_wrapper(openended):
 def test_properties_hold_on_every_local_suite_page():
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    from benchmarks.wrappers import local_pages
-    from llm.tokens import gpt2_encoding
+    from webarena_gym.benchmarks.wrappers import local_pages
+    from webarena_gym.llm.tokens import gpt2_encoding
 
     enc = gpt2_encoding()
     seen, tokens = [], {}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_wrappers_action import bid, make_probe_env
 
-from wrappers.presets import PRESETS, get_preset, make_env, paired_action_mapping
+from webarena_gym.wrappers.presets import PRESETS, get_preset, make_env, paired_action_mapping
 
 BELOW_THE_FOLD = "Bottom button"  # sits 3000px down the probe page
 

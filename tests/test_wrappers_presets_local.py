@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from wrappers.presets import PRESETS, make_env
+from webarena_gym.wrappers.presets import PRESETS, make_env
 
 
 def _local_env_ids() -> list[str]:
-    from envs.registration import list_env_ids
+    from webarena_gym.envs.registration import list_env_ids
 
     return list_env_ids("local")
 
@@ -18,7 +18,7 @@ def _local_env_ids() -> list[str]:
 @pytest.mark.slow
 def test_local_task_solved_with_agentoccam_commands():
     """A local-suite task through make_env('agentoccam'): its reference solution, as AgentOccam commands."""
-    from envs.local.registry import load_solutions
+    from webarena_gym.envs.local.registry import load_solutions
 
     solutions = load_solutions()
     env_id = next(i for i in _local_env_ids() if _translatable(solutions.get(_task_id(i))))
@@ -75,7 +75,7 @@ def _as_command(step: dict, obs: dict) -> str:
 @pytest.mark.browser
 @pytest.mark.slow
 def test_go_home_on_a_multi_site_local_task():
-    from envs.local.registry import load_tasks
+    from webarena_gym.envs.local.registry import load_tasks
 
     task = next(t for t in load_tasks() if len(t["sites"]) > 1)
     env = make_env(f"webarena/local.{task['task_id']}", "agentoccam", headless=True)

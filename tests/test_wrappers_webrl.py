@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_wrappers_action import bid, make_probe_env
 
-from wrappers.actions.browser import call
-from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
-from wrappers.actions.webrl_grammar import COMMANDS, DO_ACTIONS, WebRLAction, WebRLActionError, parse_webrl
-from wrappers.observations.html import PLACEHOLDER, SimplifiedHTMLObservation, simplify_dom, strip_ids
-from wrappers.presets import PRESETS
+from webarena_gym.wrappers.actions.browser import call
+from webarena_gym.wrappers.actions.webrl import WebRLActionConfig, WebRLActions
+from webarena_gym.wrappers.actions.webrl_grammar import COMMANDS, DO_ACTIONS, WebRLAction, WebRLActionError, parse_webrl
+from webarena_gym.wrappers.observations.html import PLACEHOLDER, SimplifiedHTMLObservation, simplify_dom, strip_ids
+from webarena_gym.wrappers.presets import PRESETS
 
 # ------------------------------------------------------------------------------------------------
 # Parser units

@@ -4,16 +4,16 @@ for the ablation rows, numeric RL spaces.
 See docs/design.md (section wrappers) for the contract.
 """
 
-from wrappers.actions.agentoccam import ActionConfig, AgentOccamActions
-from wrappers.actions.grammar import InvalidActionError, parse_action, parse_command
-from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
-from wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError, parse_webrl
-from wrappers.numeric import NumericWebArena
-from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
-from wrappers.observations.html import HTMLConfig, HtmlPage, SimplifiedHTMLObservation, strip_ids
-from wrappers.observations.set_of_marks import SetOfMarksObservation
-from wrappers.observations.webarena_text import WebArenaTextObservation
-from wrappers.presets import PRESETS, Preset, make_env
+from webarena_gym.wrappers.actions.agentoccam import ActionConfig, AgentOccamActions
+from webarena_gym.wrappers.actions.grammar import InvalidActionError, parse_action, parse_command
+from webarena_gym.wrappers.actions.webrl import WebRLActionConfig, WebRLActions
+from webarena_gym.wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError, parse_webrl
+from webarena_gym.wrappers.numeric import NumericWebArena
+from webarena_gym.wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from webarena_gym.wrappers.observations.html import HTMLConfig, HtmlPage, SimplifiedHTMLObservation, strip_ids
+from webarena_gym.wrappers.observations.set_of_marks import SetOfMarksObservation
+from webarena_gym.wrappers.observations.webarena_text import WebArenaTextObservation
+from webarena_gym.wrappers.presets import PRESETS, Preset, make_env
 
 __all__ = [
     "PRESETS",

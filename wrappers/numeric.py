@@ -44,7 +44,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from envs.action_set import BrowserActionSpace
+from webarena_gym.envs.action_set import BrowserActionSpace
 
 ROLES = (
     "link", "button", "textbox", "searchbox", "combobox", "option", "checkbox", "radio",
@@ -194,8 +194,8 @@ def make_numeric_env(
     :class:`NumericWebArena` options (``type_text``, ``answer``, ``allow_stop``, ``goal_dim``, ``text_dim``).
     The env reads only the accessibility tree (``obs_mode="axtree"``) unless ``env_kwargs`` say otherwise.
     """
-    import envs
-    from envs.registration import default_max_steps
+    from webarena_gym import envs
+    from webarena_gym.envs.registration import default_max_steps
 
     limit = max_episode_steps or default_max_steps(env_id)
     env_kwargs.setdefault("obs_mode", "axtree")
@@ -204,7 +204,7 @@ def make_numeric_env(
 
 
 def _seeded_numeric_env(env_id: str, start: int, stride: int, options: dict[str, Any]) -> gym.Env:
-    from wrappers.seeds import EpisodeSeeds
+    from webarena_gym.wrappers.seeds import EpisodeSeeds
 
     return EpisodeSeeds(make_numeric_env(env_id, **options), start=start, stride=stride)
 

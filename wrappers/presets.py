@@ -24,13 +24,18 @@ from typing import Any
 
 import gymnasium as gym
 
-from wrappers.actions.agentoccam import AGENTOCCAM_COMMANDS, WEBARENA_COMMANDS, ActionConfig, AgentOccamActions
-from wrappers.actions.webrl import WebRLActionConfig, WebRLActions
-from wrappers.actions.webrl_grammar import COMMANDS as WEBRL_COMMANDS
-from wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
-from wrappers.observations.html import HTMLConfig, SimplifiedHTMLObservation
-from wrappers.observations.set_of_marks import SetOfMarksObservation
-from wrappers.observations.webarena_text import WebArenaTextObservation
+from webarena_gym.wrappers.actions.agentoccam import (
+    AGENTOCCAM_COMMANDS,
+    WEBARENA_COMMANDS,
+    ActionConfig,
+    AgentOccamActions,
+)
+from webarena_gym.wrappers.actions.webrl import WebRLActionConfig, WebRLActions
+from webarena_gym.wrappers.actions.webrl_grammar import COMMANDS as WEBRL_COMMANDS
+from webarena_gym.wrappers.observations.agentoccam import AgentOccamObservation, ObsConfig
+from webarena_gym.wrappers.observations.html import HTMLConfig, SimplifiedHTMLObservation
+from webarena_gym.wrappers.observations.set_of_marks import SetOfMarksObservation
+from webarena_gym.wrappers.observations.webarena_text import WebArenaTextObservation
 
 RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines
 # Plan-MCTS's space (docs/methods/plan_mcts.md): a concise set of high-frequency primitives plus the answer;
@@ -141,7 +146,7 @@ def paired_action_mapping(action_timeout_ms: int | None = None) -> Callable[[str
     """The env's own BrowserGym action set, accepting multi-actions so ``type ... [1]`` runs fill +
     Enter as one env step (one step of the budget, as in WebArena); the action wrapper sends at
     most one command's actions per step. ``action_timeout_ms``: the env option of that name."""
-    from envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
+    from webarena_gym.envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
 
     return default_action_set(action_timeout_ms or DEFAULT_ACTION_TIMEOUT_MS, multiaction=True).to_python_code
 
@@ -152,7 +157,7 @@ def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any
     ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get
     screenshots (and the DOM snapshot).
     """
-    import envs
+    from webarena_gym import envs
 
     env_kwargs.setdefault("obs_mode", get_preset(preset).obs_mode)
     if "action_mapping" not in env_kwargs:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-from wrappers.observations.agentoccam import TextTree
-from wrappers.observations.axtree import INTERACTIVE_ROLES
-from wrappers.observations.passes import clean_name
+from webarena_gym.wrappers.observations.agentoccam import TextTree
+from webarena_gym.wrappers.observations.axtree import INTERACTIVE_ROLES
+from webarena_gym.wrappers.observations.passes import clean_name
 
 _WORD = re.compile(r"\w+")
 _TABLES = frozenset({"table", "grid", "treegrid"})

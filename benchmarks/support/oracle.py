@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec
-from policies.baselines import ReferenceReplay
+from webarena_gym.policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec
+from webarena_gym.policies.baselines import ReferenceReplay
 
 _CALL = re.compile(r"^(\w+)\((.*)\)$", re.S)
 
@@ -24,8 +24,8 @@ class ReferenceOracle:
     """
 
     def __init__(self, task_id: int, preset: str, render: Callable[[str], str], wrong_answer: str | None = None):
-        from envs.local.registry import load_solution
-        from wrappers.presets import PRESETS
+        from webarena_gym.envs.local.registry import load_solution
+        from webarena_gym.wrappers.presets import PRESETS
 
         self.solution = load_solution(task_id)
         self.actions = PRESETS[preset].actions
@@ -64,7 +64,7 @@ class WebRLOracle(ReferenceOracle):
         self.cot = cot
 
     def __call__(self, messages: list[dict]) -> str:
-        from envs.local.reference import to_browsergym
+        from webarena_gym.envs.local.reference import to_browsergym
 
         steps, i = self.replay.steps, self.replay.cursor
         match = _CALL.match(to_browsergym(steps[i], self.obs, self.replay.urls))

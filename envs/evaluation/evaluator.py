@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from envs.evaluation.funcs import (
+from webarena_gym.envs.evaluation.funcs import (
     EVAL_FUNCS,
     EvalContext,
     EvalFuncError,
@@ -49,7 +49,7 @@ from envs.evaluation.funcs import (
     parse_func,
     register_eval_func,
 )
-from envs.evaluation.judge import DEFAULT_JUDGE_MODEL, FuzzyPrompt, Judge, JudgeCall
+from webarena_gym.envs.evaluation.judge import DEFAULT_JUDGE_MODEL, FuzzyPrompt, Judge, JudgeCall
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",

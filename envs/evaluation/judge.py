@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from llm import LLM, CallSettings, LLMError, Script
-from llm.redaction import redact
+from webarena_gym.llm import LLM, CallSettings, LLMError, Script
+from webarena_gym.llm.redaction import redact
 
 DEFAULT_JUDGE_MODEL = "gpt-4-1106-preview"  # WebArena's grader
 JUDGE_MODEL_ENV_VAR = "WEBARENA_GYM_JUDGE_MODEL"

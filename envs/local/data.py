@@ -16,8 +16,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from envs.local.framework import LOCAL_DIR, create_schema
-from envs.local.sites import available_sites, load_site
+from webarena_gym.envs.local.framework import LOCAL_DIR, create_schema
+from webarena_gym.envs.local.sites import available_sites, load_site
 
 CACHE_ENV_VAR = "WEBARENA_GYM_CACHE"
 SEED_PREFIX = "webarena-gym-local-v1"

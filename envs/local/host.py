@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from envs.local.launcher import POOL, LocalSites, LocalSitesError
-from envs.local.sites import load_site
-from envs.sites import SitesUnavailableError
+from webarena_gym.envs.local.launcher import POOL, LocalSites, LocalSitesError
+from webarena_gym.envs.local.sites import load_site
+from webarena_gym.envs.sites import SitesUnavailableError
 
 
 class LocalSiteHost:

@@ -26,9 +26,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from envs.local import data
-from envs.local.sites import available_sites
-from envs.pool import IdlePool
+from webarena_gym.envs.local import data
+from webarena_gym.envs.local.sites import available_sites
+from webarena_gym.envs.pool import IdlePool
 
 START_TIMEOUT_S = 30.0
 _PRISTINE = object()  # what LocalSites._content holds after a pristine copy
@@ -36,12 +36,15 @@ HEALTH_TTL_S = 0.5  # a health check this recent stands for the server's health
 REUSE_ENV_VAR = "WEBARENA_GYM_REUSE_SITES"
 MAX_IDLE = 2
 
-# ``python -m envs.local.server`` without running ``envs/__init__``: the server needs only
-# ``envs.local``, and the package's import registers 952 Gymnasium ids and loads gymnasium and numpy
-# into every server (a third of its memory, 0.2 s of each start). argv[1] is the ``envs`` directory.
+# The server runs ``webarena_gym.envs.local.server`` without running the packages' ``__init__``: the
+# server needs only ``envs.local``, and ``webarena_gym``'s import registers 952 Gymnasium ids and loads
+# gymnasium and numpy into every server (a third of its memory, 0.2 s of each start). Two empty package
+# modules stand in for ``webarena_gym`` and ``webarena_gym.envs``; argv[1] is the ``envs`` directory.
 _SERVER_BOOT = (
-    "import sys, types; package = types.ModuleType('envs'); package.__path__ = [sys.argv.pop(1)]; "
-    "sys.modules['envs'] = package; from envs.local.server import main; sys.exit(main())"
+    "import sys, types; root = types.ModuleType('webarena_gym'); root.__path__ = []; "
+    "package = types.ModuleType('webarena_gym.envs'); package.__path__ = [sys.argv.pop(1)]; "
+    "sys.modules.update({'webarena_gym': root, 'webarena_gym.envs': package}); "
+    "from webarena_gym.envs.local.server import main; sys.exit(main())"
 )
 
 

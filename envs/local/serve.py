@@ -7,8 +7,8 @@ import signal
 import sys
 import time
 
-from envs.local.launcher import LocalSites, LocalSitesError
-from envs.local.sites import SITE_NAMES, load_site
+from webarena_gym.envs.local.launcher import LocalSites, LocalSitesError
+from webarena_gym.envs.local.sites import SITE_NAMES, load_site
 
 
 def main(argv: list[str] | None = None) -> int:

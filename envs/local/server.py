@@ -1,4 +1,4 @@
-"""One server process for one environment instance: ``python -m envs.local.server --db PATH --sites a,b``.
+"""One server process for one environment instance: ``python -m webarena_gym.envs.local.server --db PATH --sites a,b``.
 
 Every site gets its own werkzeug threaded server on ``127.0.0.1`` (port 0 = a free port chosen by the
 OS, or the ``--ports`` it had before a restart when still free). The process prints one JSON line,
@@ -21,8 +21,8 @@ from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from envs.local.framework import SiteContext
-from envs.local.sites import load_site
+from webarena_gym.envs.local.framework import SiteContext
+from webarena_gym.envs.local.sites import load_site
 
 HOST = "127.0.0.1"
 

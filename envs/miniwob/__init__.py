@@ -55,7 +55,7 @@ def html_root() -> Path:
         root = Path(location) / "html"
         if (root / "miniwob").is_dir() and (root / "core" / "core.js").is_file():
             return root
-    from envs.sites import SitesUnavailableError
+    from webarena_gym.envs.sites import SitesUnavailableError
 
     raise SitesUnavailableError(
         "MiniWoB++ needs the pages of the PyPI package `miniwob` (pip install miniwob==1.1.0; "

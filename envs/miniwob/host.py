@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from envs.miniwob import SITE, html_root
+from webarena_gym.envs.miniwob import SITE, html_root
 
 logger = logging.getLogger(__name__)
 

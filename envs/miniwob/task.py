@@ -8,8 +8,8 @@ from typing import Any
 
 import playwright.sync_api
 
-from envs.miniwob import EPISODE_MAX_TIME_MS, EVAL_TYPE, SITE
-from envs.task import EnvTask
+from webarena_gym.envs.miniwob import EPISODE_MAX_TIME_MS, EVAL_TYPE, SITE
+from webarena_gym.envs.task import EnvTask
 
 
 @functools.cache

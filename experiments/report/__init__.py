@@ -13,12 +13,12 @@ import json
 import os
 from pathlib import Path
 
-from experiments.report.plots import write_plots
-from experiments.report.summary import summarize
-from experiments.report.tables import all_tables, markdown_report
-from experiments.report.viewer import write_html
-from experiments.store import StudyStore
-from llm.redaction import write_text
+from webarena_gym.experiments.report.plots import write_plots
+from webarena_gym.experiments.report.summary import summarize
+from webarena_gym.experiments.report.tables import all_tables, markdown_report
+from webarena_gym.experiments.report.viewer import write_html
+from webarena_gym.experiments.store import StudyStore
+from webarena_gym.llm.redaction import write_text
 
 __all__ = ["build_report", "summarize"]
 

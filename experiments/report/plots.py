@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from experiments.report.summary import SITE_TITLES
-from experiments.report.tables import columns, policy_label, row_cost_status
+from webarena_gym.experiments.report.summary import SITE_TITLES
+from webarena_gym.experiments.report.tables import columns, policy_label, row_cost_status
 
 
 def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, bool]], list[str]]:

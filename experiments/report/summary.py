@@ -20,8 +20,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from envs.registration import is_local
-from experiments.store import EpisodeResult, StudyStore
+from webarena_gym.envs.registration import is_local
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
 
 SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite", "miniwob")
 SITE_TITLES = {
@@ -254,7 +254,7 @@ def _webarena_template(r: EpisodeResult) -> tuple[str, int | None]:
     to WebArena's ids); a task the suite no longer has, or one of another suite (MiniWoB++), counts under
     none.
     """
-    from envs.local import registry
+    from webarena_gym.envs.local import registry
 
     if not r.env_id.startswith(LOCAL_PREFIX):
         return "webarena", r.template_id if r.env_id.startswith(REAL_PREFIXES) else None
@@ -267,7 +267,7 @@ def _webarena_template(r: EpisodeResult) -> tuple[str, int | None]:
 def by_template(latest: list[EpisodeResult], labels: list[str]) -> list[dict[str, Any]]:
     """One row per WebArena intent template the study touched: its text and, per policy, the success rate
     on the local tasks and on the real tasks of that template."""
-    from envs.local.registry import webarena_templates
+    from webarena_gym.envs.local.registry import webarena_templates
 
     groups: dict[int, dict[tuple[str, str], list[EpisodeResult]]] = {}
     for r in latest:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.report.published import MINIWOB
-from experiments.report.summary import SITE_TITLES, TEMPLATE_SUITES, Rate
+from webarena_gym.experiments.report.published import MINIWOB
+from webarena_gym.experiments.report.summary import SITE_TITLES, TEMPLATE_SUITES, Rate
 
 ORACLE_MARK = " †"
 

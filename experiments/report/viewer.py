@@ -14,12 +14,14 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from experiments.report.tables import all_tables
-from experiments.store import EpisodeResult, StudyStore
-from llm.messages import IMAGE_REF_PREFIX
-from llm.redaction import write_text
+from webarena_gym.experiments.report.tables import all_tables
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
+from webarena_gym.llm.messages import IMAGE_REF_PREFIX
+from webarena_gym.llm.redaction import write_text
 
-_env = Environment(loader=PackageLoader("experiments", "templates"), autoescape=select_autoescape(["html"]))
+_env = Environment(
+    loader=PackageLoader("webarena_gym.experiments", "templates"), autoescape=select_autoescape(["html"])
+)
 
 
 def _page_name(r: EpisodeResult) -> str:

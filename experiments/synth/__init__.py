@@ -12,8 +12,8 @@ training files (``webarena-gym synth export``). Each stage's output is its own J
 pool (``splits``).
 """
 
-from experiments.synth.context import SynthConfig
-from experiments.synth.pipeline import STAGES, run
-from experiments.synth.training import export_training
+from webarena_gym.experiments.synth.context import SynthConfig
+from webarena_gym.experiments.synth.pipeline import STAGES, run
+from webarena_gym.experiments.synth.training import export_training
 
 __all__ = ["STAGES", "SynthConfig", "export_training", "run"]

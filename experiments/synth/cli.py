@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from experiments.synth.context import SynthConfig
-from experiments.synth.pipeline import STAGES
-from experiments.synth.teacher import ROLE_DEFAULTS, RoleSettings
+from webarena_gym.experiments.synth.context import SynthConfig
+from webarena_gym.experiments.synth.pipeline import STAGES
+from webarena_gym.experiments.synth.teacher import ROLE_DEFAULTS, RoleSettings
 
 MODEL_ENV_VAR = "WEBARENA_GYM_MODEL"
 
@@ -42,7 +42,7 @@ def _roles(args: argparse.Namespace) -> dict[str, RoleSettings]:
 
 
 def config_from(args: argparse.Namespace) -> SynthConfig:
-    from experiments.cli import _policy_spec
+    from webarena_gym.experiments.cli import _policy_spec
 
     if not args.teacher_model:
         raise SystemExit(f"the pipeline needs a teacher model: pass --teacher-model or set {MODEL_ENV_VAR}")
@@ -81,9 +81,9 @@ def config_from(args: argparse.Namespace) -> SynthConfig:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from experiments.synth.pipeline import run
-    from experiments.synth.splits import SeedLeakError
-    from experiments.synth.work import StageAborted
+    from webarena_gym.experiments.synth.pipeline import run
+    from webarena_gym.experiments.synth.splits import SeedLeakError
+    from webarena_gym.experiments.synth.work import StageAborted
 
     stages = [int(s) for s in args.stages.split(",") if s.strip()]
     try:
@@ -95,14 +95,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _check_run(path: str) -> None:
-    from experiments.synth.pipeline import MANIFEST
+    from webarena_gym.experiments.synth.pipeline import MANIFEST
 
     if not (Path(path) / MANIFEST).exists():
         raise SystemExit(f"error: {path} is not a run of the pipeline (it has no {MANIFEST})")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from experiments.synth.training import export_training
+    from webarena_gym.experiments.synth.training import export_training
 
     _check_run(args.run)
     counts = export_training(args.run, args.out, template=args.template, executor_plan=args.executor_plan)
@@ -113,7 +113,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from experiments.synth.summary import write
+    from webarena_gym.experiments.synth.summary import write
 
     _check_run(args.run)
     print(write(args.run))

@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from experiments.synth.costs import CostLog
-from experiments.synth.splits import SPLIT_SEED, Exclusion
-from experiments.synth.store import JsonlStore, PageStore
-from experiments.synth.teacher import RoleSettings, Teacher, TeacherGaveUp
+from webarena_gym.experiments.synth.costs import CostLog
+from webarena_gym.experiments.synth.splits import SPLIT_SEED, Exclusion
+from webarena_gym.experiments.synth.store import JsonlStore, PageStore
+from webarena_gym.experiments.synth.teacher import RoleSettings, Teacher, TeacherGaveUp
 
 if TYPE_CHECKING:
-    from experiments.compare import EpisodeJob, PolicySpec
-    from policies.base import Policy
+    from webarena_gym.experiments.compare import EpisodeJob, PolicySpec
+    from webarena_gym.policies.base import Policy
 
 FILES = {
     "queries": "stage1/queries.jsonl",

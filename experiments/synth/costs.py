@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from experiments.synth.store import JsonlStore
-from experiments.synth.teacher import Spent
-from llm.tokens import price
+from webarena_gym.experiments.synth.store import JsonlStore
+from webarena_gym.experiments.synth.teacher import Spent
+from webarena_gym.llm.tokens import price
 
 DEMO_STEPS = 11  # average steps per episode of the paper's dynamic-replanning model (A.11: 11.12)
 DEMO_PROMPT_TOKENS = 8000  # [I] a simplified-HTML page plus the prompt around it

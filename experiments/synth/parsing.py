@@ -21,9 +21,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from experiments.synth.teacher import ParseError
-from policies.plan_and_act.parsing import AnswerFormatError, PlanStep, plan_steps, tagged
-from policies.plan_and_act.prompts import ACTION_TAGS, PLAN_TAGS
+from webarena_gym.experiments.synth.teacher import ParseError
+from webarena_gym.policies.plan_and_act.parsing import AnswerFormatError, PlanStep, plan_steps, tagged
+from webarena_gym.policies.plan_and_act.prompts import ACTION_TAGS, PLAN_TAGS
 
 _TASK_BLOCK = re.compile(r"\[Start Task (\d+)\](.*?)\[End Task \1\]", re.S)
 _TASK_FIELDS = re.compile(r"Task:\s*(.*?)\s*\n\s*Initial HTML State from Example Index:\s*(\d+)", re.S)

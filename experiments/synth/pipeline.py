@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from experiments.synth import stage1, stage2, stage3, stage4, summary
-from experiments.synth.context import FIXED_ON_RESUME, Run, SynthConfig
-from experiments.synth.splits import Exclusion, Splits, seed_tasks, split
-from experiments.synth.teacher import Teacher
+from webarena_gym.experiments.synth import stage1, stage2, stage3, stage4, summary
+from webarena_gym.experiments.synth.context import FIXED_ON_RESUME, Run, SynthConfig
+from webarena_gym.experiments.synth.splits import Exclusion, Splits, seed_tasks, split
+from webarena_gym.experiments.synth.teacher import Teacher
 
 if TYPE_CHECKING:
-    from experiments.compare import EpisodeJob
-    from llm import Script
-    from policies.base import Policy
+    from webarena_gym.experiments.compare import EpisodeJob
+    from webarena_gym.llm import Script
+    from webarena_gym.policies.base import Policy
 
 STAGES = (1, 2, 3, 4)
 MANIFEST = "synth.json"

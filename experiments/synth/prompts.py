@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from llm import Message
-from wrappers.observations.html import PLACEHOLDER as HTML_PLACEHOLDER
+from webarena_gym.llm import Message
+from webarena_gym.wrappers.observations.html import PLACEHOLDER as HTML_PLACEHOLDER
 
 PROMPTS_FILE = Path(__file__).resolve().parent / "prompts.txt"
 FUTURE_PLACEHOLDER = "** Future actions **"  # A.9.2's stand-in for the future actions of earlier rounds

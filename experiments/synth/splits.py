@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments import tasksets
-from experiments.synth.parsing import normalize
-from experiments.tasksets import TaskInfo
+from webarena_gym.experiments import tasksets
+from webarena_gym.experiments.synth.parsing import normalize
+from webarena_gym.experiments.tasksets import TaskInfo
 
 EVALUATION_SETS = ("webarena:lite",)  # always evaluated: the paper's test set
 SPLIT_SEED = 42  # the released code's validation-split seed
@@ -35,11 +35,11 @@ class SeedLeakError(ValueError):
 
 def task_config(env_id: str) -> dict[str, Any]:
     """The raw task config (placeholders unreplaced) of a WebArena, WebArena-Lite or local env id."""
-    from envs import registration
+    from webarena_gym.envs import registration
 
     prefix, _, number = env_id.rpartition("/")
     if env_id.startswith(registration.LOCAL_PREFIX):
-        from envs.local.registry import get_task
+        from webarena_gym.envs.local.registry import get_task
 
         return get_task(int(env_id[len(registration.LOCAL_PREFIX) :]))
     if prefix == registration.LITE_NAMESPACE:
@@ -51,7 +51,7 @@ def task_config(env_id: str) -> dict[str, Any]:
 
 def identities(env_id: str) -> set[str]:
     """The env ids that are the same task: a WebArena-Lite task is also the WebArena task it corrects."""
-    from envs import registration
+    from webarena_gym.envs import registration
 
     if env_id.startswith(registration.LITE_NAMESPACE + "/"):
         return {env_id, f"{registration.NAMESPACE}/{task_config(env_id)['old_task_id']}"}
@@ -149,7 +149,7 @@ class Splits:
 
 def _suite(env_id: str) -> str:
     """The suite an env id belongs to (intent template ids are numbered per suite)."""
-    from envs.registration import LOCAL_PREFIX
+    from webarena_gym.envs.registration import LOCAL_PREFIX
 
     return "local" if env_id.startswith(LOCAL_PREFIX) else env_id.partition("/")[0]
 

@@ -30,19 +30,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from experiments.compare import EpisodeJob, compare, run_job
-from experiments.store import EpisodeResult, StudyStore, episode_key
-from experiments.synth import prompts
-from experiments.synth.context import STUDY_DIR, Run
-from experiments.synth.costs import demonstrator_estimate
-from experiments.synth.parsing import normalize, parse_feasibility, parse_queries, parse_verdict
-from experiments.synth.splits import SeedTask
-from experiments.synth.teacher import TeacherGaveUp
-from experiments.synth.work import derive_seed, fill, run_items
-from experiments.tasksets import TaskInfo
-from experiments.trajectory import Trajectory
-from wrappers.observations.html import strip_ids
-from wrappers.presets import PRESETS
+from webarena_gym.experiments.compare import EpisodeJob, compare, run_job
+from webarena_gym.experiments.store import EpisodeResult, StudyStore, episode_key
+from webarena_gym.experiments.synth import prompts
+from webarena_gym.experiments.synth.context import STUDY_DIR, Run
+from webarena_gym.experiments.synth.costs import demonstrator_estimate
+from webarena_gym.experiments.synth.parsing import normalize, parse_feasibility, parse_queries, parse_verdict
+from webarena_gym.experiments.synth.splits import SeedTask
+from webarena_gym.experiments.synth.teacher import TeacherGaveUp
+from webarena_gym.experiments.synth.work import derive_seed, fill, run_items
+from webarena_gym.experiments.tasksets import TaskInfo
+from webarena_gym.experiments.trajectory import Trajectory
+from webarena_gym.wrappers.observations.html import strip_ids
+from webarena_gym.wrappers.presets import PRESETS
 
 DEMO_CALLS_PER_STEP = 2  # [I] for the cost estimate: a planner or replanner call and an executor call
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from experiments.synth import prompts
-from experiments.synth.context import Run
-from experiments.synth.parsing import (
+from webarena_gym.experiments.synth import prompts
+from webarena_gym.experiments.synth.context import Run
+from webarena_gym.experiments.synth.parsing import (
     GroundedStep,
     parse_cot_action,
     parse_cot_plan,
@@ -33,9 +33,9 @@ from experiments.synth.parsing import (
     render_grounded,
     render_plan,
 )
-from experiments.synth.stage1 import page_text
-from experiments.synth.teacher import TeacherGaveUp
-from experiments.synth.work import derive_seed, run_items
+from webarena_gym.experiments.synth.stage1 import page_text
+from webarena_gym.experiments.synth.teacher import TeacherGaveUp
+from webarena_gym.experiments.synth.work import derive_seed, run_items
 
 
 def kept_trajectories(run: Run) -> list[dict[str, Any]]:

@@ -17,12 +17,12 @@ import random
 from collections import defaultdict
 from typing import Any
 
-from experiments.synth import prompts
-from experiments.synth.context import Run
-from experiments.synth.parsing import parse_pairs
-from experiments.synth.teacher import TeacherGaveUp
-from experiments.synth.work import derive_seed, fill
-from wrappers.observations.html import strip_ids
+from webarena_gym.experiments.synth import prompts
+from webarena_gym.experiments.synth.context import Run
+from webarena_gym.experiments.synth.parsing import parse_pairs
+from webarena_gym.experiments.synth.teacher import TeacherGaveUp
+from webarena_gym.experiments.synth.work import derive_seed, fill
+from webarena_gym.wrappers.observations.html import strip_ids
 
 
 def seed_plans(run: Run) -> list[dict[str, Any]]:

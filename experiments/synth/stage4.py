@@ -20,14 +20,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from experiments.store import EpisodeResult, StudyStore
-from experiments.synth import prompts
-from experiments.synth.context import Run
-from experiments.synth.parsing import parse_classification, parse_targeted
-from experiments.synth.splits import task_config
-from experiments.synth.teacher import TeacherGaveUp
-from experiments.synth.work import derive_seed, run_items
-from experiments.trajectory import Trajectory
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
+from webarena_gym.experiments.synth import prompts
+from webarena_gym.experiments.synth.context import Run
+from webarena_gym.experiments.synth.parsing import parse_classification, parse_targeted
+from webarena_gym.experiments.synth.splits import task_config
+from webarena_gym.experiments.synth.teacher import TeacherGaveUp
+from webarena_gym.experiments.synth.work import derive_seed, run_items
+from webarena_gym.experiments.trajectory import Trajectory
 
 DEFAULT_CLASSES = Path(__file__).resolve().parent / "failure_classes.json"
 

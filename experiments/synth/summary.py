@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from experiments.synth.context import FILES
-from experiments.synth.store import JsonlStore
+from webarena_gym.experiments.synth.context import FILES
+from webarena_gym.experiments.synth.store import JsonlStore
 
 
 def _load(run_dir: Path, name: str) -> list[dict[str, Any]]:

@@ -36,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from llm import LLM, CallSettings, LLMCall, Message, Script
-from llm.tokens import count_message_tokens, price
+from webarena_gym.llm import LLM, CallSettings, LLMCall, Message, Script
+from webarena_gym.llm.tokens import count_message_tokens, price
 
 T = TypeVar("T")
 
@@ -140,7 +140,7 @@ class Teacher:
         """Call ``role`` and parse its answer; re-ask with the error up to ``max_retries`` times.
 
         Returns (parsed, answer text). Raises :class:`TeacherGaveUp` or :class:`llm.LLMError`."""
-        from experiments.synth.prompts import retry_message
+        from webarena_gym.experiments.synth.prompts import retry_message
 
         messages = list(messages)
         for attempt in range(self.max_retries + 1):

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from experiments.dataset_files import (
+from webarena_gym.experiments.dataset_files import (
     ChatTemplate,
     chat_record,
     chat_template,
@@ -40,10 +40,10 @@ from experiments.dataset_files import (
     write_card,
     write_jsonl,
 )
-from experiments.synth.context import FILES
-from experiments.synth.store import JsonlStore, PageStore
-from policies.plan_and_act import prompts as pa
-from wrappers.observations.html import PLACEHOLDER, strip_ids
+from webarena_gym.experiments.synth.context import FILES
+from webarena_gym.experiments.synth.store import JsonlStore, PageStore
+from webarena_gym.policies.plan_and_act import prompts as pa
+from webarena_gym.wrappers.observations.html import PLACEHOLDER, strip_ids
 
 PLANNER_VALIDATION = 0.05  # [C]
 EXECUTOR_VALIDATION = 0.1  # [C]

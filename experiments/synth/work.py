@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
-from llm import LLMError
+from webarena_gym.llm import LLMError
 
 T = TypeVar("T")
 

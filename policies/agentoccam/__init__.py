@@ -46,9 +46,16 @@ Modules: ``text`` (prompt texts, output parsing), ``memory`` (plan tree, step re
 ``policy`` (the class, registered as ``agentoccam`` and ``agentoccam_judge``).
 """
 
-from policies.agentoccam.memory import PlanError, PlanNode, PlanTree, StepRecord, render_history, replayed_observation
-from policies.agentoccam.policy import AgentOccamPolicy
-from policies.agentoccam.text import parse_candidates, parse_fields
+from webarena_gym.policies.agentoccam.memory import (
+    PlanError,
+    PlanNode,
+    PlanTree,
+    StepRecord,
+    render_history,
+    replayed_observation,
+)
+from webarena_gym.policies.agentoccam.policy import AgentOccamPolicy
+from webarena_gym.policies.agentoccam.text import parse_candidates, parse_fields
 
 __all__ = [
     "AgentOccamPolicy",

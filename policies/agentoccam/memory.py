@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from policies.agentoccam.text import texts
+from webarena_gym.policies.agentoccam.text import texts
 
 
 class PlanError(ValueError):

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from llm import CallSettings, LLMCall, Message
-from policies.agentoccam.memory import PlanError, PlanTree, StepRecord, render_history
-from policies.agentoccam.text import (
+from webarena_gym.llm import CallSettings, LLMCall, Message
+from webarena_gym.policies.agentoccam.memory import PlanError, PlanTree, StepRecord, render_history
+from webarena_gym.policies.agentoccam.text import (
     BASE_FIELDS,
     JUDGE_FIELDS,
     clean_action,
@@ -20,7 +20,7 @@ from policies.agentoccam.text import (
     texts,
     user_message,
 )
-from policies.base import (
+from webarena_gym.policies.base import (
     Decision,
     EnvHandle,
     EnvHandleError,
@@ -31,7 +31,7 @@ from policies.base import (
     example_action,
     register_policy,
 )
-from wrappers.actions.grammar import Command, InvalidActionError, parse_action
+from webarena_gym.wrappers.actions.grammar import Command, InvalidActionError, parse_action
 
 PLANNING_COMMANDS = ("branch", "prune")
 _MEMORY = frozenset({"note", "branch", "prune"})
@@ -245,7 +245,7 @@ class AgentOccamPolicy(Policy):
     def validate(self, action: str, obs: Obs) -> list[Command]:
         """Parse the ACTION and check it against the page and the enabled commands; raise
         :class:`ActionRejected` with a message for the model."""
-        from wrappers.actions.agentoccam import page_ids
+        from webarena_gym.wrappers.actions.agentoccam import page_ids
 
         if not action:
             raise ActionRejected("the ACTION field is missing or empty")

@@ -57,8 +57,8 @@ Decisions on what the paper leaves open, each a constructor option:
 * URLs are shown as the env gives them (no mapping to the real sites' addresses).
 """
 
-from policies.coact.policy import GLOBAL, LOCAL, CoActPolicy, CoActState, resolve_search
-from policies.coact.text import (
+from webarena_gym.policies.coact.policy import GLOBAL, LOCAL, CoActPolicy, CoActState, resolve_search
+from webarena_gym.policies.coact.text import (
     MalformedOutput,
     Phase,
     PlanStep,

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
-from llm import CallSettings, LLMCall, Message
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
-from policies.coact.text import (
+from webarena_gym.llm import CallSettings, LLMCall, Message
+from webarena_gym.policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
+from webarena_gym.policies.coact.text import (
     CHECK_WORDS,
     DECIDE_WORDS,
     MalformedOutput,
@@ -29,7 +29,7 @@ from policies.coact.text import (
     render_local_plan,
     user_content,
 )
-from policies.react import truncate_tokens
+from webarena_gym.policies.react import truncate_tokens
 
 GLOBAL = "global_planner"  # call role of the global planning agent (its own model and settings)
 LOCAL = "local_agent"  # call role of the local execution agent
@@ -202,7 +202,7 @@ class CoActPolicy(Policy):
     def actions(self) -> tuple[str, ...]:
         """The page operations the local agent may plan: the task's enabled commands, stop included,
         in WebArena's prompt order; ``actions=`` given at construction wins (as for ReAct)."""
-        from policies.react import WEBARENA_ACTIONS
+        from webarena_gym.policies.react import WEBARENA_ACTIONS
 
         if self._actions is not None:
             return self._actions

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from llm import Message
-from policies.react import render_actions, user_message
-from wrappers.actions.grammar import InvalidActionError, parse_command
+from webarena_gym.llm import Message
+from webarena_gym.policies.react import render_actions, user_message
+from webarena_gym.wrappers.actions.grammar import InvalidActionError, parse_command
 
 PROMPTS = Path(__file__).parent.parent / "prompts"
 GLOBAL_CALLS = ("global_plan", "decide", "revise", "collation")

@@ -53,8 +53,14 @@ Modules: ``text`` (prompt texts and readers), ``policy`` (the class, registered 
 and ``devils_advocate_oracle``).
 """
 
-from policies.devils_advocate.policy import DevilsAdvocatePolicy, Entry, Screen
-from policies.devils_advocate.text import parse_action, parse_alignment, parse_answer, parse_plan, parse_verdict
+from webarena_gym.policies.devils_advocate.policy import DevilsAdvocatePolicy, Entry, Screen
+from webarena_gym.policies.devils_advocate.text import (
+    parse_action,
+    parse_alignment,
+    parse_answer,
+    parse_plan,
+    parse_verdict,
+)
 
 __all__ = [
     "DevilsAdvocatePolicy",

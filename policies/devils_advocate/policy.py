@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from envs.registration import is_local
-from llm import CallSettings, Message
-from llm.tokens import count_message_tokens
-from policies.base import Decision, EnvHandle, Info, Obs, Policy, TaskSpec, build_llm, register_policy
-from policies.devils_advocate import text as T
-from policies.react import truncate_tokens
-from policies.search_tree import SearchTree
-from wrappers.actions.grammar import Command, parse_command
+from webarena_gym.envs.registration import is_local
+from webarena_gym.llm import CallSettings, Message
+from webarena_gym.llm.tokens import count_message_tokens
+from webarena_gym.policies.base import Decision, EnvHandle, Info, Obs, Policy, TaskSpec, build_llm, register_policy
+from webarena_gym.policies.devils_advocate import text as T
+from webarena_gym.policies.react import truncate_tokens
+from webarena_gym.policies.search_tree import SearchTree
+from webarena_gym.wrappers.actions.grammar import Command, parse_command
 
 ROLES = ("plan", "action", "remedy", "align", "task_check", "subtask_check", "element_map", "answer", "summarize")
 REMEDY_MODES = ("chained", "independent")

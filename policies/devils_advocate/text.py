@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from wrappers.actions.grammar import InvalidActionError, parse_command
+from webarena_gym.wrappers.actions.grammar import InvalidActionError, parse_command
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts" / "devils_advocate_prompts.txt"
 

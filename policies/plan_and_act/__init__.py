@@ -6,7 +6,7 @@ Registered variants, the Table 1 rows that need no training (:data:`TABLE1_GRID`
 ``plan_and_act_dynamic`` (+ dynamic replanning) and ``plan_and_act`` (+ CoT: the full method).
 """
 
-from policies.plan_and_act.policy import PlanAndActPolicy
+from webarena_gym.policies.plan_and_act.policy import PlanAndActPolicy
 
 TABLE1_GRID = ("plan_and_act_no_planner", "plan_and_act_static", "plan_and_act_dynamic", "plan_and_act")
 

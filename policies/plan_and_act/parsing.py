@@ -18,8 +18,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from policies.plan_and_act.prompts import ACTION_TAGS, PLAN_TAGS
-from wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError, parse_webrl
+from webarena_gym.policies.plan_and_act.prompts import ACTION_TAGS, PLAN_TAGS
+from webarena_gym.wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError, parse_webrl
 
 _STEP = re.compile(
     r"^##\s*Step\s+(\d+)\s*\n\s*Reasoning:\s*(.*?)\n\s*Step:\s*(.*?)(?=\n##\s*Step\s+\d+|\Z)", re.S | re.M

@@ -40,13 +40,19 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from llm import CallSettings, LLMCall, Message
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
-from policies.plan_and_act import prompts
-from policies.plan_and_act.parsing import AnswerFormatError, ParsedAction, ParsedPlan, parse_action, parse_plan
-from wrappers.actions.webrl import check_on_page
-from wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError
-from wrappers.observations.html import PLACEHOLDER, strip_ids
+from webarena_gym.llm import CallSettings, LLMCall, Message
+from webarena_gym.policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
+from webarena_gym.policies.plan_and_act import prompts
+from webarena_gym.policies.plan_and_act.parsing import (
+    AnswerFormatError,
+    ParsedAction,
+    ParsedPlan,
+    parse_action,
+    parse_plan,
+)
+from webarena_gym.wrappers.actions.webrl import check_on_page
+from webarena_gym.wrappers.actions.webrl_grammar import WebRLAction, WebRLActionError
+from webarena_gym.wrappers.observations.html import PLACEHOLDER, strip_ids
 
 HISTORY_MODES = ("placeholder", "snippet")
 ROLES = ("planner", "replanner", "executor")

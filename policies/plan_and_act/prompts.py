@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from llm import Message
-from wrappers.actions.webrl_grammar import DO_ACTIONS, NEEDS_ARGUMENT, NEEDS_ELEMENT
-from wrappers.observations.html import PLACEHOLDER as HTML_PLACEHOLDER  # WebRL's stand-in for an old page
+from webarena_gym.llm import Message
+from webarena_gym.wrappers.actions.webrl_grammar import DO_ACTIONS, NEEDS_ARGUMENT, NEEDS_ELEMENT
+from webarena_gym.wrappers.observations.html import PLACEHOLDER as HTML_PLACEHOLDER  # WebRL's stand-in for an old page
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 ACTIONS_PLACEHOLDER = "** List of previous actions **"  # A.10.2's stand-in for earlier action lists

@@ -16,8 +16,8 @@ parsers), :mod:`~policies.plan_mcts.search` (the episode's search through the ha
 docs/methods/plan_mcts.md.
 """
 
-from policies.plan_mcts.config import STATUS_SCORES, SearchConfig
-from policies.plan_mcts.policy import PlanMCTSPolicy
-from policies.plan_mcts.search import PlanSearch
+from webarena_gym.policies.plan_mcts.config import STATUS_SCORES, SearchConfig
+from webarena_gym.policies.plan_mcts.policy import PlanMCTSPolicy
+from webarena_gym.policies.plan_mcts.search import PlanSearch
 
 __all__ = ["STATUS_SCORES", "PlanMCTSPolicy", "PlanSearch", "SearchConfig"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from llm import CallSettings
-from policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
-from policies.plan_mcts.config import SearchConfig
-from policies.plan_mcts.prompts import Context, action_specs
-from policies.plan_mcts.search import PlanSearch, summary
-from policies.search_tree import SearchTree
-from wrappers.presets import PRESETS
+from webarena_gym.llm import CallSettings
+from webarena_gym.policies.base import Decision, EnvHandle, Obs, Policy, TaskSpec, build_llm, register_policy
+from webarena_gym.policies.plan_mcts.config import SearchConfig
+from webarena_gym.policies.plan_mcts.prompts import Context, action_specs
+from webarena_gym.policies.plan_mcts.search import PlanSearch, summary
+from webarena_gym.policies.search_tree import SearchTree
+from webarena_gym.wrappers.presets import PRESETS
 
 SEARCH_OPTIONS = frozenset(f.name for f in fields(SearchConfig))
 # Decoding per role (UNSPECIFIED in the paper; docs/methods/plan_mcts.md): diverse Planner candidates, a

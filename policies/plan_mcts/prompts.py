@@ -29,9 +29,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from llm import Message, image_part
-from policies.plan_mcts.tree import HistoryItem, Page, Step
-from wrappers.actions.grammar import InvalidActionError, parse_action
+from webarena_gym.llm import Message, image_part
+from webarena_gym.policies.plan_mcts.tree import HistoryItem, Page, Step
+from webarena_gym.wrappers.actions.grammar import InvalidActionError, parse_action
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 DONE = "subplan_done"  # the Operator's pseudo-action: the subplan is complete, never sent to the env

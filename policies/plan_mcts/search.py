@@ -32,11 +32,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from llm import LLM, Message
-from policies.base import BudgetExhausted, EnvHandle, Obs
-from policies.plan_mcts import prompts as P
-from policies.plan_mcts.config import UNCLEAR_STATUS, SearchConfig
-from policies.plan_mcts.tree import (
+from webarena_gym.llm import LLM, Message
+from webarena_gym.policies.base import BudgetExhausted, EnvHandle, Obs
+from webarena_gym.policies.plan_mcts import prompts as P
+from webarena_gym.policies.plan_mcts.config import UNCLEAR_STATUS, SearchConfig
+from webarena_gym.policies.plan_mcts.tree import (
     Edge,
     HistoryItem,
     Node,
@@ -48,8 +48,8 @@ from policies.plan_mcts.tree import (
     path_to,
     uct_select,
 )
-from policies.search_tree import SearchTree, TreeNode
-from wrappers.actions.grammar import InvalidActionError, parse_action
+from webarena_gym.policies.search_tree import SearchTree, TreeNode
+from webarena_gym.wrappers.actions.grammar import InvalidActionError, parse_action
 
 T = TypeVar("T")
 

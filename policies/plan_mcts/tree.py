@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.search_tree import TreeNode
+from webarena_gym.policies.search_tree import TreeNode
 
 
 @dataclass

@@ -35,9 +35,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from wrappers.actions.browser import BrowserCommands, page_ids
-from wrappers.actions.browser import call as _call
-from wrappers.actions.grammar import Command, InvalidActionError, parse_action
+from webarena_gym.wrappers.actions.browser import BrowserCommands, page_ids
+from webarena_gym.wrappers.actions.browser import call as _call
+from webarena_gym.wrappers.actions.grammar import Command, InvalidActionError, parse_action
 
 MEMORY_COMMANDS = frozenset({"note", "branch", "prune"})
 WEBARENA_COMMANDS = (

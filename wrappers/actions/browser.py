@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import gymnasium as gym
 from browsergym.core.spaces import Unicode
 
-from wrappers.forwarding import ForwardsEnvCalls
+from webarena_gym.wrappers.forwarding import ForwardsEnvCalls
 
 StepResult = tuple[dict[str, Any], float, bool, bool, dict[str, Any]]
 

@@ -43,8 +43,14 @@ from typing import Any
 
 import gymnasium as gym
 
-from wrappers.actions.browser import BrowserCommands, StepResult, call, page_ids
-from wrappers.actions.webrl_grammar import COMMANDS, NEEDS_ELEMENT, WebRLAction, WebRLActionError, parse_webrl
+from webarena_gym.wrappers.actions.browser import BrowserCommands, StepResult, call, page_ids
+from webarena_gym.wrappers.actions.webrl_grammar import (
+    COMMANDS,
+    NEEDS_ELEMENT,
+    WebRLAction,
+    WebRLActionError,
+    parse_webrl,
+)
 
 WAIT_MS = 1000
 

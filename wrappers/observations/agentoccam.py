@@ -23,10 +23,10 @@ from typing import Any
 import gymnasium as gym
 from browsergym.core.spaces import Anything, Unicode
 
-from wrappers.forwarding import ForwardsEnvCalls
-from wrappers.observations import dialog_lines
-from wrappers.observations.axtree import Node, build_tree
-from wrappers.observations.passes import PIPELINE, PassState
+from webarena_gym.wrappers.forwarding import ForwardsEnvCalls
+from webarena_gym.wrappers.observations import dialog_lines
+from webarena_gym.wrappers.observations.axtree import Node, build_tree
+from webarena_gym.wrappers.observations.passes import PIPELINE, PassState
 
 PIVOTAL_MAX_NODES = 30  # AgentOccam drops a highlight with this many nodes or more
 

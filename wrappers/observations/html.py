@@ -52,8 +52,8 @@ from typing import Any
 import gymnasium as gym
 from browsergym.core.spaces import Anything, Unicode
 
-from wrappers.forwarding import ForwardsEnvCalls
-from wrappers.observations import dialog_lines
+from webarena_gym.wrappers.forwarding import ForwardsEnvCalls
+from webarena_gym.wrappers.observations import dialog_lines
 
 KEPT_ATTRIBUTES = (
     "role", "type", "name", "title", "alt", "placeholder", "aria-label", "aria-description", "aria-expanded",

@@ -43,7 +43,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from wrappers.observations.axtree import DROPDOWN_ROLES, IMAGE_ROLES, INTERACTIVE_ROLES, STATIC_ROLES, TEXT_ROLES, Node
+from webarena_gym.wrappers.observations.axtree import (
+    DROPDOWN_ROLES,
+    IMAGE_ROLES,
+    INTERACTIVE_ROLES,
+    STATIC_ROLES,
+    TEXT_ROLES,
+    Node,
+)
 
 NOISE_PROPS = ("focused", "autocomplete", "hasPopup", "expanded", "multiselectable", "orientation", "controls")
 FORM_FIELDS = frozenset(

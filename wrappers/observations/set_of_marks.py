@@ -36,9 +36,9 @@ import numpy as np
 from browsergym.core.spaces import Anything, Unicode
 from browsergym.utils.obs import overlay_som
 
-from wrappers.forwarding import ForwardsEnvCalls
-from wrappers.observations import dialog_lines
-from wrappers.observations.agentoccam import ObsConfig, TextTree, run_passes
+from webarena_gym.wrappers.forwarding import ForwardsEnvCalls
+from webarena_gym.wrappers.observations import dialog_lines
+from webarena_gym.wrappers.observations.agentoccam import ObsConfig, TextTree, run_passes
 
 MIN_MARK_AREA = 20  # px²; BrowserGym's overlay skips smaller boxes (with a log line each), so do we, silently
 

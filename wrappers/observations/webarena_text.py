@@ -14,8 +14,8 @@ import gymnasium as gym
 from browsergym.core.spaces import Anything, Unicode
 from browsergym.utils.obs import flatten_axtree_to_str
 
-from wrappers.forwarding import ForwardsEnvCalls
-from wrappers.observations import dialog_lines
+from webarena_gym.wrappers.forwarding import ForwardsEnvCalls
+from webarena_gym.wrappers.observations import dialog_lines
 
 
 class WebArenaTextObservation(ForwardsEnvCalls, gym.ObservationWrapper):

@@ -12,7 +12,7 @@ import sqlite3
 
 from flask import Flask, render_template
 
-from envs.local.framework import SiteContext, make_app
+from webarena_gym.envs.local.framework import SiteContext, make_app
 
 SCHEMA = ""
 
@@ -60,7 +60,7 @@ def create_app(ctx: SiteContext) -> Flask:
 
     @app.get("/password.html")
     def passwords() -> str:
-        from envs.local.sites import load_site
+        from webarena_gym.envs.local.sites import load_site
 
         accounts = []
         for site, title, _ in CARDS:

@@ -25,8 +25,8 @@ from typing import Any
 
 from flask import Flask, abort, redirect, render_template, request, url_for
 
-from envs.local.framework import SiteContext, make_app, paginate, query, query_one
-from envs.local.world import Town, build_world, haversine_km, offset
+from webarena_gym.envs.local.framework import SiteContext, make_app, paginate, query, query_one
+from webarena_gym.envs.local.world import Town, build_world, haversine_km, offset
 
 SCHEMA = """
 CREATE TABLE map_node (id INTEGER PRIMARY KEY, lat REAL NOT NULL, lon REAL NOT NULL, town TEXT NOT NULL);

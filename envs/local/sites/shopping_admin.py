@@ -11,9 +11,9 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from envs.local.framework import form_login
-from envs.local.sites.shopping.admin import create_app
-from envs.local.sites.shopping.seed import ADMIN_PASSWORD, ADMIN_USERNAME
+from webarena_gym.envs.local.framework import form_login
+from webarena_gym.envs.local.sites.shopping.admin import create_app
+from webarena_gym.envs.local.sites.shopping.seed import ADMIN_PASSWORD, ADMIN_USERNAME
 
 SCHEMA = ""
 ACCOUNT = {"username": ADMIN_USERNAME, "password": ADMIN_PASSWORD}

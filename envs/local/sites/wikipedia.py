@@ -19,8 +19,8 @@ from typing import Any
 from flask import Flask, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
-from envs.local.framework import SiteContext, make_app, paginate, query, query_one
-from envs.local.world import World, build_world
+from webarena_gym.envs.local.framework import SiteContext, make_app, paginate, query, query_one
+from webarena_gym.envs.local.world import World, build_world
 
 SCHEMA = """
 CREATE TABLE wiki_article (

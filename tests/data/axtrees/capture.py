@@ -15,9 +15,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks.support.axtree_capture import capture_axtree
-from envs.playwright_patches import install_launch_patch
-from wrappers.observations.agentoccam import process_axtree
+from webarena_gym.benchmarks.support.axtree_capture import capture_axtree
+from webarena_gym.envs.playwright_patches import install_launch_patch
+from webarena_gym.wrappers.observations.agentoccam import process_axtree
 
 HERE = Path(__file__).parent
 
@@ -32,7 +32,7 @@ def save(stem: str, data: dict) -> None:
 
 
 def capture_local() -> None:
-    from benchmarks.wrappers import local_pages
+    from webarena_gym.benchmarks.wrappers import local_pages
 
     for page in local_pages(links_per_site=0):
         save(f"local_{page.site}", {"axtree_object": page.axtree_object, "extra_element_properties": {}})

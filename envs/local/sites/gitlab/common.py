@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import abort, g, session
 
-from envs.local.framework import get_db
+from webarena_gym.envs.local.framework import get_db
 
 PROJECT_SELECT = """
 SELECT p.*, p.namespace || '/' || p.path AS full_path,

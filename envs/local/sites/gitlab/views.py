@@ -19,7 +19,7 @@ from flask import Flask, abort, flash, g, redirect, render_template, request, se
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from envs.local.framework import SiteContext, get_db, inserted_id, int_arg, make_app
+from webarena_gym.envs.local.framework import SiteContext, get_db, inserted_id, int_arg, make_app
 
 from . import workflow
 from .common import (

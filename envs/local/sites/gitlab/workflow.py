@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Flask, abort, redirect, render_template, request
 
-from envs.local.framework import get_db
+from webarena_gym.envs.local.framework import get_db
 
 from .common import current_user, get_project, require_level, set_nav
 

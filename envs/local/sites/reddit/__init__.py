@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envs.local.framework import form_login
+from webarena_gym.envs.local.framework import form_login
 
 from .data import ACCOUNT, SCHEMA, seed
 from .views import create_app

@@ -13,7 +13,7 @@ import random
 import sqlite3
 from datetime import datetime, timedelta
 
-from envs.local.framework import inserted_id
+from webarena_gym.envs.local.framework import inserted_id
 
 from .anchors import ACCOUNT_SUBSCRIPTIONS, ANCHOR_COMMENTS, ANCHOR_POSTS, ANCHOR_USERS
 

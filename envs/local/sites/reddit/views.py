@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask, abort, flash, g, redirect, render_template, request, session, url_for
 
-from envs.local.framework import SiteContext, get_db, int_arg, make_app, query_row, safe_next
+from webarena_gym.envs.local.framework import SiteContext, get_db, int_arg, make_app, query_row, safe_next
 
 from .data import hash_password
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from envs.local.framework import form_login
+from webarena_gym.envs.local.framework import form_login
 
 from .schema import SCHEMA
 from .seed import CUSTOMER_EMAIL, CUSTOMER_PASSWORD, seed

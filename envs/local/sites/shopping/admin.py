@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Flask, abort, flash, redirect, render_template, request, session, url_for
 
-from envs.local.framework import (
+from webarena_gym.envs.local.framework import (
     SiteContext,
     current_user_id,
     execute,

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
-from envs.local.framework import execute, login_required, query_one
+from webarena_gym.envs.local.framework import execute, login_required, query_one
 
 from .common import now_str
 from .grid import Column, Grid

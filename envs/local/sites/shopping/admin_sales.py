@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
-from envs.local.framework import get_db, inserted_id, login_required, query, query_one, query_row
+from webarena_gym.envs.local.framework import get_db, inserted_id, login_required, query, query_one, query_row
 
 from .catalog import REGIONS
 from .common import ORDER_STATUSES, STATUS_LABELS, now_str

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from flask import Flask, Response
 
-from envs.local.framework import query
+from webarena_gym.envs.local.framework import query
 
 ORDER_STATUSES = ("pending", "processing", "complete", "canceled")
 STATUS_LABELS = {"pending": "Pending", "processing": "Processing", "complete": "Complete", "canceled": "Canceled"}

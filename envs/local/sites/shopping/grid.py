@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import request
 
-from envs.local.framework import Page, page_url, paginate, sort_clause
+from webarena_gym.envs.local.framework import Page, page_url, paginate, sort_clause
 
 LIMITS = (20, 30, 50, 100, 200)
 

@@ -17,7 +17,7 @@ import re
 import sqlite3
 import string
 
-from envs.local.framework import inserted_id
+from webarena_gym.envs.local.framework import inserted_id
 
 from .catalog import (
     APPAREL_SIZES,
