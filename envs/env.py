@@ -50,6 +50,7 @@ from browsergym.core.action.parsers import NamedArgument, highlevel_action_parse
 from browsergym.core.chat import Chat
 from browsergym.core.env import BrowserEnv
 
+from . import page_state
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
@@ -362,11 +363,13 @@ class WebArenaEnv(BrowserEnv):
         return None
 
     def snapshot(self) -> EnvSnapshot:
-        """Capture the episode: site data (if the site host can), cookies/storage, tabs, counters, history."""
+        """Capture the episode: site data (if the site host can), cookies/storage, tabs with their page
+        state, counters, history, and what the last observation showed (to check a restore against)."""
         if self.task is None or self.context is None:
             raise RuntimeError("call reset() before snapshot()")
         self._require_browser()
         pages = self.context.pages
+        last = self._episode.last_obs or {}
         return EnvSnapshot(
             seed=self._episode.seed,
             site_state=self.host.snapshot_state(),
@@ -377,14 +380,20 @@ class WebArenaEnv(BrowserEnv):
             history=tuple(self._episode.history),
             chat_messages=tuple(copy.deepcopy(self.chat.messages)),
             goal_object=tuple(copy.deepcopy(self.goal_object)),
+            page_states=tuple(page_state.capture(page) for page in pages),
+            shown=page_state.fingerprint_items(last.get("axtree_object") or {}),
         )
 
     def restore(self, snap: EnvSnapshot) -> tuple[dict, dict]:
-        """Bring back ``snap``: exactly when it holds site data, else reset + replay.
+        """Bring back ``snap``: exactly when it holds site data, else reset + replay; then each tab's
+        page state, and a check of the restored observation against the snapshot's.
 
         The replay re-runs every recorded action (a replay that skipped actions would lose their
         effects on the sites) and checks the URL checkpoint after each one, navigating back to it
         when the page drifted; ``info["replay_mismatches"]`` counts those repairs.
+        ``info["restore_exact"]`` says whether the restored page shows what the snapshot's last
+        observation showed and every piece of page state went back; if not,
+        ``info["restore_differences"]`` lists what differs (bounded).
         """
         info = self._restore_exact(snap) if snap.exact else self._restore_by_replay(snap)
         self._episode.step_count = snap.step_count
@@ -392,8 +401,10 @@ class WebArenaEnv(BrowserEnv):
         self.chat.messages = copy.deepcopy(list(snap.chat_messages))
         if info["restore_method"] == "replay":
             self._settle()  # (an exact restore's tabs have loaded: each goto waited for its load event)
+        unrestored = self._restore_page_states(snap)
         self._focus_tab(snap.active_tab)
         obs = self._observe()
+        info.update(self._restore_check(snap, obs, unrestored))
         return obs, {"env_id": self.env_id, **self._task.task_info(), **info, "step": snap.step_count}
 
     def close(self) -> None:
@@ -664,6 +675,27 @@ class WebArenaEnv(BrowserEnv):
                 raise
             logger.debug("reloading the tabs in place failed, opening new ones: %s", exc)
             return None
+
+    def _restore_page_states(self, snap: EnvSnapshot) -> list[str]:
+        """Write each tab's page state back (:func:`envs.page_state.apply`); what could not be."""
+        unrestored = []
+        for index, (page, state) in enumerate(zip(self.context.pages, snap.page_states, strict=False)):
+            if state is None:
+                continue
+            if page.url != snap.tab_urls[index]:
+                unrestored.append(f"tab {index} shows {page.url}, not the snapshot's page")
+                continue
+            unrestored += [f"tab {index}: {what}" for what in page_state.apply(page, state)]
+        return unrestored
+
+    @staticmethod
+    def _restore_check(snap: EnvSnapshot, obs: dict, unrestored: list[str]) -> dict:
+        """``restore_exact`` and, when false, ``restore_differences``: the restored observation's page
+        against the snapshot's last observation, and the page state that did not go back."""
+        shown = page_state.fingerprint_items(obs.get("axtree_object") or {})
+        differences = page_state.differences(snap.shown, shown) if snap.shown else []
+        differences += unrestored[: page_state.MAX_DIFFERENCES]
+        return {"restore_exact": not differences, **({"restore_differences": differences} if differences else {})}
 
     def _restore_by_replay(self, snap: EnvSnapshot) -> dict:
         self.reset(seed=snap.seed)

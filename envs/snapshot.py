@@ -1,7 +1,9 @@
 """What an episode's state is made of, and the parts of bringing it back (see ``WebArenaEnv.restore``).
 
 A snapshot holds the site data (a token of the site host, when it can snapshot), the browser context's
-cookies and storage, the open tabs, the step counter, the recorded moves and the chat log. Restoring is
+cookies and storage, the open tabs with their page state (:mod:`envs.page_state`: typed text, ticked
+boxes, chosen options, scroll positions, focus), the step counter, the recorded moves, the chat log and
+what the last observation showed, against which the restored observation is checked. Restoring is
 exact when the snapshot has site data (the local suite), else reset + replay of the recorded moves with
 a URL checkpoint after each (real sites, whose data the harness cannot snapshot).
 
@@ -57,6 +59,10 @@ class EnvSnapshot:
     history: tuple[HistoryEntry, ...]
     chat_messages: tuple[dict, ...]
     goal_object: tuple[dict, ...]
+    # per tab, what a reload loses (envs.page_state.capture; None: not readable)
+    page_states: tuple[dict | None, ...] = ()
+    # what the last observation (the active tab) showed, for checking the restore (page_state.fingerprint_items)
+    shown: tuple[tuple[str, ...], ...] = ()
 
     @property
     def url_checkpoints(self) -> tuple[str, ...]:

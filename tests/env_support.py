@@ -35,6 +35,24 @@ Delete</button>
 <button id="hello" onclick="alert('Saved!')">Save</button>
 <div id="out" role="status"></div>
 </body></html>"""
+FORM_HTML = """<!doctype html><html><head><title>Order form</title></head><body>
+<h1>Order form</h1>
+<label>Search <input id="q" type="text"></label>
+<label><input id="gift" type="checkbox"> Gift wrap</label>
+<label><input type="radio" name="ship" value="std" checked> Standard</label>
+<label><input id="express" type="radio" name="ship" value="exp"> Express</label>
+<label>Size <select id="size"><option>Small</option><option>Medium</option><option>Large</option></select></label>
+<label>Note <textarea id="note"></textarea></label>
+<div id="editor" contenteditable="true" role="textbox" aria-label="Message"></div>
+<div id="pane" style="height:80px;overflow:auto"><div style="height:800px">Pane</div></div>
+<div id="echo" role="status"></div>
+<div style="height:3000px">Tall</div>
+<script>
+document.getElementById('q').addEventListener('input', e => {
+  document.getElementById('echo').textContent = 'typed ' + e.target.value;
+});
+</script>
+</body></html>"""
 SECRET_HTML = "<!doctype html><html><head><title>Outside</title></head><body>Not a task site</body></html>"
 
 
@@ -69,6 +87,7 @@ class StaticSites:
         (root / "site" / "index.html").write_text(INDEX_HTML.format(outside=self.outside.url))
         (root / "site" / "page2.html").write_text(PAGE2_HTML)
         (root / "site" / "dialogs.html").write_text(DIALOG_HTML)
+        (root / "site" / "form.html").write_text(FORM_HTML)
         (root / "outside" / "secret.html").write_text(SECRET_HTML)
 
     def close(self) -> None:

@@ -42,7 +42,7 @@ def test_replay_restore_reproduces_the_episode(make_env, static_sites):
     env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
     env.step("send_msg_to_user('done')")
     obs, info = env.restore(snap)
-    assert info["restore_method"] == "replay" and info["replay_mismatches"] == 0
+    assert info["restore_method"] == "replay" and info["replay_mismatches"] == 0 and info["restore_exact"]
     assert obs["url"] == f"{base}/index.html" and env.step_count == 4
     assert env.snapshot().history == snap.history
     assert obs["chat_messages"][-1]["role"] == "user"  # the later answer is not in the restored chat
@@ -261,4 +261,60 @@ def test_exact_restore_in_place_equals_one_through_new_tabs(make_env, static_sit
         and in_place["forward"] == f"{shop}/index.html"
     )
     assert ("cart", "2 items") in in_place["cookies"] and ("late", "1") not in in_place["cookies"]
-    assert in_place["page"][2:] == ["{}", "{}", "", ""]  # storage, window name, the unsnapshotted form value
+    assert in_place["page"][2:] == ["{}", "{}", "", "2"]  # storage, window name, the snapshot's form value
+
+
+_PAGE_STATE = (
+    "[q.value, gift.checked, express.checked, size.value, note.value, editor.textContent, pane.scrollTop,"
+    " Math.round(scrollY), document.activeElement.id, q.selectionStart, echo.textContent]"
+)
+
+
+def _fill_the_form(env, obs) -> dict:
+    """Change every kind of page state a reload loses; the search box keeps the focus (typed, no Enter)."""
+    obs, *_ = env.step(f"click('{bid_of(obs, 'checkbox', 'Gift wrap')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'radio', 'Express')}')")
+    obs, *_ = env.step(f"select_option('{bid_of(obs, 'combobox', 'Size')}', 'Large')")
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Note')}', 'leave it at the door')")
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Message')}', 'hello there')")
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Search')}', 'red shoes')")
+    env.page.evaluate("pane.scrollTop = 200; window.scrollTo(0, 150); q.setSelectionRange(3, 3)")
+    return obs
+
+
+@pytest.mark.parametrize("snapshots", [True, False], ids=["exact", "replay"])
+def test_restore_brings_back_typed_text_choices_scrolling_and_focus(make_env, static_sites, snapshots):
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=snapshots), config=task_config(
+        start_url="__SHOPPING__/form.html"))  # fmt: skip
+    obs, _ = env.reset(seed=0)
+    _fill_the_form(env, obs)
+    snap = env.snapshot()
+    before = env.page.evaluate(_PAGE_STATE)
+    assert before == ["red shoes", True, True, "Large", "leave it at the door", "hello there", 200, 150, "q", 3,
+                      "typed red shoes"]  # fmt: skip
+
+    env.goto(f"{static_sites.site.url}/form.html")  # a fresh copy of the page: everything unsaved is gone
+    obs, info = env.restore(snap)
+    assert env.page.evaluate(_PAGE_STATE) == before  # the page's own script saw the typed text too
+    assert info["restore_exact"] and "restore_differences" not in info
+    search = bid_of(obs, "textbox", "Search")
+    node = next(n for n in obs["axtree_object"]["nodes"] if n.get("browsergym_id") == search)
+    assert node["value"]["value"] == "red shoes" and obs["focused_element_bid"] == search
+    # the restored episode goes on from the typed text, at the caret where it was
+    env.step(f"press('{search}', 's')")
+    assert env.page.evaluate("[q.value, echo.textContent]") == ["reds shoes", "typed reds shoes"]
+
+
+def test_a_restore_that_cannot_bring_the_page_back_says_what_differs(make_env, static_sites):
+    """What the page's scripts built (the Add button's result) is not page state: a reload loses it,
+    and the restore reports it instead of claiming to be exact."""
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=True))
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '5')")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
+    assert _status(obs) == "added 5" or "added 5" in str(obs["axtree_object"])
+    snap = env.snapshot()
+    obs, info = env.restore(snap)
+    assert not info["restore_exact"]
+    assert any("missing" in line and "added 5" in line for line in info["restore_differences"])
+    assert len(info["restore_differences"]) <= 11
