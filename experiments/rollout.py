@@ -15,7 +15,8 @@ its own, so nothing truncates the episode in the middle of a handle call: when a
 loop ends the episode through the env's ``end_episode(answer)``, which still runs the evaluator
 (``forced_stop``, ``budget_exhausted``), with the answer the policy gives for that case
 (:meth:`policies.base.Policy.forced_stop_answer`: WebArena's early-stop message for ReAct,
-AgentOccam's failure message). Restores, gotos and replayed actions are counted apart.
+AgentOccam's failure message). Restores and gotos are counted apart; the actions a replay restore
+re-ran count as interactions too (they ran in the browser again), and also apart.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ _HANDLE_INFO_KEYS = {
     "restore_method",
     "replay_mismatches",
     "replayed_actions",
+    "restore_exact",
+    "restore_differences",
     "reward",
     "terminated",
     "truncated",
@@ -133,7 +136,9 @@ class RolloutHandle:
                 raise HandleUsageError(f"unknown snapshot token {token!r}")
             self._raise_env_error(info)
             self.counters["restores"] += 1
-            self.counters["replayed_actions"] += int(info.get("replayed_actions") or 0)
+            replayed = int(info.get("replayed_actions") or 0)
+            self.counters["replayed_actions"] += replayed
+            self.counters["interactions"] += replayed  # each ran in the browser again (the card's count)
             return (obs, info), obs, info
 
         return self._op("restore", token, run)

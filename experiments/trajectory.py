@@ -114,7 +114,7 @@ COUNTERS = (
     "interactions",  # env actions the policy caused (Decision.action and handle.step), undone ones included
     "restores",
     "gotos",
-    "replayed_actions",  # actions a replay restore re-ran (real sites)
+    "replayed_actions",  # actions a replay restore re-ran (real sites); also counted in interactions
     "lookahead_calls",
     "intercepted_answers",  # answers a handle step held back
 )

@@ -16,12 +16,13 @@ observe-act get a controlled :class:`EnvHandle` for the duration of ``act``:
 
 Two budgets (:class:`Budget`, in :attr:`TaskSpec.budget` and ``handle.budget``): the *decision* budget
 of the executed path (WebArena's 30 steps: the number of ``act`` calls) and the *interaction* budget
-(every env action the policy causes, explored and undone ones included; restores and gotos are counted
-apart). A handle call never truncates the episode: when a budget is spent it raises
-:class:`BudgetExhausted`, which the policy catches and answers from. When the loop itself stops the
-episode at a spent budget, the answer scored is :meth:`Policy.forced_stop_answer`. An answer sent through
-``handle.step`` never ends the episode either: the handle holds it back and returns it in
-``info["answer"]``; only ``Decision.action`` delivers the final answer.
+(every env action the policy causes, explored and undone ones included, and the actions a restore by
+replay runs again; restores and gotos are counted apart). A handle call never truncates the episode:
+when a budget is spent it raises :class:`BudgetExhausted`, which the policy catches and answers from.
+When the loop itself stops the episode at a spent budget, the answer scored is
+:meth:`Policy.forced_stop_answer`. An answer sent through ``handle.step`` never ends the episode either:
+the handle holds it back and returns it in ``info["answer"]``; only ``Decision.action`` delivers the
+final answer.
 
 Every handle call is recorded in the trajectory by the rollout loop; policies never hold the browser.
 A decision may carry no action (``Decision.action=None``): nothing is sent to the browser, the step is
@@ -176,7 +177,11 @@ class EnvHandle(Protocol):
         ...
 
     def restore(self, token: str) -> tuple[Obs, Info]:
-        """Go back to a saved state; ``info["restore_method"]`` is ``"exact"``, ``"replay"`` or ``"reset"``."""
+        """Go back to a saved state and return its observation (decide from it: it is the page as
+        restored, which ``info["restore_exact"]`` says matches the snapshot's, and if not
+        ``info["restore_differences"]`` what differs); ``info["restore_method"]`` is ``"exact"``,
+        ``"replay"`` or ``"reset"``. A replay's actions (``info["replayed_actions"]``) count as
+        interactions."""
         ...
 
     def goto(self, url: str) -> tuple[Obs, Info]:

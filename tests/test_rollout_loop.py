@@ -476,3 +476,31 @@ def test_an_error_raised_while_handling_a_browser_error_is_a_browser_error():
     except KeyError as exc:
         assert _error_kind(exc) == "browser"
     assert _error_kind(KeyError("axtree_object")) is None
+
+
+def test_actions_a_replay_restore_runs_again_count_as_interactions(monkeypatch):
+    """Real sites restore by reset + replay: the replayed actions ran in the browser again, so the
+    interaction count (the report's interaction column and the interaction budget) includes them."""
+
+    class ReplayingEnv(TextSiteEnv):
+        def restore(self, snap):
+            obs, _ = self.reset()
+            for _ in range(snap[1]):
+                obs, *_ = self.step("click [1]")
+            return obs, {"restore_method": "replay", "replayed_actions": snap[1]}
+
+    class Backtrack(Explorer):
+        def act(self, obs, handle) -> Decision:
+            handle.step("click [1]")
+            token = handle.snapshot()
+            handle.step("click [2]")
+            _, info = handle.restore(token)  # replays the one click
+            self.seen.append(f"{info['replayed_actions']}:{handle.budget.interactions}")
+            return Decision(action="stop [$12]")
+
+    monkeypatch.setattr(rollout, "_make_env", lambda env_id, preset, kwargs: ReplayingEnv())
+    traj = rollout.run_episode("test/shop", Backtrack())
+    assert traj.final_policy_state == {"seen": ["1:3"]}  # two handle steps and one replayed action
+    assert traj.counters["interactions"] == 4 and traj.counters["replayed_actions"] == 1  # + the answer
+    assert traj.summary_info()["stats.cum_interactions"] == 4.0
+    assert traj.steps[0].handle_calls[-1]["info"]["replayed_actions"] == 1
