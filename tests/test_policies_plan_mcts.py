@@ -504,6 +504,39 @@ def test_refine_from_parent_undoes_the_failed_attempt():
     assert handle.log[:3] == [("snapshot", "s0"), ("step", "click [1]"), ("restore", "s0")]
 
 
+class LossyHandle(FakeHandle):
+    """A handle whose restores bring back a page that differs from the one the snapshot saw."""
+
+    def restore(self, token: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        obs, _ = super().restore(token)
+        obs["text"] += " (restored without the typed text)"
+        return obs, {"restore_method": "exact", "restore_exact": False, "restore_differences": ["missing: x"]}
+
+
+def test_prompts_show_the_restored_page_never_the_cached_one():
+    model = Model([("A.", "B.")], {"A.": ["click [1]"], "B.": ["click [2]"]})
+    policy, _, handle = search(model, LossyHandle(), iterations=2)
+    assert handle.log[:4] == [("snapshot", "s0"), ("step", "click [1]"), ("snapshot", "s1"), ("restore", "s0")]
+    # B ran from the root as restored: its Operator was shown that page, as were its checks
+    assert "restored without the typed text" in model.prompts["operator"][2]
+    assert "restored without the typed text" in model.prompts["micro"][1]
+    root = policy.search.tree.root
+    assert root.notes["restore_exact"] is False and root.notes["restore_differences"] == ["missing: x"]
+
+
+def test_the_restore_is_skipped_only_where_the_page_shown_is_the_nodes():
+    model = Model([("A.",)], {})
+    policy, _, handle = search(model, iterations=1)
+    s = policy.search
+    root = s.root
+    s.at, s.here = root, Page.of(handle.obs())  # nothing ran since the root was reached
+    logged = len(handle.log)
+    assert s.go(root) is s.here and len(handle.log) == logged
+    s.here = Page.of({"url": root.page.url, "text": "the same URL, but the typed text is gone"})
+    page = s.go(root)
+    assert handle.log[logged:] == [("restore", root.token)] and page.text == root.page.text and s.here is page
+
+
 def test_dead_edges_back_up_zero_and_the_iteration_budget_ends_with_the_best_path():
     model = Model([("A.", "B.")], {"A.": ["click [1]"], "B.": ["click [2]"]}, micro={"B.": False},
                   reflections=[("Type B", "B again.")])  # fmt: skip

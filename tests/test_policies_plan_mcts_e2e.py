@@ -275,3 +275,85 @@ def test_plan_mcts_and_its_ablations_in_a_study_next_to_react(tmp_path):
     html = page.read_text()
     assert "Search tree (4 nodes; executed path 0 &rarr; 1; 1/10 iterations)" in html
     assert "macro: [&#39;A&#39;, &#39;A&#39;, &#39;A&#39;]" in html and "micro: [&#39;yes&#39;]" in html
+
+
+class TypedSearchModel:
+    """The scripted model of the issue-26 scenario: a subplan types a search term without pressing
+    Enter and becomes a node; two other subplans move the browser elsewhere; the typed node is then
+    restored and its next subplan clicks Search, reading the search box from the page it is shown."""
+
+    TYPE = "Type the product name into the search box."
+    HOME = "Read the home page."
+    FOOTER = "Look at the footer links."
+    SEARCH = "Click the Search button to search for the typed name."
+    TERM = "backpack"
+
+    def __init__(self) -> None:
+        self.search_pages: list[str] = []  # the pages the Operator saw for the Search subplan
+
+    def script(self) -> Script:
+        return Script(
+            {
+                "planner": Script.forever(self.planner),
+                "operator": Script.forever(self.operator),
+                "micro": Script.forever('Thoughts: fine.\nCompleted: "yes"'),
+                "macro": Script.forever(self.macro),
+            }
+        )
+
+    def planner(self, messages: list[dict[str, Any]]) -> str:
+        history = section(prompt(messages), "### Subplan History ###")
+        if "None yet" in history:
+            return planner_answer(self.TYPE, self.HOME, self.FOOTER)
+        if self.TYPE in history:
+            return planner_answer(self.SEARCH, self.HOME, self.FOOTER)
+        return planner_answer("Nothing else.", "Wait.", "Stop looking.")
+
+    def operator(self, messages: list[dict[str, Any]]) -> str:
+        text = prompt(messages)
+        subplan = section(text, "### Current Subplan to Execute ###")
+        step = local_step(text)
+        page = section(text, "# Current page Accessibility Tree")
+        if subplan == self.TYPE:
+            typed = f"type [{element(page, 'textbox', 'Search')}] [{self.TERM}] [0]"
+            return operator_answer(typed if step == 0 else "subplan_done")
+        if subplan in (self.HOME, self.FOOTER):  # moves the browser off the typed state
+            return operator_answer(f"click [{element(page, 'link', 'My Account')}]" if step == 0 else "subplan_done")
+        if subplan == self.SEARCH:
+            self.search_pages.append(page)
+            if step == 0:
+                return operator_answer(f"click [{element(page, 'button', 'Search')}]")
+            url = re.search(r"^URL: (\S+)", page, re.M).group(1)
+            return operator_answer(f"stop [{url}]")
+        return operator_answer("subplan_done")
+
+    def macro(self, messages: list[dict[str, Any]]) -> str:
+        subplan = section(prompt(messages), "### Current Subplan Being Evaluated ###")
+        return macro_answer({self.TYPE: "B", self.SEARCH: "A"}.get(subplan, "E"))
+
+
+def test_a_node_with_typed_unsubmitted_text_is_restored_with_it_and_searched_from_it():
+    """Issue 26: restoring a node whose subplan typed into the search box without Enter keeps the typed
+    text, the Operator is shown the restored page, and its Search click searches for the text."""
+    model = TypedSearchModel()
+    policy = make_policy("plan_mcts", script=model.script(), model="gpt-4o", screenshots=False)
+    traj = run_episode(f"webarena/local.{ANSWER_TASK}", policy)
+
+    assert traj.err_msg is None, traj.stack_trace
+    nodes = traj.tree["nodes"]
+    typed, home, footer = (n for n in nodes if n["parent"] == 0)
+    search = next(n for n in nodes if n["label"] == TypedSearchModel.SEARCH)
+    # iterations 2 and 3 left the typed state; iteration 4 restored it to run the Search subplan
+    assert typed["label"] == TypedSearchModel.TYPE and [home["notes"]["iteration"], footer["notes"]["iteration"]] == [
+        2,
+        3,
+    ]
+    assert search["notes"]["iteration"] == 4 and typed["notes"]["restores"] == 1
+    # the Operator saw the restored search box with the text, and the click searched for it
+    shown = model.search_pages[0]
+    assert re.search(rf"textbox \[\d+\] 'Search'[^\n]*{TypedSearchModel.TERM}", shown), shown[:1500]
+    assert f"/catalogsearch/result/index/?q={TypedSearchModel.TERM}" in search["url"]
+    assert traj.steps[0].action == f"stop [{search['url']}]"
+    assert typed["notes"]["restore_method"] == "exact" and "restore_exact" not in typed["notes"]
+    restores = [c["info"] for c in traj.steps[0].handle_calls if c["op"] == "restore"]
+    assert restores and all(info["restore_exact"] for info in restores)

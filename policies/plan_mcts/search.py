@@ -8,8 +8,12 @@ answer given while exploring is held back by the handle and kept on the node). T
 chosen path is returned to the policy, which delivers it as its one decision.
 
 Decisions where the paper leaves room, next to the code they concern:
-* the environment is restored only when it is not already at the node to work from (after a verified
-  subplan it stands at the new child, which the next iteration often continues from);
+* the environment is restored only when it is not already at the node to work from: no action ran
+  since it reached or restored the node and the page it shows has the node's fingerprint (after a
+  verified subplan it stands at the new child, which the next iteration often continues from);
+* every prompt shows the page the environment shows: after a restore, the restored observation,
+  never the one cached on the node (a restore that is not exact is then seen for what it is, and
+  noted on the node: ``restore_exact``, ``restore_differences``);
 * an unusable Planner answer (after the re-asks) leaves the node without candidates, so it is a leaf;
   an unusable Operator answer ends the subplan's execution (an "unrecoverable error"); an
   unusable Micro verdict counts as "no"; an unusable Macro sample counts as status D ("unclear");
@@ -70,6 +74,7 @@ class PlanSearch:
         self.tree = SearchTree(iteration_budget=config.iterations)
         self.root: Node | None = None
         self.at: Node | None = None  # the node the environment is known to be at
+        self.here: Page | None = None  # the page the environment showed last (what prompts show)
         self.success: Node | None = None
         self.feedback: list[str] = []  # lessons of the Reflection-based variant
         self.errors: list[str] = []  # model answers that stayed unusable after the re-asks
@@ -102,7 +107,7 @@ class PlanSearch:
         self.tree = SearchTree.rooted(state=token, url=page.url, status="expanded")
         self.tree.iteration_budget = self.cfg.iterations
         node = Node(token=token, page=page, history=[], depth=0, view=self.tree.root)
-        self.at = node
+        self.at, self.here = node, page
         return node
 
     def mcts(self) -> None:
@@ -179,8 +184,7 @@ class PlanSearch:
         failed (Reflector), and make the state reached a node when it is verified. Returns R."""
         self._view, self._current = edge.view, edge
         edge.view.notes["iteration"] = self.tree.iterations
-        self.go(node)
-        before = node.page
+        before = start = self.go(node)
         try:
             after = self.operate(node, edge.subplan, before, edge.steps, direct=self.cfg.granularity == "action")
             verified = self.micro(edge, edge.steps, before, after)
@@ -200,8 +204,7 @@ class PlanSearch:
                 )
                 edge.subplan = edge.view.label = repair.revised_plan
                 if self.cfg.refine_from == "parent":  # the failed attempt is undone and left off the path
-                    self.go(node)
-                    before = node.page
+                    before = start = self.go(node)
                     edge.steps.clear()
                 else:  # on-policy repair: continue from the failed state (the default)
                     before = after
@@ -220,7 +223,7 @@ class PlanSearch:
         statuses: list[tuple[str, str]] = []
         r_macro = 0.0
         if verified and self.cfg.reward != "micro":
-            statuses = self.macro(node, edge, node.page, after)  # the whole step: from the node's page
+            statuses = self.macro(node, edge, start, after)  # the whole step: from the node's page
             r_macro = sum(self.cfg.status_scores[code] for code, _ in statuses) / len(statuses)
         reward = {"dual": float(verified) * r_macro, "micro": float(verified), "macro": r_macro}[self.cfg.reward]
         answer = edge.steps[-1].answer if edge.steps else None
@@ -341,7 +344,7 @@ class PlanSearch:
             steps.append(Step(action, url=page.url, answer=str(info["answer"])))
             return page
         self.at = None
-        after = Page.of(obs)
+        after = self.here = Page.of(obs)
         steps.append(Step(action, error=after.error, url=after.url))
         return after
 
@@ -369,30 +372,34 @@ class PlanSearch:
 
     # -- state, answers, the final path -----------------------------------------------------------
 
-    def go(self, node: Node) -> None:
-        """Bring the environment to ``node`` (restore unless it is known to be there: no action ran
-        since it was restored or reached)."""
-        if self.at is node:
-            return
+    def go(self, node: Node) -> Page:
+        """Bring the environment to ``node`` and return the page it shows there. The restore is skipped
+        when the environment is there already: no action ran since it reached or restored the node,
+        and the page it shows still has the node's fingerprint."""
+        if self.at is node and self.here is not None and self.here.fingerprint == node.page.fingerprint:
+            return self.here
         obs, info = self.handle.restore(node.token)
-        method = info.get("restore_method")
+        page = Page.of(obs)
         notes = node.view.notes
         notes["restores"] = int(notes.get("restores", 0)) + 1
-        notes["restore_method"] = method
-        url = str(obs.get("url") or "")
-        if url and url != node.page.url:
-            notes["restore_url_mismatch"] = url
-        self.at = node
+        notes["restore_method"] = info.get("restore_method")
+        if page.url and page.url != node.page.url:
+            notes["restore_url_mismatch"] = page.url
+        if info.get("restore_exact") is False:
+            notes["restore_exact"] = False
+            notes["restore_differences"] = list(info.get("restore_differences") or ())
+        self.at, self.here = node, page
+        return page
 
     def finish(self) -> str:
         """Choose the final leaf, bring the environment there and return its answer."""
         assert self.root is not None
         leaf = self.choose()
-        self.go(leaf)
+        page = self.go(leaf)
         self.tree.final_path = [self.root.view.id, *(e.view.id for e in path_to(self.root, leaf))]
         if leaf.terminal and leaf.answer is not None:
             return leaf.answer
-        return self.final_answer(leaf)
+        return self.final_answer(leaf, page)
 
     def choose(self) -> Node:
         """The first success candidate; else the leaf ``final_select`` picks."""
@@ -406,16 +413,17 @@ class PlanSearch:
         path = descend(self.root, (lambda e: e.Q) if self.cfg.final_select == "max_q" else (lambda e: e.N))
         return path[-1].child if path and path[-1].child is not None else self.root
 
-    def final_answer(self, leaf: Node) -> str:
-        """The leaf gave no answer: run the Operator once more with the final-answer subplan."""
+    def final_answer(self, leaf: Node, page: Page) -> str:
+        """The leaf gave no answer: run the Operator once more with the final-answer subplan, from
+        ``page`` (the leaf as the environment shows it)."""
         subplan = P.texts()["final_subplan"]
         view = self.tree.add(leaf.view, label=subplan, status="open", notes={"kind": "final answer"})
         self._view = view
         steps: list[Step] = []
         try:
-            page = self.operate(leaf, subplan, leaf.page, steps)
+            page = self.operate(leaf, subplan, page, steps)
         except BudgetExhausted:
-            page = leaf.page
+            pass
         finally:
             view.actions = [s.action for s in steps]
         answer = steps[-1].answer if steps and steps[-1].answer is not None else None

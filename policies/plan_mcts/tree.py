@@ -8,11 +8,13 @@ the tree node an edge leads to, so ``value``/``visits`` there are the edge's ``Q
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webarena_gym.envs.page_state import fingerprint
 from webarena_gym.policies.search_tree import TreeNode
 
 
@@ -20,12 +22,14 @@ from webarena_gym.policies.search_tree import TreeNode
 class Page:
     """What the models see of one state: the URL, the aligned text, the marked screenshot (PNG, made on
     first use and kept: one encoding per observation however many prompts show it) and the last
-    action's error."""
+    action's error; and the page's fingerprint (:func:`envs.page_state.fingerprint` of its AX tree, else
+    a hash of URL and text), which tells whether the environment still shows this page."""
 
     url: str
     text: str
     error: str = ""
     screenshot: Any = None  # RGB array with the marks, or None (text-only observation)
+    fingerprint: str = ""
     _png: bytes | None = field(default=None, repr=False)
 
     @classmethod
@@ -33,11 +37,14 @@ class Page:
         shot = obs.get("som_screenshot")
         if shot is None or getattr(shot, "ndim", 0) != 3 or shot.shape[0] < 2:
             shot = None
+        url, text = str(obs.get("url") or ""), str(obs.get("text") or "")
+        tree = obs.get("axtree_object")
         return cls(
-            url=str(obs.get("url") or ""),
-            text=str(obs.get("text") or ""),
+            url=url,
+            text=text,
             error=str(obs.get("last_action_error") or ""),
             screenshot=shot,
+            fingerprint=fingerprint(tree) if tree else hashlib.sha1(f"{url}\n{text}".encode()).hexdigest()[:16],
         )
 
     def png(self) -> bytes | None:
