@@ -24,6 +24,8 @@ from typing import Any
 import playwright.sync_api
 from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
 
+from .playwright_patches import BrowserCallTimeout
+
 # AX properties that are page state (the rest describe the element, which the name and role cover).
 _STATE_PROPERTIES = ("checked", "selected", "expanded", "pressed", "focused")
 MAX_DIFFERENCES = 10  # differing items listed in a restore's info; the rest are counted
@@ -146,20 +148,29 @@ _APPLY_JS = (
 
 
 def capture(page: playwright.sync_api.Page) -> dict[str, Any] | None:
-    """The page state of ``page``'s main frame; None when the page cannot run scripts (a crashed tab,
-    a document without a body such as a PDF viewer)."""
+    """The page state of ``page``'s main frame; None when the page cannot run scripts (a crashed tab)
+    or its own scripts broke the reading. A browser that stopped answering is not caught."""
     try:
-        return page.main_frame.evaluate(_CAPTURE_JS, BROWSERGYM_ID_ATTRIBUTE)
+        state = page.main_frame.evaluate(_CAPTURE_JS, BROWSERGYM_ID_ATTRIBUTE)
+    except BrowserCallTimeout:
+        raise
     except playwright.sync_api.Error:
         return None
+    return state if isinstance(state, dict) else None
 
 
 def apply(page: playwright.sync_api.Page, state: dict[str, Any]) -> list[str]:
-    """Write ``state`` (from :func:`capture`) back into ``page``; what could not be restored."""
+    """Write ``state`` (from :func:`capture`) back into ``page``; what could not be restored (the page's
+    own scripts may interfere: whatever comes back is read as text, and bounded)."""
     try:
-        return list(page.main_frame.evaluate(_APPLY_JS, [state, BROWSERGYM_ID_ATTRIBUTE]))
+        missed = page.main_frame.evaluate(_APPLY_JS, [state, BROWSERGYM_ID_ATTRIBUTE])
+    except BrowserCallTimeout:
+        raise
     except playwright.sync_api.Error as exc:
-        return [f"the page state could not be written: {exc}"]
+        return [f"the page state could not be written: {str(exc)[:200]}"]
+    if not isinstance(missed, list):
+        return ["the page state could not be checked: the page answered in another form"]
+    return [str(line)[:200] for line in missed[:MAX_DIFFERENCES]]
 
 
 def fingerprint_items(axtree_object: dict[str, Any]) -> tuple[tuple[str, ...], ...]:

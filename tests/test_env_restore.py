@@ -318,3 +318,16 @@ def test_a_restore_that_cannot_bring_the_page_back_says_what_differs(make_env, s
     assert not info["restore_exact"]
     assert any("missing" in line and "added 5" in line for line in info["restore_differences"])
     assert len(info["restore_differences"]) <= 11
+
+
+def test_a_page_that_breaks_the_page_state_reading_still_restores_and_says_what_is_lost(make_env, static_sites):
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=True), config=task_config(
+        start_url="__SHOPPING__/form.html"))  # fmt: skip
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Search')}', 'red shoes')")
+    env.page.evaluate("() => { document.querySelectorAll = () => { throw new Error('not today'); }; }")
+    snap = env.snapshot()
+    assert snap.page_states == (None,)
+    obs, info = env.restore(snap)
+    assert info["restore_method"] == "exact" and obs["url"].endswith("/form.html") and env.step_count == 1
+    assert not info["restore_exact"] and any("red shoes" in line for line in info["restore_differences"])
