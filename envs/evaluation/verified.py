@@ -95,7 +95,7 @@ def parse_response(text: str, results_schema: dict | None) -> dict[str, Any]:
     data = obj.get("retrieved_data")
     if status == "SUCCESS" and results_schema is not None:
         try:
-            jsonschema.validate(data, results_schema)
+            jsonschema.validate(data, _nullable_fields(results_schema))
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "the value"
             raise ResponseError(f"retrieved_data does not follow the task's schema at {where}: {exc.message}") from None
@@ -108,6 +108,24 @@ def parse_response(text: str, results_schema: dict | None) -> dict[str, Any]:
         "retrieved_data": data,
         "error_details": None if details is None else str(details),
     }
+
+
+def _nullable_fields(schema: Any) -> Any:
+    """``schema`` with every object property also allowed to be null (Verified's own expected answers hold
+    null where a value is absent, e.g. a book without an author)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _nullable_fields(value) for key, value in schema.items() if key != "properties"}
+    if "properties" in schema:
+        out["properties"] = {name: _or_null(_nullable_fields(prop)) for name, prop in schema["properties"].items()}
+    return out
+
+
+def _or_null(schema: dict) -> dict:
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind != "null":
+        return {**schema, "type": [kind, "null"]}
+    return schema
 
 
 def results_schema(verified_task: dict) -> dict | None:
