@@ -62,6 +62,8 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
         kwargs["judge_model"] = args.judge_model
     if getattr(args, "evaluator", None):
         kwargs["evaluator"] = args.evaluator
+    if getattr(args, "record_network", False):
+        kwargs["record_network"] = True
     return kwargs
 
 
@@ -271,9 +273,16 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episode-timeout", type=float, default=None, help="seconds per episode (overrides --step-timeout)")
     p.add_argument(
         "--evaluator",
-        choices=("webarena", "agentoccam"),
+        choices=("webarena", "agentoccam", "webarena-verified"),
         default=None,
-        help="WebArena's evaluator (default) or AgentOccam's rectified one (its corrected labels and fuzzy grader)",
+        help="WebArena's evaluator (default; webarena-verified/<id> tasks: webarena-verified), AgentOccam's "
+        "rectified one (its corrected labels and fuzzy grader) or WebArena-Verified's package",
+    )
+    p.add_argument(
+        "--record-network",
+        action="store_true",
+        help="write every request of each episode to network.har beside its trajectory "
+        "(always on for webarena-verified/<id> tasks)",
     )
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     p.add_argument(
@@ -306,7 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks",
         default="local",
         help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
-        "webarena-lite[:site=|template=], miniwob[:<task>,...], or env ids",
+        "webarena-lite[:site=|template=], webarena-verified[:hard|site=|template=], miniwob[:<task>,...], "
+        "or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")

@@ -243,7 +243,8 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
 
 
 LOCAL_PREFIX = "webarena/local."
-REAL_PREFIXES = ("webarena/", "webarena-lite/")  # WebArena's own tasks (WebArena-Lite keeps their template ids)
+# WebArena's own tasks (WebArena-Lite and WebArena-Verified keep their template ids)
+REAL_PREFIXES = ("webarena/", "webarena-lite/", "webarena-verified/")
 TEMPLATE_SUITES = ("local", "webarena")
 
 
