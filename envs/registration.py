@@ -78,6 +78,25 @@ def _local_tasks() -> list[dict]:
     return registry.load_tasks()
 
 
+def task_config(env_id: str) -> dict:
+    """The raw config (placeholders not replaced) of a WebArena, WebArena-Lite, WebArena-Verified or local
+    env id, as its env reads it; ValueError for any other id."""
+    prefix, _, number = env_id.rpartition("/")
+    if env_id.startswith(LOCAL_PREFIX):
+        from .local.registry import get_task
+
+        return get_task(int(env_id[len(LOCAL_PREFIX) :]))
+    if prefix == LITE_NAMESPACE and number.isdigit():
+        return lite_task_config(int(number))
+    if prefix == VERIFIED_NAMESPACE and number.isdigit():
+        from .verified import env_config
+
+        return env_config(int(number), real_task_config(int(number)))
+    if prefix == NAMESPACE and number.isdigit():
+        return real_task_config(int(number))
+    raise ValueError(f"{env_id} is not a WebArena-style task (local, webarena, webarena-lite or webarena-verified)")
+
+
 def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     if STEP_LIMIT_KWARG in kwargs:
         kwargs["max_episode_steps"] = kwargs.pop(STEP_LIMIT_KWARG)

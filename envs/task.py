@@ -208,7 +208,7 @@ class WebArenaTask(EnvTask):
                 "error_source": "env", "error_kind": "sites",
             }  # fmt: skip
         if self.verified:
-            return self._evaluate_verified(answer, network)
+            return self._evaluate_verified(answer, network, last_url or page.url)
         try:
             judge = Judge(self.judge_model, mock_response=self.judge_mock, **self.judge_options)
             result = evaluate(
@@ -235,7 +235,7 @@ class WebArenaTask(EnvTask):
             out.update(error=judge_failure["error"], error_source="llm", error_kind=judge_failure["kind"])
         return out
 
-    def _evaluate_verified(self, answer: str, network: Sequence[dict]) -> dict[str, Any]:
+    def _evaluate_verified(self, answer: str, network: Sequence[dict], final_url: str) -> dict[str, Any]:
         """The package's verdict on the response and the requests (it reads no page, so a look-ahead gets
         the full evaluation too)."""
         try:
@@ -246,4 +246,4 @@ class WebArenaTask(EnvTask):
                 "score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}",
                 "error_source": "env", "error_kind": "evaluator",
             }  # fmt: skip
-        return {"answer": answer, **result}
+        return {"answer": answer, "final_url": final_url, **result}

@@ -155,6 +155,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Score a finished study again with another evaluator, then rebuild its report (agreement tables)."""
+    from webarena_gym.experiments.report import build_report
+    from webarena_gym.experiments.rescore import rescore
+
+    try:
+        path = rescore(args.study, args.evaluator, judge_model=args.judge_model)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    report = build_report(args.study)
+    print(f"re-scored with {args.evaluator}: {path}")
+    print(f"report: {report / 'index.html'}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """The README's main command: a comparison on the local suite, with or without a model.
 
@@ -343,6 +358,17 @@ def build_parser() -> argparse.ArgumentParser:
         "instead of leaving them out of the success rates",
     )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("rescore", help="score a finished study's episodes again with another evaluator")
+    p.add_argument("study")
+    p.add_argument(
+        "--evaluator",
+        required=True,
+        choices=("webarena", "agentoccam", "webarena-verified"),
+        help="the evaluator to score with (its verdicts go to <study>/rescored/<evaluator>.jsonl)",
+    )
+    p.add_argument("--judge-model", default=None, help="judge model for fuzzy_match references (webarena, agentoccam)")
+    p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("demo", help="compare policies on the local suite (baselines only without a model)")
     p.add_argument("--out", default=None)

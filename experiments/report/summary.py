@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from webarena_gym.envs.registration import is_local
+from webarena_gym.experiments.report.agreement import agreement
+from webarena_gym.experiments.rescore import load_rescored
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 
 SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite", "miniwob")
@@ -239,6 +241,7 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
         "errors_as_failures": errors_as_failures,
         "rows": rows,
         "by_template": by_template(judged_all, labels),
+        "agreement": {evaluator: agreement(rows) for evaluator, rows in load_rescored(study).items()},
     }
 
 
