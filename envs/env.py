@@ -287,6 +287,7 @@ class WebArenaEnv(BrowserEnv):
             "max_episode_steps": self.max_episode_steps,
             "evaluator": self.evaluator,
             "record_network": self.record_network,
+            "browser_version": self.browser.version if self.browser is not None else None,
         }
         return obs, info
 

@@ -10,8 +10,10 @@ import pytest
 
 from webarena_gym.experiments.cli import main
 from webarena_gym.experiments.compare import PolicySpec, compare
+from webarena_gym.experiments.report import build_report
 from webarena_gym.experiments.report.agreement import agreement, cohen_kappa
 from webarena_gym.experiments.rescore import Rescored, load_rescored
+from webarena_gym.experiments.store import StudyStore
 
 TASKS = "webarena/local.121,webarena/local.9,webarena/local.209"
 WRONG = "Let's think step by step. In summary, the next action I will perform is ```stop [nothing]```"
@@ -70,3 +72,27 @@ def test_rescore_a_finished_study_and_report_the_agreement(tmp_path, capsys):
     assert all(r.score is None and "no WebArena-Verified form" in r.reason for r in verified)
     assert main(["rescore", str(tmp_path / "nothing"), "--evaluator", "webarena"]) == 2
     assert "is not a study directory" in capsys.readouterr().err
+    check_reproducibility_record(study)
+
+
+def check_reproducibility_record(study: Path) -> None:
+    """Every episode carries its record; a study whose episodes ran under two records is flagged."""
+    store = StudyStore(study)
+    results = list(store.latest().values())
+    records = [r.extra["reproducibility"] for r in results]
+    assert all(rec["chromium"] and rec["packages"]["webarena-verified"] == "1.2.3" for rec in records)
+    react = next(rec for r, rec in zip(results, records, strict=True) if r.policy == "react [scripted]")
+    assert "react_system.txt" in react["prompt_templates"] and react["evaluator"] == {"name": "webarena"}
+    manifest = store.read_manifest()
+    assert manifest["reproducibility"]["code_revision"] == manifest["code_revision"]
+    assert "/" not in json.dumps(manifest["reproducibility"]).replace("/dev", "")  # no machine path
+    md = Path(build_report(study), "summary.md").read_text()
+    assert "Reproducibility record" in md and "Mixed records" not in md
+    # The same study resumed after an upgrade: one episode's new attempt ran under another litellm.
+    upgraded = results[0]
+    record = upgraded.extra["reproducibility"]
+    upgraded.extra = {"reproducibility": {**record, "packages": {**record["packages"], "litellm": "9.9.9"}}}
+    upgraded.attempt += 1
+    store.append(upgraded)
+    md = Path(build_report(study), "summary.md").read_text()
+    assert "**Mixed records**: this study's episodes ran under 2 different records" in md

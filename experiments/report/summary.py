@@ -22,6 +22,7 @@ from typing import Any
 
 from webarena_gym.envs.registration import is_local
 from webarena_gym.experiments.report.agreement import agreement
+from webarena_gym.experiments.reproducibility import record_groups
 from webarena_gym.experiments.rescore import load_rescored
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 
@@ -242,6 +243,10 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
         "rows": rows,
         "by_template": by_template(judged_all, labels),
         "agreement": {evaluator: agreement(rows) for evaluator, rows in load_rescored(study).items()},
+        "reproducibility": {
+            "study": manifest.get("reproducibility"),
+            "episodes": record_groups([r.extra["reproducibility"] for r in latest if r.extra.get("reproducibility")]),
+        },
     }
 
 

@@ -470,7 +470,33 @@ def disagreement_table(summary: dict[str, Any]) -> Table | None:
     return Table("disagreements", "Episodes the evaluators disagree on", header_, body)
 
 
+def reproducibility_table(summary: dict[str, Any]) -> Table | None:
+    """What decided the scores (code, libraries, browser, machine, evaluator), one row per distinct record
+    of the study's episodes; more than one row is flagged."""
+    groups = (summary.get("reproducibility") or {}).get("episodes") or []
+    if not groups:
+        return None
+    body = []
+    for g in groups:
+        r, packages = g["record"], g["record"].get("packages") or {}
+        dirty = " (uncommitted changes)" if r.get("uncommitted_changes") else ""
+        evaluator = r.get("evaluator") or {}
+        body.append([g["fingerprint"], str(g["episodes"]), f"{r.get('code_revision')}{dirty}",
+                     *(str(packages.get(p)) for p in ("browsergym-core", "playwright", "litellm", "webarena-verified",
+                                                      "gymnasium")),
+                     str(r.get("chromium")), str(r.get("python")), str(r.get("os")), str(r.get("cpus")),
+                     str(r.get("memory_gb")), " ".join(f"{v}" for v in evaluator.values())])  # fmt: skip
+    header_ = ["record", "episodes", "code", "browsergym", "playwright", "litellm", "webarena-verified", "gymnasium",
+               "Chromium", "Python", "OS", "CPUs", "memory GB", "evaluator"]  # fmt: skip
+    notes = ["Prompt-template hashes per episode are in results.jsonl (extra.reproducibility)."]
+    if len(groups) > 1:
+        notes.insert(0, f"**Mixed records**: this study's episodes ran under {len(groups)} different records "
+                        "(a study resumed after an upgrade?); compare their scores with care.")  # fmt: skip
+    return Table("reproducibility", "Reproducibility record", header_, body, notes)
+
+
 TABLES.extend([agreement_table, confusion_table, disagreement_table])
+TABLES.append(reproducibility_table)
 
 
 def all_tables(summary: dict[str, Any]) -> list[Table]:
