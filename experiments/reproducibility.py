@@ -46,7 +46,7 @@ def _memory_gb() -> float | None:
 @functools.cache
 def machine_record() -> dict[str, Any]:
     """The code, libraries and machine of this process (computed once per process)."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             versions[name] = metadata.version(name)

@@ -127,8 +127,9 @@ def rescore_episode(study: Path, result: EpisodeResult, evaluator: str, judge_mo
         return row(None, f"not re-scored: {', '.join(live)} reads pages of the live site")
     options = EvalOptions.agentoccam() if evaluator == "agentoccam" else EvalOptions()
     final_url = str(recorded.get("final_url") or (recorded.get("details") or {}).get("final_url") or "")
-    out = evaluate(config, None, answer, judge=Judge(judge_model), last_url=final_url, urls=site_urls, options=options)
-    return row(out.score, reason_of({"details": out.details}))
+    judge = Judge(judge_model)
+    verdict = evaluate(config, None, answer, judge=judge, last_url=final_url, urls=site_urls, options=options)
+    return row(verdict.score, reason_of({"details": verdict.details}))
 
 
 def rescore(study: str | os.PathLike, evaluator: str, judge_model: str | None = None) -> Path:
