@@ -129,7 +129,7 @@ class WebArenaTask(EnvTask):
         if self.verified and "verified" not in config:
             raise ValueError(
                 f"task {config.get('task_id')} has no WebArena-Verified form; evaluator 'webarena-verified' scores "
-                "webarena-verified/<id> tasks and local tasks linked to a WebArena template"
+                "webarena-verified/<id> tasks"
             )
 
     @property
