@@ -56,6 +56,7 @@ from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
 from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, unmark
+from .network import NetworkRecorder
 from .playwright_patches import BrowserCallTimeout, TargetClosedError
 from .sites import SiteHost, SiteHostFactory, origin
 from .snapshot import EnvSnapshot, HistoryEntry, TabOrigins, clean_context, open_tabs, reload_in_place
@@ -70,10 +71,14 @@ DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
 # 10,000 take about half a second); answers and typed texts stay far below this.
 MAX_ACTION_CHARS = 10_000
 _UPLOADS = ("upload_file", "mouse_upload_file")  # BrowserGym's actions that read local files
-# The evaluators an env can score with: WebArena's, or AgentOccam's rectified one (its relaxed fuzzy
+# The evaluators an env can score with: WebArena's, AgentOccam's rectified one (its relaxed fuzzy
 # grader and joined fuzzy lists here; its corrected task labels are applied when a real task is made,
-# see envs.registration).
-EVALUATORS = {"webarena": EvalOptions(), "agentoccam": EvalOptions.agentoccam()}
+# see envs.registration), or WebArena-Verified's package (tasks with a Verified form, envs.verified).
+EVALUATORS = {
+    "webarena": EvalOptions(),
+    "agentoccam": EvalOptions.agentoccam(),
+    "webarena-verified": EvalOptions(scorer="webarena-verified"),
+}
 # Eval types a look-ahead can check without reading pages of the sites (see evaluate_now).
 STATE_FREE_EVAL_TYPES = ("string_match", "url_match")
 GREETING = "Hi! I am your UI assistant, I can perform web tasks for you. What can I help you with?"
@@ -157,6 +162,7 @@ class WebArenaEnv(BrowserEnv):
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
         keep_browser: bool = True,
+        record_network: bool = False,
         **browser_kwargs: Any,
     ) -> None:
         if obs_mode not in OBS_MODES:
@@ -194,6 +200,10 @@ class WebArenaEnv(BrowserEnv):
         # (vectorised sub-envs in worker processes, which exit without running exit handlers).
         self.keep_browser = keep_browser
         self.evaluator = evaluator
+        # Off by default (a trace costs memory and a round trip per request at the end); on by default for
+        # webarena-verified/<id>, whose evaluator reads it (envs.registration).
+        self.record_network = record_network
+        self._network: NetworkRecorder | None = None
         self.observation_space = observation_space()
         self.action_space = BrowserActionSpace()
         self._host_factory: SiteHostFactory = host
@@ -255,6 +265,7 @@ class WebArenaEnv(BrowserEnv):
             self.host.prepare()
             self.task = self._new_task(seed)
             self._tabs_pinned = True
+            self._network = NetworkRecorder() if self.record_network else None
             self._open_context()
             self.page = self.context.new_page()
             goal, task_info = self.task.setup(page=self.page)
@@ -276,6 +287,8 @@ class WebArenaEnv(BrowserEnv):
             "seed": seed,
             "max_episode_steps": self.max_episode_steps,
             "evaluator": self.evaluator,
+            "record_network": self.record_network,
+            "browser_version": self.browser.version if self.browser is not None else None,
         }
         return obs, info
 
@@ -334,7 +347,9 @@ class WebArenaEnv(BrowserEnv):
         page, history = self.page, self.page_history.copy()
         try:
             if token is None:
-                evaluation = self.task.evaluate(self.page, answer, last_url=self.page.url, only=STATE_FREE_EVAL_TYPES)
+                evaluation = self.task.evaluate(
+                    self.page, answer, last_url=self.page.url, only=STATE_FREE_EVAL_TYPES, network=self._requests()
+                )
             else:
                 evaluation = self._evaluate_answer(answer)
         finally:
@@ -342,6 +357,10 @@ class WebArenaEnv(BrowserEnv):
                 self.host.restore_state(token)
             self.page, self.page_history = page, history
         return {**evaluation, "method": "exact" if token is not None else "partial"}
+
+    def network_trace(self) -> dict | None:
+        """The episode's requests so far as a HAR 1.2 document (:mod:`envs.network`); None unless recorded."""
+        return self._network.har() if self._network is not None else None
 
     def answer_in(self, action: str) -> str | None:
         """The answer ``action`` would deliver (``send_msg_to_user`` / ``report_infeasible``), else None.
@@ -449,6 +468,8 @@ class WebArenaEnv(BrowserEnv):
         )
         self.context.add_init_script(_ACTIVATION_SCRIPT)
         self.context.on("page", self._on_page)
+        if self._network is not None:
+            self._network.attach(self.context)
         self._guard = UrlGuard(self.allowed_origins)
         self._guard.install(self.context)
         self.page_history = {}
@@ -596,9 +617,12 @@ class WebArenaEnv(BrowserEnv):
         page, history = self.page, self.page_history.copy()
         for open_page in self.context.pages:  # the evaluator reads HTML: no bid marks in it
             unmark(open_page)
-        evaluation = self._task.evaluate(self.page, answer, last_url=self.page.url)
+        evaluation = self._task.evaluate(self.page, answer, last_url=self.page.url, network=self._requests())
         self.page, self.page_history = page, history
         return evaluation
+
+    def _requests(self) -> list[dict]:
+        return self._network.entries() if self._network is not None else []
 
     def _settle(self) -> None:
         """Wait for load states (never a fixed sleep) and fix up which tab is active."""

@@ -1,5 +1,7 @@
 """Gymnasium ids for every task: ``webarena/<id>`` (real sites), ``webarena-lite/<id>`` (WebArena-Lite on the
-real sites), ``webarena/local.<id>`` (local suite) and ``miniwob/<task>`` (MiniWoB++, e.g. ``miniwob/click-test``).
+real sites), ``webarena-verified/<id>`` (WebArena-Verified on the real sites, from the installed package's
+dataset, see :mod:`envs.verified`), ``webarena/local.<id>`` (local suite) and ``miniwob/<task>`` (MiniWoB++,
+e.g. ``miniwob/click-test``).
 
 Registration reads no task file and imports nothing heavy: ids are known up front (the real suites) or
 read from small JSON files (the local suite's tasks, MiniWoB++'s task names), and each entry point loads
@@ -24,6 +26,7 @@ import gymnasium as gym
 
 NAMESPACE = "webarena"
 LITE_NAMESPACE = "webarena-lite"
+VERIFIED_NAMESPACE = "webarena-verified"
 LOCAL_PREFIX = f"{NAMESPACE}/local."  # ids of the embedded suite
 MINIWOB_NAMESPACE = "miniwob"
 REAL_TASKS_FILE = Path(__file__).resolve().parent / "data" / "test.raw.json"
@@ -33,7 +36,7 @@ N_LITE_TASKS = 165
 STEP_LIMIT_KWARG = "episode_step_limit"  # gym.make keeps max_episode_steps for its TimeLimit wrapper
 
 logger = logging.getLogger(__name__)
-Suite = Literal["real", "lite", "local", "miniwob"]
+Suite = Literal["real", "lite", "verified", "local", "miniwob"]
 
 
 def is_local(env_id: str) -> bool:
@@ -75,6 +78,25 @@ def _local_tasks() -> list[dict]:
     return registry.load_tasks()
 
 
+def task_config(env_id: str) -> dict:
+    """The raw config (placeholders not replaced) of a WebArena, WebArena-Lite, WebArena-Verified or local
+    env id, as its env reads it; ValueError for any other id."""
+    prefix, _, number = env_id.rpartition("/")
+    if env_id.startswith(LOCAL_PREFIX):
+        from .local.registry import get_task
+
+        return get_task(int(env_id[len(LOCAL_PREFIX) :]))
+    if prefix == LITE_NAMESPACE and number.isdigit():
+        return lite_task_config(int(number))
+    if prefix == VERIFIED_NAMESPACE and number.isdigit():
+        from .verified import env_config
+
+        return env_config(int(number), real_task_config(int(number)))
+    if prefix == NAMESPACE and number.isdigit():
+        return real_task_config(int(number))
+    raise ValueError(f"{env_id} is not a WebArena-style task (local, webarena, webarena-lite or webarena-verified)")
+
+
 def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     if STEP_LIMIT_KWARG in kwargs:
         kwargs["max_episode_steps"] = kwargs.pop(STEP_LIMIT_KWARG)
@@ -113,6 +135,22 @@ def make_real_env(
     config = _overridden(config, task_overrides)
     host = functools.partial(RealSiteHost, sites_in_config(config))
     env_id = f"{LITE_NAMESPACE if lite else NAMESPACE}/{task_id}"
+    return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
+
+
+def make_verified_env(task_id: int, task_overrides: dict[str, Any] | None = None, **kwargs: Any) -> gym.Env:
+    """Entry point of ``webarena-verified/<task_id>``: the Verified task on the self-hosted sites, scored by
+    the package's evaluator and recording the episode's network trace unless told otherwise
+    (``evaluator="webarena"`` scores WebArena's original checks of the same task)."""
+    from .env import WebArenaEnv
+    from .sites import RealSiteHost, sites_in_config
+    from .verified import env_config
+
+    config = _overridden(env_config(task_id, real_task_config(task_id)), task_overrides)
+    kwargs.setdefault("evaluator", "webarena-verified")
+    kwargs.setdefault("record_network", True)
+    host = functools.partial(RealSiteHost, sites_in_config(config))
+    env_id = f"{VERIFIED_NAMESPACE}/{task_id}"
     return WebArenaEnv(task_kwargs={"config": config, "host": host}, env_id=env_id, **_env_kwargs(kwargs))
 
 
@@ -184,6 +222,12 @@ def register_all() -> None:
                 kwargs={"task_id": task_id, "lite": True},
                 nondeterministic=True,
             )
+    for task_id in range(N_REAL_TASKS):  # Verified keeps WebArena's 812 ids
+        env_id = f"{VERIFIED_NAMESPACE}/{task_id}"
+        if env_id not in gym.registry:
+            gym.register(
+                env_id, entry_point=_entry("make_verified_env"), kwargs={"task_id": task_id}, nondeterministic=True
+            )
     for task in _local_tasks():
         env_id = f"{NAMESPACE}/local.{task['task_id']}"
         if env_id not in gym.registry:
@@ -236,10 +280,14 @@ def list_env_ids(suite: Suite = "real", site: str | None = None, template: int |
         tasks, prefix = _real_tasks(), f"{NAMESPACE}/"
     elif suite == "lite":
         tasks, prefix = _lite_tasks(), f"{LITE_NAMESPACE}/"
+    elif suite == "verified":
+        from .verified import verified_tasks
+
+        tasks, prefix = verified_tasks(), f"{VERIFIED_NAMESPACE}/"
     elif suite == "local":
         tasks, prefix = tuple(_local_tasks()), f"{NAMESPACE}/local."
     else:
-        raise ValueError(f"suite must be 'real', 'lite', 'local' or 'miniwob', not {suite!r}")
+        raise ValueError(f"suite must be 'real', 'lite', 'verified', 'local' or 'miniwob', not {suite!r}")
     return [
         f"{prefix}{task['task_id']}"
         for task in tasks

@@ -12,12 +12,13 @@ or the step budget runs out, by WebArena's evaluator. MiniWoB++'s tasks are in :
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import playwright.sync_api
 from browsergym.core.task import AbstractBrowserTask
 
+from .evaluation import verified
 from .evaluation.evaluator import EvalOptions, Judge, evaluate, infeasible_answer
 from .sites import SiteHost, SitesUnavailableError, replace_placeholders, sites_in_config
 
@@ -80,8 +81,10 @@ class EnvTask(AbstractBrowserTask):
         answer: str,
         last_url: str | None = None,
         only: Collection[str] | None = None,
+        network: Sequence[dict] = (),
     ) -> dict[str, Any]:
-        """Score the episode ending now with ``answer``: ``{"score", "answer", "details", ...}``."""
+        """Score the episode ending now with ``answer``: ``{"score", "answer", "details", ...}``.
+        ``network``: the episode's requests as HAR entries (:mod:`envs.network`), for checks that read them."""
         raise NotImplementedError
 
     def validate(self, page: playwright.sync_api.Page, chat_messages: list[dict]) -> tuple[float, bool, str, dict]:
@@ -123,6 +126,24 @@ class WebArenaTask(EnvTask):
         self.judge_mock = judge_mock
         self.judge_options = dict(judge_options or {})  # Judge keywords: api_base, timeout, max_tokens ...
         self.eval_options = eval_options or EvalOptions()  # WebArena's evaluator unless told otherwise
+        if self.verified and "verified" not in config:
+            raise ValueError(
+                f"task {config.get('task_id')} has no WebArena-Verified form; evaluator 'webarena-verified' scores "
+                "webarena-verified/<id> tasks"
+            )
+
+    @property
+    def verified(self) -> bool:
+        """Whether WebArena-Verified's package scores this task (its response contract applies)."""
+        return self.eval_options.scorer == "webarena-verified"
+
+    @property
+    def response_contract(self) -> dict[str, Any] | None:
+        """The structured answer the task expects (``results_schema``), None when a free text answer is
+        scored (WebArena's evaluator)."""
+        if not self.verified:
+            return None
+        return {"results_schema": verified.results_schema(self.raw_config["verified"])}
 
     @classmethod
     def get_task_id(cls) -> str:
@@ -142,6 +163,7 @@ class WebArenaTask(EnvTask):
             "eval_types": list(config.get("eval", {}).get("eval_types", [])),
             "start_url": config["start_url"],
             "site_urls": dict(self.site_urls),
+            "response_contract": self.response_contract,
         }
 
     def setup(self, page: playwright.sync_api.Page) -> tuple[str, dict]:
@@ -153,7 +175,11 @@ class WebArenaTask(EnvTask):
         page.goto(urls[0])
         for url in urls[1:]:
             page.context.new_page().goto(url)
-        return self.config["intent"], self.task_info()
+        goal = self.config["intent"]
+        contract = self.response_contract
+        if contract is not None:  # the answer's form is part of the goal every policy reads
+            goal = f"{goal}\n\n{verified.response_instruction(contract['results_schema'])}"
+        return goal, self.task_info()
 
     def evaluate(
         self,
@@ -161,8 +187,10 @@ class WebArenaTask(EnvTask):
         answer: str,
         last_url: str | None = None,
         only: Collection[str] | None = None,
+        network: Sequence[dict] = (),
     ) -> dict[str, Any]:
-        """Score ``answer`` and the final page with WebArena's evaluator: ``{"score", "details"}``.
+        """Score ``answer`` and the final page with WebArena's evaluator, or ``answer`` and ``network`` with
+        WebArena-Verified's (:attr:`verified`): ``{"score", "details"}``.
 
         Never raises. When the evaluation could not judge the agent's work, the result says why in
         ``error``, with ``error_source`` / ``error_kind``: the sites stopped answering before the
@@ -179,6 +207,8 @@ class WebArenaTask(EnvTask):
                 "error": f"the task's sites stopped answering before the evaluation: {exc}",
                 "error_source": "env", "error_kind": "sites",
             }  # fmt: skip
+        if self.verified:
+            return self._evaluate_verified(answer, network, last_url or page.url)
         try:
             judge = Judge(self.judge_model, mock_response=self.judge_mock, **self.judge_options)
             result = evaluate(
@@ -204,3 +234,16 @@ class WebArenaTask(EnvTask):
         if judge_failure is not None:
             out.update(error=judge_failure["error"], error_source="llm", error_kind=judge_failure["kind"])
         return out
+
+    def _evaluate_verified(self, answer: str, network: Sequence[dict], final_url: str) -> dict[str, Any]:
+        """The package's verdict on the response and the requests (it reads no page, so a look-ahead gets
+        the full evaluation too)."""
+        try:
+            result = verified.score(self.raw_config["verified"], answer, network, self.host.urls())
+        except Exception as exc:  # noqa: BLE001 - reported, not a verdict
+            logger.warning("WebArena-Verified evaluation of task %s failed: %s", self.config.get("task_id"), exc)
+            return {
+                "score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}",
+                "error_source": "env", "error_kind": "evaluator",
+            }  # fmt: skip
+        return {"answer": answer, "final_url": final_url, **result}

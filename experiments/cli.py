@@ -62,6 +62,8 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
         kwargs["judge_model"] = args.judge_model
     if getattr(args, "evaluator", None):
         kwargs["evaluator"] = args.evaluator
+    if getattr(args, "record_network", False):
+        kwargs["record_network"] = True
     return kwargs
 
 
@@ -149,6 +151,21 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     report = build_report(args.study, errors_as_failures=args.errors_as_failures)
     print((report / "summary.md").read_text())
+    print(f"report: {report / 'index.html'}")
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Score a finished study again with another evaluator, then rebuild its report (agreement tables)."""
+    from webarena_gym.experiments.report import build_report
+    from webarena_gym.experiments.rescore import rescore
+
+    try:
+        path = rescore(args.study, args.evaluator, judge_model=args.judge_model)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    report = build_report(args.study)
+    print(f"re-scored with {args.evaluator}: {path}")
     print(f"report: {report / 'index.html'}")
     return 0
 
@@ -271,9 +288,16 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episode-timeout", type=float, default=None, help="seconds per episode (overrides --step-timeout)")
     p.add_argument(
         "--evaluator",
-        choices=("webarena", "agentoccam"),
+        choices=("webarena", "agentoccam", "webarena-verified"),
         default=None,
-        help="WebArena's evaluator (default) or AgentOccam's rectified one (its corrected labels and fuzzy grader)",
+        help="WebArena's evaluator (default; webarena-verified/<id> tasks: webarena-verified), AgentOccam's "
+        "rectified one (its corrected labels and fuzzy grader) or WebArena-Verified's package",
+    )
+    p.add_argument(
+        "--record-network",
+        action="store_true",
+        help="write every request of each episode to network.har beside its trajectory "
+        "(always on for webarena-verified/<id> tasks)",
     )
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     p.add_argument(
@@ -306,7 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks",
         default="local",
         help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
-        "webarena-lite[:site=|template=], miniwob[:<task>,...], or env ids",
+        "webarena-lite[:site=|template=], webarena-verified[:hard|site=|template=], miniwob[:<task>,...], "
+        "or env ids",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--out", required=True, help="study directory")
@@ -333,6 +358,17 @@ def build_parser() -> argparse.ArgumentParser:
         "instead of leaving them out of the success rates",
     )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("rescore", help="score a finished study's episodes again with another evaluator")
+    p.add_argument("study")
+    p.add_argument(
+        "--evaluator",
+        required=True,
+        choices=("webarena", "agentoccam", "webarena-verified"),
+        help="the evaluator to score with (its verdicts go to <study>/rescored/<evaluator>.jsonl)",
+    )
+    p.add_argument("--judge-model", default=None, help="judge model for fuzzy_match references (webarena, agentoccam)")
+    p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("demo", help="compare policies on the local suite (baselines only without a model)")
     p.add_argument("--out", default=None)

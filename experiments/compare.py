@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from webarena_gym.experiments import tasksets
 from webarena_gym.experiments.executors import make_executor
+from webarena_gym.experiments.reproducibility import machine_record
 from webarena_gym.experiments.store import EpisodeResult, StudyStore, episode_key
 from webarena_gym.experiments.tasksets import TaskInfo
 
@@ -173,7 +173,15 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         **_search_figures(traj.tree, traj.counters["interactions"]),
         err_msg=traj.err_msg,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
+        extra={"reproducibility": _episode_record(job, traj.reset_info)},
     )
+
+
+def _episode_record(job: EpisodeJob, reset_info: dict[str, Any]) -> dict[str, Any]:
+    from webarena_gym.experiments.reproducibility import episode_record
+
+    evaluator = str(reset_info.get("evaluator") or job.env_kwargs.get("evaluator") or "webarena")
+    return episode_record(job.policy.name, evaluator, reset_info.get("browser_version"))
 
 
 def trial_actions(trials: list[dict[str, Any]]) -> list[int]:
@@ -209,20 +217,6 @@ def _search_figures(tree: dict[str, Any] | None, interactions: int) -> dict[str,
         "search_iterations": tree.get("iterations"),
         "search_budget": tree.get("iteration_budget"),
     }
-
-
-def _git_revision() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=Path(__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def _ordering(tasks: Sequence[TaskInfo], n_groups: int) -> tuple[dict[str, set[str]], str]:
@@ -306,7 +300,8 @@ def compare(
         "episode_timeout_s": episode_timeout_s,
         "env_kwargs": dict(env_kwargs or {}),  # the evaluator and its judge, among others
         "ordering": ordering_note,
-        "code_revision": _git_revision(),
+        "code_revision": machine_record()["code_revision"],
+        "reproducibility": machine_record(),
     }
     if resume:
         previous = store.read_manifest()

@@ -46,6 +46,7 @@ from webarena_gym.policies.base import (
     StepResult,
     TaskSpec,
 )
+from webarena_gym.policies.final_answer import finalize
 from webarena_gym.wrappers.forwarding import call_env
 
 INITIAL = "initial"  # the handle's token for "the state right after reset"
@@ -408,6 +409,7 @@ def run_episode(
 
     handle = RolloutHandle(env, seed, budget, traj, lookahead=policy.allows_lookahead(), score_trials=score_trials)
     answer_in = env.get_wrapper_attr("answer_in")
+    contract = info.get("response_contract")  # WebArena-Verified scoring: answers go through the final-answer step
     while True:
         if traj.counters["decisions"] >= budget.decisions:
             _end_by_budget(traj, env, policy, "decisions")
@@ -439,10 +441,15 @@ def run_episode(
             break
         t1 = time.perf_counter()
         try:
-            obs, reward, terminated, truncated, info = env.step(decision.action)
-            result: StepResult = (obs, float(reward), terminated, truncated, info)
+            reasked = _final_answer(contract, answer_in(decision.action), task.goal, policy, rec, traj)
+            if reasked is not None:  # the re-asked response is the agent's answer: terminated, not truncated
+                obs, reward, _, _, info = call_env(env, "end_episode", reasked)
+                result: StepResult = (obs, float(reward), "evaluation" in info, "evaluation" not in info, info)
+            else:
+                obs, reward, terminated, truncated, info = env.step(decision.action)
+                result = (obs, float(reward), terminated, truncated, info)
         except Exception as exc:
-            _fail(traj, "env", exc)
+            _fail(traj, "llm" if isinstance(exc, LLMError) else "env", exc)
             break
         finally:
             rec.timings["env_s"] = time.perf_counter() - t1
@@ -486,6 +493,21 @@ def _decide(
     return decision
 
 
+def _final_answer(
+    contract: dict[str, Any] | None, answer: str | None, goal: str, policy: Policy, rec: StepRecord, traj: Trajectory
+) -> str | None:
+    """Run the final-answer step on an answer under a response contract (:mod:`policies.final_answer`);
+    returns the re-asked response to score instead of the policy's answer, or None (score the action)."""
+    if contract is None or answer is None:
+        return None
+    llms = policy.llms()
+    final = finalize(answer, contract, goal, llms[0] if llms else None)
+    traj.final_answer = jsonable(final.to_dict())
+    if final.call is not None:
+        rec.llm_calls.append(scrub(jsonable(final.call.to_dict())))
+    return final.text if final.text != answer else None
+
+
 def _error_source(exc: BaseException) -> str:
     """Who failed: the model provider, the environment (a handle call the browser could not do) or the
     policy itself (its own bug, or a handle call it may not make)."""
@@ -525,6 +547,19 @@ def _tree_of(policy: Policy) -> dict[str, Any] | None:
     return jsonable(tree.to_dict()) if tree is not None else None
 
 
+def _network_trace(env: gym.Env) -> dict[str, Any] | None:
+    """The episode's recorded requests (HAR), None when the env recorded none."""
+    try:
+        trace = env.get_wrapper_attr("network_trace")
+    except AttributeError:  # an env of another kind
+        return None
+    try:
+        return trace()
+    except Exception as exc:  # noqa: BLE001 - the episode is decided; a dead browser must not hide it
+        warnings.warn(f"reading the network trace of the episode failed: {type(exc).__name__}: {exc}", stacklevel=2)
+        return None
+
+
 def _finish(traj: Trajectory, env: gym.Env | None, policy: Policy, out: Path | None, start: float) -> Trajectory:
     for llm in policy.llms():
         llm.log = None
@@ -533,6 +568,7 @@ def _finish(traj: Trajectory, env: gym.Env | None, policy: Policy, out: Path | N
     except Exception as exc:
         traj.final_policy_state = {"error": f"{type(exc).__name__}: {exc}"}
     if env is not None:
+        traj.network = _network_trace(env)
         try:
             env.close()
         except Exception as exc:  # the episode is already decided; a dead browser must not hide it

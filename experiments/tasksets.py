@@ -13,6 +13,8 @@ A task set is written as a short spec so it fits on a command line and in the st
                                unpublished 190-task dev set; see docs/methods/agentoccam.md)
     webarena:lite              the 165 WebArena-Lite tasks (webarena-lite/<id>, corrected configurations)
     webarena-lite:site=map     WebArena-Lite tasks of one site (template= works too)
+    webarena-verified          the 812 WebArena-Verified tasks (webarena-verified/<id>, the installed package's)
+    webarena-verified:hard     its 258-task hard subset; webarena-verified:site=gitlab, :template= as above
     miniwob                    the 125 MiniWoB++ tasks (BrowserGym's), 10 steps each unless --max-steps
     miniwob:click-test         one MiniWoB++ task; miniwob:click-test,click-button for several
     webarena/310,webarena/local.3,miniwob/click-test   an explicit list of env ids
@@ -61,17 +63,46 @@ def _info(prefix: str, config: dict, webarena_template: int | None, depends_on: 
     )
 
 
+def _webarena_depends_on(prefix: str) -> dict[int, tuple[str, ...]]:
+    """BrowserGym's `depends_on` ordering of WebArena's state-changing tasks, as env ids under ``prefix``."""
+    data = resources.files("webarena_gym.envs") / "data"
+    deps: dict[int, tuple[str, ...]] = {}
+    with (data / "webarena_metadata.csv").open() as fh:
+        for row in csv.DictReader(fh):
+            names = [d for d in row["depends_on"].split() if d]
+            deps[int(row["task_id"])] = tuple(prefix + d.split(".", 1)[1] for d in names)
+    return deps
+
+
 @cache
 def real_tasks() -> tuple[TaskInfo, ...]:
     """The 812 WebArena tasks with BrowserGym's `depends_on` ordering of state-changing tasks."""
     data = resources.files("webarena_gym.envs") / "data"
     configs = json.loads((data / "test.raw.json").read_text())
-    deps: dict[int, tuple[str, ...]] = {}
-    with (data / "webarena_metadata.csv").open() as fh:
-        for row in csv.DictReader(fh):
-            names = [d for d in row["depends_on"].split() if d]
-            deps[int(row["task_id"])] = tuple("webarena/" + d.split(".", 1)[1] for d in names)
+    deps = _webarena_depends_on("webarena/")
     return tuple(_info("webarena/", c, int(c["intent_template_id"]), deps.get(int(c["task_id"]), ())) for c in configs)
+
+
+@cache
+def verified_tasks() -> tuple[TaskInfo, ...]:
+    """The 812 WebArena-Verified tasks (the installed package's dataset), ordered as WebArena's; their eval
+    types are the package's checks (``AgentResponseEvaluator``, ``NetworkEventEvaluator``)."""
+    from webarena_gym.envs.verified import eval_types
+    from webarena_gym.envs.verified import verified_tasks as dataset
+
+    deps = _webarena_depends_on("webarena-verified/")
+    return tuple(
+        TaskInfo(
+            env_id=f"webarena-verified/{t['task_id']}",
+            task_id=int(t["task_id"]),
+            sites=tuple(t["sites"]),
+            template_id=int(t["intent_template_id"]),
+            eval_types=eval_types(t),
+            depends_on=deps.get(int(t["task_id"]), ()),
+            webarena_template=int(t["intent_template_id"]),
+        )
+        for t in dataset()
+    )
 
 
 @cache
@@ -144,6 +175,8 @@ def resolve(spec: str) -> list[TaskInfo]:
     if "/" in spec:
         wanted = [s.strip() for s in spec.split(",") if s.strip()]
         known = {t.env_id: t for t in (*real_tasks(), *lite_tasks(), *local_tasks(), *miniwob_tasks())}
+        if any(e.startswith("webarena-verified/") for e in wanted):
+            known.update((t.env_id, t) for t in verified_tasks())
         missing = [e for e in wanted if e not in known]
         if missing:
             raise ValueError(f"unknown env ids: {', '.join(missing)}")
@@ -159,14 +192,21 @@ def resolve(spec: str) -> list[TaskInfo]:
         tasks = real_tasks()
     elif suite == "webarena-lite":
         tasks = lite_tasks()
+    elif suite == "webarena-verified":
+        tasks = verified_tasks()
     else:
         raise ValueError(
             f"unknown task set {spec!r}: use local[...], webarena[...], webarena:lite, webarena-lite[...], "
-            "miniwob[...] or a list of env ids"
+            "webarena-verified[...], miniwob[...] or a list of env ids"
         )
     if not filt:
         return list(tasks)
     if filt == "dev":
         return dev_subset(tasks)
+    if filt == "hard" and suite == "webarena-verified":
+        from webarena_gym.envs.verified import hard_task_ids
+
+        hard = set(hard_task_ids())
+        return [t for t in tasks if t.task_id in hard]
     key, _, value = filt.partition("=")
     return _filter(tasks, key.strip(), value.strip())

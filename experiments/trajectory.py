@@ -107,6 +107,7 @@ class StepRecord:
     screenshot: str | None = None  # file name next to the trajectory
 
 
+NETWORK_FILE = "network.har"  # beside trajectory.json: the episode's requests, for WebArena-Verified's checks
 _COMMAND_NAME = re.compile(r"[A-Za-z_]+")
 
 COUNTERS = (
@@ -151,8 +152,11 @@ class Trajectory:
     started_at: str = ""
     finished_at: str = ""
     timings: dict[str, float] = field(default_factory=dict)  # reset_s, total_s
+    # WebArena-Verified's final-answer step (policies.final_answer.FinalAnswer.to_dict), None without a contract
+    final_answer: dict[str, Any] | None = None
     schema_version: str = SCHEMA_VERSION
     images: dict[str, bytes] = field(default_factory=dict, repr=False)  # sha256 -> bytes, saved as files
+    network: dict[str, Any] | None = field(default=None, repr=False)  # the HAR 1.2 trace, saved as network.har
 
     def __post_init__(self) -> None:
         if not self.budget:
@@ -269,19 +273,22 @@ class Trajectory:
     # -- (de)serialisation -------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k != "images"}
+        data = {k: v for k, v in asdict(self).items() if k not in ("images", "network")}
         data = jsonable(data)
         data["summary"] = self.summary_info()
         return data
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``trajectory.json``, ``summary_info.json`` and ``images/`` into ``directory``; returns the first."""
+        """Write ``trajectory.json``, ``summary_info.json``, ``images/`` and ``network.har`` (a recorded
+        trace) into ``directory``; returns the first."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         if self.images:
             (directory / "images").mkdir(exist_ok=True)
             for digest, data in self.images.items():
                 (directory / "images" / f"{digest}.png").write_bytes(data)
+        if self.network is not None:
+            (directory / NETWORK_FILE).write_text(redacted_json(self.network, indent=1), encoding="utf-8")
         path = directory / "trajectory.json"
         path.write_text(redacted_json(self.to_dict(), indent=1), encoding="utf-8")
         (directory / "summary_info.json").write_text(redacted_json(self.summary_info(), indent=1), encoding="utf-8")

@@ -38,7 +38,7 @@ import re
 import traceback
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 from webarena_gym.envs.evaluation.funcs import (
@@ -97,6 +97,8 @@ class EvalOptions:
     loaded: ``envs.evaluation.corrections.apply_agentoccam_corrections``.
     """
 
+    # "webarena-verified": the task's Verified checks, by the webarena_verified package (envs.evaluation.verified)
+    scorer: Literal["webarena", "webarena-verified"] = "webarena"
     fuzzy_prompt: FuzzyPrompt = "webarena"
     join_fuzzy_references: bool = False
     navigation_timeout_ms: int = 30_000

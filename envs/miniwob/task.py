@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import playwright.sync_api
@@ -102,6 +102,7 @@ class MiniWoBTask(EnvTask):
         answer: str,
         last_url: str | None = None,
         only: Collection[str] | None = None,
+        network: Sequence[dict] = (),
     ) -> dict[str, Any]:
         """The page's own verdict now (an answer does not change it: MiniWoB++ grades what was done)."""
         try:

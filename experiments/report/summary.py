@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from webarena_gym.envs.registration import is_local
+from webarena_gym.experiments.report.agreement import agreement
+from webarena_gym.experiments.reproducibility import record_groups
+from webarena_gym.experiments.rescore import load_rescored
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 
 SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite", "miniwob")
@@ -239,11 +242,17 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
         "errors_as_failures": errors_as_failures,
         "rows": rows,
         "by_template": by_template(judged_all, labels),
+        "agreement": {evaluator: agreement(rows) for evaluator, rows in load_rescored(study).items()},
+        "reproducibility": {
+            "study": manifest.get("reproducibility"),
+            "episodes": record_groups([r.extra["reproducibility"] for r in latest if r.extra.get("reproducibility")]),
+        },
     }
 
 
 LOCAL_PREFIX = "webarena/local."
-REAL_PREFIXES = ("webarena/", "webarena-lite/")  # WebArena's own tasks (WebArena-Lite keeps their template ids)
+# WebArena's own tasks (WebArena-Lite and WebArena-Verified keep their template ids)
+REAL_PREFIXES = ("webarena/", "webarena-lite/", "webarena-verified/")
 TEMPLATE_SUITES = ("local", "webarena")
 
 

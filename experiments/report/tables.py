@@ -411,6 +411,94 @@ def template_table(summary: dict[str, Any]) -> Table | None:
 TABLES.append(template_table)
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def agreement_table(summary: dict[str, Any]) -> Table | None:
+    """Both evaluators' success rates per policy and per site, for every re-scoring of the study."""
+    body = []
+    for evaluator, a in (summary.get("agreement") or {}).items():
+        original = "/".join(a["original_evaluators"])
+        for scope in ("by_policy", "by_site"):
+            for name, r in a[scope].items():
+                kind = "policy" if scope == "by_policy" else "site"
+                body.append([f"{original} vs {evaluator}", f"{kind}: {name}", str(r["n"]), _pct(r["original"]),
+                             _pct(r["rescored"])])  # fmt: skip
+    if not body:
+        return None
+    header_ = ["evaluators", "group", "n", "original success %", "re-scored success %"]
+    note = "Episodes one evaluator could not score (errors, checks that need the live site) are left out (n)."
+    return Table("agreement", "Evaluator agreement: success rates", header_, body, [note])
+
+
+def confusion_table(summary: dict[str, Any]) -> Table | None:
+    """The confusion matrix of the two verdicts and Cohen's kappa, per re-scoring."""
+    body = []
+    for evaluator, a in (summary.get("agreement") or {}).items():
+        c = a["confusion"]
+        kappa = "-" if a["kappa"] is None else f"{a['kappa']:.3f}"
+        body.append([f"{'/'.join(a['original_evaluators'])} vs {evaluator}", str(c["both_pass"]),
+                     str(c["original_only"]), str(c["rescored_only"]), str(c["both_fail"]), kappa,
+                     str(len(a["unscored"]))])  # fmt: skip
+    if not body:
+        return None
+    header_ = ["evaluators", "both pass", "original only", "re-scored only", "both fail", "Cohen's kappa", "unscored"]
+    return Table("agreement_confusion", "Evaluator agreement: confusion matrix", header_, body)
+
+
+def disagreement_table(summary: dict[str, Any]) -> Table | None:
+    """The episodes the two evaluators disagree on, with both reasons and the episode's viewer page."""
+    from webarena_gym.experiments.report.viewer import page_name
+
+    body = [
+        [
+            evaluator,
+            d["policy"],
+            d["env_id"],
+            str(d["seed"]),
+            f"{d['original']:g}: {d['original_reason']}",
+            f"{d['rescored']:g}: {d['reason']}",
+            page_name(d["key"]),
+        ]  # fmt: skip
+        for evaluator, a in (summary.get("agreement") or {}).items()
+        for d in a["disagreements"]
+    ]
+    if not body:
+        return None
+    header_ = ["re-scored by", "policy", "task", "seed", "original verdict", "re-scored verdict", "episode page"]
+    return Table("disagreements", "Episodes the evaluators disagree on", header_, body)
+
+
+def reproducibility_table(summary: dict[str, Any]) -> Table | None:
+    """What decided the scores (code, libraries, browser, machine, evaluator), one row per distinct record
+    of the study's episodes; more than one row is flagged."""
+    groups = (summary.get("reproducibility") or {}).get("episodes") or []
+    if not groups:
+        return None
+    body = []
+    for g in groups:
+        r, packages = g["record"], g["record"].get("packages") or {}
+        dirty = " (uncommitted changes)" if r.get("uncommitted_changes") else ""
+        evaluator = r.get("evaluator") or {}
+        body.append([g["fingerprint"], str(g["episodes"]), f"{r.get('code_revision')}{dirty}",
+                     *(str(packages.get(p)) for p in ("browsergym-core", "playwright", "litellm", "webarena-verified",
+                                                      "gymnasium")),
+                     str(r.get("chromium")), str(r.get("python")), str(r.get("os")), str(r.get("cpus")),
+                     str(r.get("memory_gb")), " ".join(f"{v}" for v in evaluator.values())])  # fmt: skip
+    header_ = ["record", "episodes", "code", "browsergym", "playwright", "litellm", "webarena-verified", "gymnasium",
+               "Chromium", "Python", "OS", "CPUs", "memory GB", "evaluator"]  # fmt: skip
+    notes = ["Prompt-template hashes per episode are in results.jsonl (extra.reproducibility)."]
+    if len(groups) > 1:
+        notes.insert(0, f"**Mixed records**: this study's episodes ran under {len(groups)} different records "
+                        "(a study resumed after an upgrade?); compare their scores with care.")  # fmt: skip
+    return Table("reproducibility", "Reproducibility record", header_, body, notes)
+
+
+TABLES.extend([agreement_table, confusion_table, disagreement_table])
+TABLES.append(reproducibility_table)
+
+
 def all_tables(summary: dict[str, Any]) -> list[Table]:
     """The tables this study has something to show in, success first."""
     return [table for make in TABLES if (table := make(summary)) is not None]

@@ -24,8 +24,13 @@ _env = Environment(
 )
 
 
+def page_name(key: str) -> str:
+    """The viewer's page of the episode ``key`` (report tables link to it)."""
+    return "ep_" + re.sub(r"[^A-Za-z0-9._-]+", "_", key) + ".html"
+
+
 def _page_name(r: EpisodeResult) -> str:
-    return "ep_" + re.sub(r"[^A-Za-z0-9._-]+", "_", r.key) + ".html"
+    return page_name(r.key)
 
 
 def _content(message: dict[str, Any]) -> str:

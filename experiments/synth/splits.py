@@ -37,16 +37,11 @@ def task_config(env_id: str) -> dict[str, Any]:
     """The raw task config (placeholders unreplaced) of a WebArena, WebArena-Lite or local env id."""
     from webarena_gym.envs import registration
 
-    prefix, _, number = env_id.rpartition("/")
-    if env_id.startswith(registration.LOCAL_PREFIX):
-        from webarena_gym.envs.local.registry import get_task
-
-        return get_task(int(env_id[len(registration.LOCAL_PREFIX) :]))
-    if prefix == registration.LITE_NAMESPACE:
-        return registration.lite_task_config(int(number))
-    if prefix == registration.NAMESPACE and number.isdigit():
-        return registration.real_task_config(int(number))
-    raise ValueError(f"{env_id} is not a WebArena-style task (seed pools take local, webarena and webarena-lite tasks)")
+    if env_id.startswith(registration.VERIFIED_NAMESPACE + "/"):
+        raise ValueError(
+            f"{env_id} is not a WebArena-style task (seed pools take local, webarena and webarena-lite tasks)"
+        )
+    return registration.task_config(env_id)
 
 
 def identities(env_id: str) -> set[str]:
