@@ -259,7 +259,7 @@ def test_demo_accepts_the_policy_options_and_timeouts_of_compare(monkeypatch):
         *("--llm-timeout", "300", "--step-timeout", "400", "--episode-timeout", "9000"),
     )
     assert [p.name for p in policies] == ["react", "reference", "random"]
-    assert policies[0].config == {"temperature": 0, "model": MODEL}
+    assert policies[0].config == {"max_steps": cli.DEMO_STEPS, "temperature": 0, "model": MODEL}
     assert (args.api_base, args.llm_timeout, args.step_timeout, args.episode_timeout) == (
         "http://127.0.0.1:9/v1",
         300,

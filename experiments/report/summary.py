@@ -230,6 +230,7 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
     counts["all"] = len({r.env_id for r in latest})
+    order = {label: i for i, label in enumerate(labels)}
     judged_all = latest if errors_as_failures else [r for r in latest if r.status != "error"]
     return {
         "study": str(store.root),
@@ -239,6 +240,18 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
         "errors_as_failures": errors_as_failures,
         "rows": rows,
         "by_template": by_template(judged_all, labels),
+        "errors": [
+            {
+                "key": r.key,
+                "policy": r.policy,
+                "env_id": r.env_id,
+                "seed": r.seed,
+                "kind": r.error_kind or "unknown",
+                "message": r.err_msg or "",
+            }
+            for r in sorted(latest, key=lambda r: (order.get(r.policy, len(order)), r.task_id, r.seed))
+            if r.status == "error"
+        ],
     }
 
 
