@@ -324,8 +324,7 @@ def test_the_readme_llama_cpp_command_runs_against_a_server(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     results = {r.policy: (r.status, r.reward) for r in StudyStore(tmp_path / "demo").latest().values()}
     assert results == {
-        "react [openai/qwen2.5-7b]": ("done", 1.0),
-        "agentoccam [openai/qwen2.5-7b]": ("done", 1.0),
+        "react [openai/qwen2.5-7b] (5 steps)": ("done", 1.0),
         "reference solutions (non-LLM upper bound)": ("done", 1.0),
         "random actions (10 steps, non-LLM floor)": results["random actions (10 steps, non-LLM floor)"],
     }
