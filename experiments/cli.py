@@ -200,6 +200,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     solutions need their whole length, the random floor its :data:`DEMO_RANDOM_STEPS`).
     """
     from webarena_gym.envs.evaluation.judge import NO_JUDGE
+    from webarena_gym.experiments.tasksets import resolve
 
     model = args.model or os.environ.get(MODEL_ENV_VAR)
     if not model:
@@ -218,6 +219,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     names = args.policy or demo_methods()
     llm = [_policy_spec(p, model, demo_budget(p.partition(":")[0], args.max_steps)) for p in names] if model else []
     baselines = [_policy_spec(p, None) for p in ("reference", f"random:max_steps={DEMO_RANDOM_STEPS}")]
+    try:
+        n_tasks = len(resolve(args.tasks))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    whole = " (--tasks local runs all of the local suite)" if args.tasks == DEMO_TASKS else ""
+    print(f"{n_tasks} tasks ({args.tasks}){whole} x {len(llm + baselines)} policies\n")
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     args.out = args.out or str(Path("studies") / f"demo-{stamp}")
     args.model = model

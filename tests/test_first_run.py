@@ -52,11 +52,17 @@ def demo(monkeypatch, *argv: str) -> tuple[argparse.Namespace, list[PolicySpec]]
     return seen[0]
 
 
-def test_the_demo_runs_the_sample_unless_told_to_run_everything(monkeypatch):
+def test_the_demo_runs_the_sample_unless_told_to_run_everything(monkeypatch, capsys):
     args, policies = demo(monkeypatch)
     assert args.tasks == "local:sample" and [p.name for p in policies] == ["reference", "random"]
+    assert "30 tasks (local:sample) (--tasks local runs all of the local suite) x 2 policies" in capsys.readouterr().out
     args, _ = demo(monkeypatch, "--tasks", "local")
-    assert args.tasks == "local"
+    assert args.tasks == "local" and "497 tasks (local) x 2 policies" in capsys.readouterr().out
+
+
+def test_a_task_set_the_demo_cannot_run_is_a_usage_error(tmp_path, capsys):
+    assert cli.main(["demo", "--tasks", "local:sample=few", "--out", str(tmp_path / "d")]) == cli.EXIT_USAGE
+    assert "sample= takes a number of tasks" in capsys.readouterr().err and not (tmp_path / "d").exists()
 
 
 def test_with_a_model_the_demo_runs_every_llm_method_on_a_short_budget(monkeypatch):
