@@ -20,6 +20,9 @@ BASELINE_LABELS = {
 DEMO_RANDOM_STEPS = 10  # the floor needs no 30-step budget to show it fails; keeps `make demo` short
 DEMO_TASKS = "local:sample"  # every site and eval type in a few minutes; `--tasks local` runs all 497
 DEMO_STEPS = 5  # the LLM methods' step budget in the demo: enough to see each work, short enough for every method
+# Seconds per step of an LLM policy's demo budget, at least: CoAct's agents, Devil's Advocate's reflections
+# and Plan-MCTS's search make several LLM calls per step, which a hosted model needs more than 30 s for.
+DEMO_STEP_TIMEOUT_S = 120.0
 EXIT_USAGE = 2  # options the harness cannot run with (argparse's code for a bad command line)
 EXIT_STOPPED = 3  # the study stopped at a configuration error (missing key, unknown model, context too small)
 
@@ -200,6 +203,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     solutions need their whole length, the random floor its :data:`DEMO_RANDOM_STEPS`).
     """
     from webarena_gym.envs.evaluation.judge import NO_JUDGE
+    from webarena_gym.experiments.compare import step_timeout
     from webarena_gym.experiments.tasksets import resolve
 
     model = args.model or os.environ.get(MODEL_ENV_VAR)
@@ -216,6 +220,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         # WebArena's judge (gpt-4-1106-preview) needs an OpenAI key the user may not have given.
         _judge_with_the_model(args, model, "the policies' model")
+        if args.step_timeout is None:
+            args.step_timeout = max(DEMO_STEP_TIMEOUT_S, step_timeout(None, args.llm_timeout))
     names = args.policy or demo_methods()
     llm = [_policy_spec(p, model, demo_budget(p.partition(":")[0], args.max_steps)) for p in names] if model else []
     baselines = [_policy_spec(p, None) for p in ("reference", f"random:max_steps={DEMO_RANDOM_STEPS}")]

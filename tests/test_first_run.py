@@ -18,6 +18,7 @@ from webarena_gym.experiments.compare import PolicySpec, _result_base, compare
 from webarena_gym.experiments.report import build_report
 from webarena_gym.experiments.report.console import console_summary
 from webarena_gym.experiments.store import EpisodeResult
+from webarena_gym.policies import make_policy
 
 MODEL = "openai/test-model"
 LONG_MESSAGE = "litellm.APIConnectionError: Connection refused at http://127.0.0.1:9/v1 " + "x" * 400
@@ -66,7 +67,8 @@ def test_a_task_set_the_demo_cannot_run_is_a_usage_error(tmp_path, capsys):
 
 
 def test_with_a_model_the_demo_runs_every_llm_method_on_a_short_budget(monkeypatch):
-    _, policies = demo(monkeypatch, "--model", MODEL)
+    args, policies = demo(monkeypatch, "--model", MODEL)
+    assert args.step_timeout == cli.DEMO_STEP_TIMEOUT_S  # room for the methods that call the model several times a step
     by_name = {p.name: p for p in policies}
     methods = {"react", "agentoccam", "coact", "plan_and_act", "devils_advocate", "plan_mcts"}
     assert set(by_name) == methods | {"reference", "random"}
@@ -74,7 +76,20 @@ def test_with_a_model_the_demo_runs_every_llm_method_on_a_short_budget(monkeypat
         steps = by_name[name].config.get("max_steps", by_name[name].config.get("max_actions"))
         assert steps == cli.DEMO_STEPS and by_name[name].label == f"{name} [{MODEL}] ({cli.DEMO_STEPS} steps)"
     assert by_name["devils_advocate"].config["max_trials"] == 2 and by_name["plan_mcts"].config["iterations"] == 3
-    _, policies = demo(monkeypatch, "--model", MODEL, "--max-steps", "3", "--policy", "devils_advocate:max_trials=4")
+    for spec in policies:  # every method accepts its demo budget
+        assert make_policy(spec.name, **spec.config).name == spec.name
+    args, policies = demo(
+        monkeypatch,
+        "--model",
+        MODEL,
+        "--max-steps",
+        "3",
+        "--policy",
+        "devils_advocate:max_trials=4",
+        "--llm-timeout",
+        "300",
+    )
+    assert args.step_timeout == 330  # a slower call timeout keeps its own margin
     assert [(p.name, p.config) for p in policies][0] == (
         "devils_advocate",
         {"max_actions": 3, "max_trials": 4, "model": MODEL},  # the user's options win over the demo's budget
