@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -17,7 +20,7 @@ from webarena_gym.experiments import cli, tasksets
 from webarena_gym.experiments.compare import PolicySpec, _result_base, compare
 from webarena_gym.experiments.report import build_report
 from webarena_gym.experiments.report.console import console_summary
-from webarena_gym.experiments.store import EpisodeResult
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
 from webarena_gym.policies import make_policy
 
 MODEL = "openai/test-model"
@@ -148,3 +151,32 @@ def test_the_cost_plot_is_left_out_with_its_reason_when_no_cost_is_known(tmp_pat
     assert not (report / "success_vs_cost.png").exists() and "success_vs_cost.png" not in html
     assert "Success against cost: not drawn, no policy has a known cost above $0 (1 at $0)." in html
     assert (report / "success_by_site.png").stat().st_size > 0 and 'src="success_by_site.png"' in html
+
+
+# -- the demo with a model, end to end ------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_demo_with_a_model_server_runs_every_method_to_a_judged_end(tmp_path):
+    """Every method against one OpenAI-compatible server on 127.0.0.1 that always gives the same ReAct-style
+    answer: the methods that cannot use it fail as policies (judged), none errors, and the run finishes."""
+    from model_server import ModelServer
+
+    server = ModelServer(lambda request: "In summary, the next action I will perform is ```stop [1796]```")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("WEBARENA_GYM_", "OPENAI_"))}
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "webarena_gym.experiments.cli", "demo", "--tasks", "webarena/local.500"]
+            + ["--model", "openai/fake", "--api-base", server.url, "--out", str(tmp_path / "demo"), "--no-progress"],
+            capture_output=True, text=True, env={**base, "OPENAI_API_KEY": "sk-local-dummy-000"}, timeout=1200,
+        )  # fmt: skip
+    finally:
+        server.close()
+    assert out.returncode == 0, out.stderr[-3000:]
+    results = {r.policy: r for r in StudyStore(tmp_path / "demo").latest().values()}
+    methods = {"react", "agentoccam", "coact", "plan_and_act", "devils_advocate", "plan_mcts"}
+    assert {p.split(" ")[0] for p in results} == methods | {"reference", "random"}
+    assert all(r.status == "done" for r in results.values()), {p: r.err_msg for p, r in results.items()}
+    assert results["react [openai/fake] (5 steps)"].reward == 1.0  # the one the answer fits solves the task
+    assert "1 tasks (webarena/local.500) x 8 policies" in out.stdout and "Success by site" in out.stdout
