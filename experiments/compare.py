@@ -443,7 +443,8 @@ class _Progress:
     def update(self, r: EpisodeResult) -> None:
         self.results.append(r)
         kind = r.error_kind or "unknown"
-        if r.status == "error" and kind not in self.error_kinds:
+        # a configuration error stops the study, whose message then says it once (StudyStopped)
+        if r.status == "error" and kind not in self.error_kinds and kind != "configuration":
             self.error_kinds.add(kind)
             self._say(_first_error_line(r))
         if self.bar is not None:
