@@ -3,7 +3,8 @@ per-policy steps, calls, tokens, cost and time (what every table and plot of the
 
 Episodes the infrastructure failed (``status == "error"``: the model provider or its configuration,
 the browser, the sites, the judge, a timeout) are left out of the success rates by default and
-counted apart (``errors``, ``error_kinds``); ``errors_as_failures=True`` counts them as failures.
+counted apart (``errors``, ``error_kinds``; every errored episode with its message in ``summary["errors"]``);
+``errors_as_failures=True`` counts them as failures.
 Cost is ``"known"``, ``"partly unknown"`` (a lower bound) or ``"unknown"`` (litellm has no price for
 the model, or the episode ended without reporting): an unknown cost is never shown as $0.
 
