@@ -18,7 +18,11 @@ BASELINE_LABELS = {
     "random": "random actions (non-LLM floor)",
 }
 DEMO_RANDOM_STEPS = 10  # the floor needs no 30-step budget to show it fails; keeps `make demo` short
-DEMO_LLM_POLICIES = ("react", "agentoccam")
+DEMO_TASKS = "local:sample"  # every site and eval type in a few minutes; `--tasks local` runs all 497
+DEMO_STEPS = 5  # the LLM methods' step budget in the demo: enough to see each work, short enough for every method
+# Seconds per step of an LLM policy's demo budget, at least: CoAct's agents, Devil's Advocate's reflections
+# and Plan-MCTS's search make several LLM calls per step, which a hosted model needs more than 30 s for.
+DEMO_STEP_TIMEOUT_S = 120.0
 EXIT_USAGE = 2  # options the harness cannot run with (argparse's code for a bad command line)
 EXIT_STOPPED = 3  # the study stopped at a configuration error (missing key, unknown model, context too small)
 
@@ -27,9 +31,9 @@ class UsageError(ValueError):
     """A command line the harness cannot run; the message says what to change."""
 
 
-def _policy_spec(text: str, model: str | None, max_steps: int | None = None):
+def _policy_spec(text: str, model: str | None, defaults: dict | None = None):
     """`name` or `name:key=value,key=value` -> PolicySpec; LLM policies get the study's model (and,
-    from the demo, its decision budget ``max_steps``)."""
+    from the demo, the ``defaults`` of its budget, under the options written in ``text``)."""
     from webarena_gym.experiments.compare import PolicySpec
 
     name, _, rest = text.partition(":")
@@ -47,13 +51,44 @@ def _policy_spec(text: str, model: str | None, max_steps: int | None = None):
         if "max_steps" in config:
             label = label.replace("(", f"({config['max_steps']} steps, ", 1)
         return PolicySpec(name, config, label)
-    if max_steps is not None:
-        config.setdefault("max_steps", max_steps)
+    config = {**(defaults or {}), **config}
     model = config.setdefault("model", model)
     if not model:
         raise UsageError(f"policy {name!r} needs a model: pass --model or set {MODEL_ENV_VAR}")
-    steps = f" ({config['max_steps']} steps)" if "max_steps" in config else ""
+    step_option = STEP_OPTIONS.get(_method(name), "max_steps")
+    steps = f" ({config[step_option]} steps)" if step_option in config else ""
     return PolicySpec(name, config, f"{name} [{model}]{steps}")
+
+
+# The option that holds a method's step budget where it is not ``max_steps`` (Devil's Advocate caps the
+# actions of all its trials together).
+STEP_OPTIONS = {"devils_advocate": "max_actions"}
+# What else keeps a method's demo episodes short: fewer trials, fewer search iterations.
+DEMO_EXTRA_BUDGET: dict[str, dict] = {"devils_advocate": {"max_trials": 2}, "plan_mcts": {"iterations": 3}}
+
+
+def _method(name: str) -> str:
+    """The method a registered policy name belongs to (``plan_mcts_reflection`` -> ``plan_mcts``)."""
+    from webarena_gym.policies.base import policy_class
+
+    try:
+        return policy_class(name).name
+    except KeyError:
+        return name
+
+
+def demo_methods() -> list[str]:
+    """Every LLM method once, under its own name (its ablation and variant names left out)."""
+    from webarena_gym.policies.base import available_policies, policy_class
+
+    return [n for n in available_policies() if policy_class(n).uses_llm and policy_class(n).name == n]
+
+
+def demo_budget(name: str, steps: int | None = None) -> dict:
+    """The options that keep one LLM policy's demo episodes short: the one place the demo's budgets are
+    set (an LLM call, token or cost cap per episode belongs here too). ``steps``: ``--max-steps``."""
+    method = _method(name)
+    return {STEP_OPTIONS.get(method, "max_steps"): steps or DEMO_STEPS, **DEMO_EXTRA_BUDGET.get(method, {})}
 
 
 def _env_kwargs(args: argparse.Namespace) -> dict:
@@ -140,18 +175,25 @@ def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
         print(f"report: {report / 'index.html'}")
         print(f"\n{redact(str(exc))}", file=sys.stderr)
         return EXIT_STOPPED
-    report = build_report(study)
-    print((report / "summary.md").read_text())
-    print(f"report: {report / 'index.html'}")
+    _print_summary(build_report(study))
     return 0
+
+
+def _print_summary(report: Path) -> None:
+    """One screen: success by site, errors, then where the full tables and the report are."""
+    from webarena_gym.experiments.report.console import console_summary
+    from webarena_gym.llm.redaction import redact
+
+    summary = json.loads((report / "summary.json").read_text())
+    print(redact(console_summary(summary)))
+    print(f"all tables: {report / 'summary.md'}")
+    print(f"report: {report / 'index.html'}")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from webarena_gym.experiments.report import build_report
 
-    report = build_report(args.study, errors_as_failures=args.errors_as_failures)
-    print((report / "summary.md").read_text())
-    print(f"report: {report / 'index.html'}")
+    _print_summary(build_report(args.study, errors_as_failures=args.errors_as_failures))
     return 0
 
 
@@ -171,12 +213,15 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The README's main command: a comparison on the local suite, with or without a model.
+    """The README's main command: a comparison on a sample of the local suite (:data:`DEMO_TASKS`), with
+    or without a model; with one, every LLM method runs on a short budget (:func:`demo_budget`).
 
     ``--max-steps`` is the LLM policies' decision budget; the baselines keep theirs (the reference
     solutions need their whole length, the random floor its :data:`DEMO_RANDOM_STEPS`).
     """
     from webarena_gym.envs.evaluation.judge import NO_JUDGE
+    from webarena_gym.experiments.compare import step_timeout
+    from webarena_gym.experiments.tasksets import resolve
 
     model = args.model or os.environ.get(MODEL_ENV_VAR)
     if not model:
@@ -192,8 +237,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         # WebArena's judge (gpt-4-1106-preview) needs an OpenAI key the user may not have given.
         _judge_with_the_model(args, model, "the policies' model")
-    llm = [_policy_spec(p, model, args.max_steps) for p in (args.policy or DEMO_LLM_POLICIES)] if model else []
+        if args.step_timeout is None:
+            args.step_timeout = max(DEMO_STEP_TIMEOUT_S, step_timeout(None, args.llm_timeout))
+    names = args.policy or demo_methods()
+    llm = [_policy_spec(p, model, demo_budget(p.partition(":")[0], args.max_steps)) for p in names] if model else []
     baselines = [_policy_spec(p, None) for p in ("reference", f"random:max_steps={DEMO_RANDOM_STEPS}")]
+    try:
+        n_tasks = len(resolve(args.tasks))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    whole = " (--tasks local runs all of the local suite)" if args.tasks == DEMO_TASKS else ""
+    print(f"{n_tasks} tasks ({args.tasks}){whole} x {len(llm + baselines)} policies\n")
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     args.out = args.out or str(Path("studies") / f"demo-{stamp}")
     args.model = model
@@ -329,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tasks",
         default="local",
-        help="task set: local[:site=|template=|webarena_template=], webarena[:site=|template=|dev|lite], "
+        help="task set: local[:site=|template=|webarena_template=|sample], webarena[:site=|template=|dev|lite], "
         "webarena-lite[:site=|template=], webarena-verified[:hard|site=|template=], miniwob[:<task>,...], "
         "or env ids",
     )
@@ -370,21 +424,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", default=None, help="judge model for fuzzy_match references (webarena, agentoccam)")
     p.set_defaults(func=cmd_rescore)
 
-    p = sub.add_parser("demo", help="compare policies on the local suite (baselines only without a model)")
+    p = sub.add_parser("demo", help="compare policies on a sample of the local suite (baselines only without a model)")
     p.add_argument("--out", default=None)
-    p.add_argument("--tasks", default="local", help="task set (default: the whole local suite)")
+    p.add_argument(
+        "--tasks",
+        default=DEMO_TASKS,
+        help=f"task set (default {DEMO_TASKS}: ~30 tasks, every site and eval type; 'local': all 497)",
+    )
     p.add_argument(
         "--policy",
         action="append",
         default=None,
-        help=f"LLM policy name[:key=value,...] to run beside the baselines; repeat for several "
-        f"(default: {', '.join(DEMO_LLM_POLICIES)})",
+        help="LLM policy name[:key=value,...] to run beside the baselines; repeat for several "
+        f"(default: every LLM method, {DEMO_STEPS} steps each unless --max-steps)",
     )
     _add_study_options(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("tasks", help="list the tasks of a task set")
-    p.add_argument("tasks", nargs="?", default="local")
+    p.add_argument("tasks", nargs="?", default="local", help=f"task set (default local; the demo's: {DEMO_TASKS})")
     p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
 

@@ -422,10 +422,13 @@ def progress_line(results: Sequence[EpisodeResult]) -> str:
 
 
 class _Progress:
-    """A progress bar that shows success, tokens and cost so far; silent when disabled."""
+    """A progress bar that shows success, tokens and cost so far (silent when disabled), and the first
+    error of each kind with its message as it happens, bar or not: a count alone says nothing of the
+    cause, and the first of a kind is usually the one to fix."""
 
     def __init__(self, enabled: bool, total: int, done: int):
         self.results: list[EpisodeResult] = []
+        self.error_kinds: set[str] = set()
         self.bar = None
         if enabled:
             from tqdm import tqdm
@@ -434,9 +437,20 @@ class _Progress:
 
     def update(self, r: EpisodeResult) -> None:
         self.results.append(r)
+        kind = r.error_kind or "unknown"
+        # a configuration error stops the study, whose message then says it once (StudyStopped)
+        if r.status == "error" and kind not in self.error_kinds and kind != "configuration":
+            self.error_kinds.add(kind)
+            self._say(_first_error_line(r))
         if self.bar is not None:
             self.bar.set_postfix_str(progress_line(self.results), refresh=False)
             self.bar.update(1)
+
+    def _say(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stderr)  # above the bar, which redraws below it
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -504,6 +518,14 @@ def _run_jobs(
     finally:
         executor.close()
         bar.close()
+
+
+def _first_error_line(r: EpisodeResult) -> str:
+    from webarena_gym.experiments.report.console import error_line
+    from webarena_gym.llm.redaction import redact
+
+    line = error_line(r.error_kind or "unknown", r.policy, r.env_id, redact(r.err_msg or ""))
+    return f"first {line} (every errored episode: the report's Errors section)"
 
 
 def _worker_failure(error: str | None) -> str:

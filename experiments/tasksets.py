@@ -6,6 +6,9 @@ A task set is written as a short spec so it fits on a command line and in the st
     local:site=shopping        local tasks of one site (multi-site tasks count for each of their sites)
     local:template=3           local tasks of one intent template (the local id)
     local:webarena_template=46 local tasks that instantiate WebArena's intent template 46
+    local:sample               a fixed, stratified sample of 30 tasks: one per (site, eval type) pair, topped up
+                               one per site; what `webarena-gym demo` runs by default (a few minutes)
+    local:sample=7             the same draw cut to 7 tasks, spread over the sites (one each here)
     webarena                   the 812 real tasks
     webarena:site=gitlab       real tasks of one site
     webarena:template=323      real tasks of one intent template (webarena_template= is the same there)
@@ -30,6 +33,8 @@ from functools import cache
 from importlib import resources
 
 DEV_SUBSET_SEED = 2024  # fixed so every study that asks for "webarena:dev" gets the same tasks
+SAMPLE_SEED = 28  # fixed so every "local:sample" study (the demo's) runs the same tasks
+SAMPLE_SIZE = 30  # a first run shows every site and eval type in a few minutes (about 60 baseline episodes)
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,31 @@ def dev_subset(tasks: tuple[TaskInfo, ...], seed: int = DEV_SUBSET_SEED) -> list
     return sorted(picked, key=lambda t: t.task_id)
 
 
+def stratified_sample(tasks: tuple[TaskInfo, ...], size: int = SAMPLE_SIZE, seed: int = SAMPLE_SEED) -> list[TaskInfo]:
+    """``size`` tasks drawn with a fixed seed, in task-id order: one per (site, eval types) pair first, the
+    sites taking turns, then more per site in turns. Any size spreads over the sites (7 tasks: one per
+    site); the default also covers every kind of check, so a short run exercises the whole product."""
+    rng = random.Random(seed)
+    by_pair: dict[tuple[str, tuple[str, ...]], list[TaskInfo]] = {}
+    for t in tasks:
+        by_pair.setdefault((t.site_group, tuple(sorted(t.eval_types))), []).append(t)
+    firsts: dict[str, list[TaskInfo]] = {}
+    for (site, _), group in sorted(by_pair.items()):
+        firsts.setdefault(site, []).append(rng.choice(group))
+    chosen = {t.env_id for picks in firsts.values() for t in picks}
+    rest = {site: [t for t in tasks if t.site_group == site and t.env_id not in chosen] for site in firsts}
+    for group in rest.values():
+        rng.shuffle(group)
+    order = [*_in_turns(list(firsts.values())), *_in_turns(list(rest.values()))]
+    return sorted(order[:size], key=lambda t: t.task_id)
+
+
+def _in_turns(groups: list[list[TaskInfo]]) -> list[TaskInfo]:
+    """The first of every group, then the second of every group, and so on."""
+    longest = max((len(g) for g in groups), default=0)
+    return [g[i] for i in range(longest) for g in groups if i < len(g)]
+
+
 def resolve(spec: str) -> list[TaskInfo]:
     """Turn a task-set spec into the tasks it names (see the module docstring)."""
     spec = spec.strip()
@@ -208,5 +238,10 @@ def resolve(spec: str) -> list[TaskInfo]:
 
         hard = set(hard_task_ids())
         return [t for t in tasks if t.task_id in hard]
+    if filt == "sample" or filt.startswith("sample="):
+        size = filt.partition("=")[2]
+        if size and not (size.isdigit() and int(size) > 0):
+            raise ValueError(f"task set {spec!r}: sample= takes a number of tasks, e.g. {suite}:sample=5")
+        return stratified_sample(tasks, int(size) if size else SAMPLE_SIZE)
     key, _, value = filt.partition("=")
     return _filter(tasks, key.strip(), value.strip())

@@ -88,7 +88,14 @@ def test_demo_with_a_model_judges_with_it_unless_told_otherwise(monkeypatch):
     monkeypatch.delenv("WEBARENA_GYM_JUDGE_MODEL", raising=False)
 
     def demo(judge):
-        options = {"out": "x", "tasks": "local", "policy": None, "max_steps": None}
+        options = {
+            "out": "x",
+            "tasks": "local",
+            "policy": None,
+            "max_steps": None,
+            "step_timeout": None,
+            "llm_timeout": None,
+        }
         cli_module.cmd_demo(argparse.Namespace(model="ollama/llama3.1", judge_model=judge, **options))
 
     for judge in (None, "gpt-4o"):

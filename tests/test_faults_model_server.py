@@ -259,7 +259,7 @@ def test_demo_accepts_the_policy_options_and_timeouts_of_compare(monkeypatch):
         *("--llm-timeout", "300", "--step-timeout", "400", "--episode-timeout", "9000"),
     )
     assert [p.name for p in policies] == ["react", "reference", "random"]
-    assert policies[0].config == {"temperature": 0, "model": MODEL}
+    assert policies[0].config == {"max_steps": cli.DEMO_STEPS, "temperature": 0, "model": MODEL}
     assert (args.api_base, args.llm_timeout, args.step_timeout, args.episode_timeout) == (
         "http://127.0.0.1:9/v1",
         300,
@@ -324,8 +324,7 @@ def test_the_readme_llama_cpp_command_runs_against_a_server(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     results = {r.policy: (r.status, r.reward) for r in StudyStore(tmp_path / "demo").latest().values()}
     assert results == {
-        "react [openai/qwen2.5-7b]": ("done", 1.0),
-        "agentoccam [openai/qwen2.5-7b]": ("done", 1.0),
+        "react [openai/qwen2.5-7b] (5 steps)": ("done", 1.0),
         "reference solutions (non-LLM upper bound)": ("done", 1.0),
         "random actions (10 steps, non-LLM floor)": results["random actions (10 steps, non-LLM floor)"],
     }

@@ -2,7 +2,7 @@
 
 ``build_report(study)`` writes ``<study>/report/``: ``summary.md``/``.csv``/``.json``, PNG plots and
 ``index.html`` with one page per episode. The parts: :mod:`.summary` (the numbers), :mod:`.tables`,
-:mod:`.plots` and :mod:`.viewer` (the HTML pages).
+:mod:`.plots`, :mod:`.viewer` (the HTML pages) and :mod:`.console` (the one-screen summary commands print).
 """
 
 from __future__ import annotations

@@ -1,12 +1,36 @@
-"""The report's plots: success by site (with standard errors) and success against cost."""
+"""The report's plots: success by site (small multiples, with standard errors), success against cost,
+and success after each trial.
+
+Each plot is a function of the summary in :data:`PLOTS` that writes its PNG and returns a :class:`Plot`,
+or says why it left the plot out (a plot that would carry nothing is not drawn), or returns None when
+the study has nothing of its kind (no multi-trial method). A new plot is one function added there.
+"""
 
 from __future__ import annotations
 
+import math
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from webarena_gym.experiments.report.summary import SITE_TITLES
 from webarena_gym.experiments.report.tables import columns, policy_label, row_cost_status
+
+DPI = 100
+PANEL_COLUMNS = 4  # small multiples per row: four fit the report's width with readable labels
+LABEL_CHARS = 28  # policy labels wrap here on the by-site panels' axis
+
+
+@dataclass(frozen=True)
+class Plot:
+    """One figure of the report: its file name, or (``file`` None) the reason it was left out."""
+
+    title: str
+    file: str | None = None
+    omitted: str = ""
+    wide: bool = False  # shown across the page's width instead of beside another plot
 
 
 def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, bool]], list[str]]:
@@ -22,33 +46,64 @@ def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, 
     return points, [r["policy"] for r in rows if status[r["policy"]] == "unknown"]
 
 
-def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cols = columns(summary)
-    rows = summary["rows"]
-    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(cols)), 4))
-    width = 0.8 / max(1, len(rows))
-    for i, row in enumerate(rows):
-        xs = [j + i * width for j in range(len(cols))]
-        ys = [100 * row["success"][c]["mean"] for c in cols]
-        errs = [100 * row["success"][c]["stderr"] for c in cols]
-        ax.bar(xs, ys, width, yerr=errs, capsize=2, label=row["policy"])
-    ax.set_xticks([j + width * (len(rows) - 1) / 2 for j in range(len(cols))])
-    ax.set_xticklabels([SITE_TITLES[c] for c in cols], rotation=20)
-    ax.set_ylabel("success rate (%)")
-    ax.set_ylim(0, 105)
-    ax.legend(fontsize=8)
-    ax.set_title("Success by site")
-    fig.tight_layout()
-    fig.savefig(out / "success_by_site.png", dpi=110)
-    plt.close(fig)
+    return plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+
+def _save(fig: Any, out: Path, name: str) -> str:
+    fig.savefig(out / name, dpi=DPI)
+    _pyplot().close(fig)
+    return name
+
+
+def by_site_plot(summary: dict[str, Any], out: Path) -> Plot:
+    """One panel per site (and one for all tasks), a horizontal bar per policy: each panel keeps its
+    own labels and values legible however many sites and policies the study has."""
+    plt = _pyplot()
+    panels = columns(summary)
+    rows = summary["rows"]
+    ncols = min(PANEL_COLUMNS, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    height = max(1.6, 0.42 * len(rows) + 0.9)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(12, height * nrows), sharey=True, squeeze=False)
+    labels = [textwrap.fill(policy_label(r), LABEL_CHARS) for r in rows]
+    ys = list(range(len(rows)))[::-1]  # the first policy on top, as in the tables
+    for ax, site in zip(axes.flat, panels, strict=False):
+        means = [100 * r["success"][site]["mean"] for r in rows]
+        errs = [100 * r["success"][site]["stderr"] for r in rows]
+        ax.barh(ys, means, xerr=errs, capsize=2, color=[f"C{i % 10}" for i in range(len(rows))])
+        for y, m, e, r in zip(ys, means, errs, rows, strict=True):
+            text = f"{m:.0f}" if r["success"][site]["n_tasks"] else "-"
+            ax.text(min(m + e, 100) + 2, y, text, va="center", fontsize=9)  # beyond the error bar
+        ax.set_xlim(0, 115)
+        ax.set_xticks([0, 50, 100])
+        ax.set_title(f"{SITE_TITLES[site]} ({summary['task_counts'][site]} tasks)", fontsize=10)
+        ax.set_yticks(ys, labels, fontsize=9)
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("success rate (%)", fontsize=9)
+    fig.tight_layout()
+    return Plot("Success by site", _save(fig, out, "success_by_site.png"), wide=True)
+
+
+def cost_plot(summary: dict[str, Any], out: Path) -> Plot:
+    """Success against cost per task, with the Pareto frontier; left out when no policy has a known cost
+    above $0 (every point would sit at $0 or be off the axis)."""
+    title, name = "Success against cost", "success_vs_cost.png"
     points, unknown = cost_points(summary)
+    if not any(cost > 0 for cost, _, _, _ in points):
+        (out / name).unlink(missing_ok=True)  # a rebuilt report keeps no plot of an earlier state
+        parts = [f"{len(points)} at $0"] * bool(points) + [f"{len(unknown)} of unknown price"] * bool(unknown)
+        reason = "; ".join(parts)
+        return Plot(title, omitted=f"{title}: not drawn, no policy has a known cost above $0 ({reason}).")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
     for cost, sr, label, bound in points:
         ax.scatter([cost], [sr], facecolors="none" if bound else None, edgecolors="C0" if bound else None)
         ax.annotate(("≥ " if bound else "") + label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
@@ -64,20 +119,17 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
         ax.legend(fontsize=8)
     ax.set_xlabel("cost per task ($)")
     ax.set_ylabel("success rate (%)")
-    ax.set_title("Success against cost")
+    ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(out / "success_vs_cost.png", dpi=110)
-    plt.close(fig)
-    return ["success_by_site.png", "success_vs_cost.png", *write_trial_plot(summary, out)]
+    return Plot(title, _save(fig, out, name))
 
 
-def write_trial_plot(summary: dict[str, Any], out: Path) -> list[str]:
-    """Success after each trial, one line per multi-trial policy (Devil's Advocate's Fig. 6); [] if none."""
-    import matplotlib.pyplot as plt
-
+def trial_plot(summary: dict[str, Any], out: Path) -> Plot | None:
+    """Success after each trial, one line per multi-trial policy (Devil's Advocate's Fig. 6); None if none."""
     curves = [(policy_label(r), r["success_after_trial"]) for r in summary["rows"] if r.get("success_after_trial")]
     if not curves:
-        return []
+        return None
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, curve in curves:
         ax.plot(range(1, len(curve) + 1), [100 * v for v in curve], marker="o", label=label)
@@ -88,6 +140,12 @@ def write_trial_plot(summary: dict[str, Any], out: Path) -> list[str]:
     ax.legend(fontsize=8)
     ax.set_title("Success after each trial")
     fig.tight_layout()
-    fig.savefig(out / "success_after_trial.png", dpi=110)
-    plt.close(fig)
-    return ["success_after_trial.png"]
+    return Plot("Success after each trial", _save(fig, out, "success_after_trial.png"))
+
+
+PLOTS: list[Callable[[dict[str, Any], Path], Plot | None]] = [by_site_plot, cost_plot, trial_plot]
+
+
+def write_plots(summary: dict[str, Any], out: Path) -> list[Plot]:
+    """Every plot of :data:`PLOTS` the study has something for (drawn or left out with its reason)."""
+    return [plot for make in PLOTS if (plot := make(summary, out)) is not None]

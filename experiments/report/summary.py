@@ -3,7 +3,8 @@ per-policy steps, calls, tokens, cost and time (what every table and plot of the
 
 Episodes the infrastructure failed (``status == "error"``: the model provider or its configuration,
 the browser, the sites, the judge, a timeout) are left out of the success rates by default and
-counted apart (``errors``, ``error_kinds``); ``errors_as_failures=True`` counts them as failures.
+counted apart (``errors``, ``error_kinds``; every errored episode with its message in ``summary["errors"]``);
+``errors_as_failures=True`` counts them as failures.
 Cost is ``"known"``, ``"partly unknown"`` (a lower bound) or ``"unknown"`` (litellm has no price for
 the model, or the episode ended without reporting): an unknown cost is never shown as $0.
 
@@ -233,6 +234,7 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
         )
     counts = {s: len({r.env_id for r in latest if r.site_group == s}) for s in sites}
     counts["all"] = len({r.env_id for r in latest})
+    order = {label: i for i, label in enumerate(labels)}
     judged_all = latest if errors_as_failures else [r for r in latest if r.status != "error"]
     return {
         "study": str(store.root),
@@ -247,6 +249,18 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
             "study": manifest.get("reproducibility"),
             "episodes": record_groups([r.extra["reproducibility"] for r in latest if r.extra.get("reproducibility")]),
         },
+        "errors": [
+            {
+                "key": r.key,
+                "policy": r.policy,
+                "env_id": r.env_id,
+                "seed": r.seed,
+                "kind": r.error_kind or "unknown",
+                "message": r.err_msg or "",
+            }
+            for r in sorted(latest, key=lambda r: (order.get(r.policy, len(order)), r.task_id, r.seed))
+            if r.status == "error"
+        ],
     }
 
 

@@ -13,6 +13,7 @@ A new table is one function added to :data:`TABLES`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,15 +72,26 @@ def cells(row: dict[str, Any], summary: dict[str, Any]) -> list[str]:
     )
 
 
+# A figure as the tables write one: "12", "0.0123*", "33.3 ± 4.1", "50.0 ± 0.0 (n=2)", "- (n=0)", a count with its
+# breakdown "3 (provider 2, timeout 1)", "unknown" (a cost), "-" or "" (none).
+_NUMBER = re.compile(r"^(-?[\d,]*\.?\d+\*?( ± \d+(\.\d+)?)?|-)( \(n=\d+\))?$|^\d+ \([^)]*\)$|^(unknown|)$")
+
+
 @dataclass
 class Table:
-    """One table of the report: ``name`` is its file stem (``<name>.csv``)."""
+    """One table of the report: ``name`` is its file stem (``<name>.csv``); ``links`` maps a column's
+    header to the page or anchor its non-zero cells link to on the HTML page."""
 
     name: str
     title: str
     header: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    links: dict[str, str] = field(default_factory=dict)
+
+    def text_columns(self) -> set[int]:
+        """Columns holding any cell that is not a number: the page aligns them left, numbers right."""
+        return {i for i in range(len(self.header)) if any(not _NUMBER.match(row[i]) for row in self.rows)}
 
     def markdown(self) -> str:
         lines = [f"## {self.title}", "", "| " + " | ".join(self.header) + " |"]
@@ -116,7 +128,8 @@ def success_table(summary: dict[str, Any]) -> Table:
         )
     notes.append(f"Ordering: {summary['manifest'].get('ordering', '')}")
     rows = [cells(r, summary) for r in summary["rows"]]
-    return Table("summary", "Success by site", header(summary), rows, notes)
+    links = {"Errors": "#errors"} if any(r["errors"] for r in summary["rows"]) else {}
+    return Table("summary", "Success by site", header(summary), rows, notes, links)
 
 
 def budget_table(summary: dict[str, Any]) -> Table | None:

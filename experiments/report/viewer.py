@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
+from webarena_gym.experiments.report.plots import Plot
 from webarena_gym.experiments.report.tables import all_tables
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 from webarena_gym.llm.messages import IMAGE_REF_PREFIX
@@ -22,15 +24,13 @@ from webarena_gym.llm.redaction import write_text
 _env = Environment(
     loader=PackageLoader("webarena_gym.experiments", "templates"), autoescape=select_autoescape(["html"])
 )
+# A header may break after a slash: a model label ("openai/Qwen/Qwen2.5-7B-Instruct") is one long word.
+_env.filters["breakable"] = lambda text: escape(text).replace("/", Markup("/<wbr>"))
 
 
 def page_name(key: str) -> str:
     """The viewer's page of the episode ``key`` (report tables link to it)."""
     return "ep_" + re.sub(r"[^A-Za-z0-9._-]+", "_", key) + ".html"
-
-
-def _page_name(r: EpisodeResult) -> str:
-    return page_name(r.key)
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -120,9 +120,9 @@ def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str,
     return steps
 
 
-def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out: Path) -> Path:
+def write_html(store: StudyStore, summary: dict[str, Any], plots: list[Plot], out: Path) -> Path:
     latest = sorted(store.latest().values(), key=lambda r: (r.policy, r.task_id, r.seed))
-    pages = [_page_name(r) for r in latest]
+    pages = [page_name(r.key) for r in latest]
     for i, r in enumerate(latest):
         traj = _load_trajectory(store.root, r)
         episode_dir = store.root / (r.trajectory or "")
@@ -148,6 +148,7 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[str], out
         manifest=summary["manifest"],
         tables=all_tables(summary),
         plots=plots,
+        errors=[e | {"page": page_name(e["key"])} for e in summary.get("errors", [])],
         by_policy=list(by_policy.items()),
     )
     write_text(out / "index.html", index)
