@@ -19,8 +19,10 @@ What differs from plain BrowserGym, and why:
   task that ends by itself, as MiniWoB++'s do, is asked after each action through a cheap check);
 - navigation off the task's sites is blocked, whatever the scheme (:mod:`envs.url_guard`), so an
   agent cannot look answers up elsewhere or run a page of its own; uploads come only from
-  ``upload_dir``; an action longer than :data:`MAX_ACTION_CHARS` is refused before BrowserGym's
-  parser (quadratic in its input) sees it;
+  ``upload_dir``; an action is parsed once (:mod:`envs.action_parser`: calls with literal arguments
+  and nothing else), those calls are checked and only their re-serialisation runs, so no text the
+  checks could not read reaches BrowserGym's executor; an action longer than :data:`MAX_ACTION_CHARS`
+  is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
@@ -46,10 +48,10 @@ import gymnasium as gym
 import numpy as np
 import playwright.sync_api
 from browsergym.core.action.base import execute_python_code
-from browsergym.core.action.parsers import NamedArgument, highlevel_action_parser
 from browsergym.core.chat import Chat
 from browsergym.core.env import BrowserEnv
 
+from .action_parser import ActionSyntaxError, canonical, parse_action
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
@@ -65,8 +67,9 @@ logger = logging.getLogger(__name__)
 
 DialogResponse = Literal["dismiss", "accept"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
-# BrowserGym's action parser is quadratic in the length of its input (100,000 characters took 19 s,
-# 10,000 take about half a second); answers and typed texts stay far below this.
+# BrowserGym's action parser (which still reads the re-serialised calls) is quadratic in the length of
+# its input (100,000 characters took 19 s, 10,000 take about half a second); answers and typed texts
+# stay far below this.
 MAX_ACTION_CHARS = 10_000
 _UPLOADS = ("upload_file", "mouse_upload_file")  # BrowserGym's actions that read local files
 # The evaluators an env can score with: WebArena's, or AgentOccam's rectified one (its relaxed fuzzy
@@ -97,11 +100,9 @@ class ActionRefused(ValueError):
     """The env refused to run an action; the message is the ``last_action_error``."""
 
 
-def _argument(args: list, index: int, keyword: str) -> Any:
-    """A parsed action's argument by position or keyword (BrowserGym's parser yields both forms)."""
-    named = {arg.name: arg.value for arg in args if isinstance(arg, NamedArgument)}
-    positional = [arg for arg in args if not isinstance(arg, NamedArgument)]
-    return named[keyword] if keyword in named else positional[index] if index < len(positional) else None
+def _text(value: Any) -> str:
+    """An answer argument as text (a call without it answers the empty string)."""
+    return "" if value is None else str(value)
 
 
 def evaluation_error(evaluation: dict) -> dict[str, Any]:
@@ -351,14 +352,14 @@ class WebArenaEnv(BrowserEnv):
         if len(action) > MAX_ACTION_CHARS:
             return None
         try:
-            calls = highlevel_action_parser.parse_string(action).as_list()
-        except Exception:  # noqa: BLE001 - unparseable: not an answer (the step reports the error)
+            calls = parse_action(action)
+        except ActionSyntaxError:  # not an action at all: the step refuses it, nothing is delivered
             return None
-        for name, args, *_ in calls:
-            if name == "send_msg_to_user":
-                return str(args[0]) if args else ""
-            if name == "report_infeasible":
-                return infeasible_answer(str(args[0]) if args else "")
+        for call in calls:
+            if call.name == "send_msg_to_user":
+                return _text(call.argument(0, "text"))
+            if call.name == "report_infeasible":
+                return infeasible_answer(_text(call.argument(0, "reason")))
         return None
 
     def snapshot(self) -> EnvSnapshot:
@@ -498,42 +499,37 @@ class WebArenaEnv(BrowserEnv):
         return obs, reward, terminated, out_of_steps or timed_out, info
 
     def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
-        """Run a BrowserGym action string on the active page, unless :meth:`_refusal` objects."""
-        refusal = self._refusal(action)
-        if refusal is not None:
-            raise ActionRefused(refusal)
-        code = self.action_mapping(action) if self.action_mapping else action
+        """Run a BrowserGym action string on the active page: exactly the calls :meth:`_checked` accepted."""
+        code = self._checked(action)
+        if self.action_mapping:
+            code = self.action_mapping(code)
         execute_python_code(
             code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
         )
 
-    def _refusal(self, action: str) -> str | None:
-        """Why ``action`` must not run at all: too long to parse, a ``goto`` off the sites, an upload
-        from outside ``upload_dir``. Only actions naming those commands are parsed here."""
+    def _checked(self, action: str) -> str:
+        """The canonical calls of ``action`` (what runs), or :class:`ActionRefused`: too long to parse, not
+        calls only (:mod:`envs.action_parser`), a ``goto`` off the sites, an upload from outside
+        ``upload_dir``."""
         if len(action) > MAX_ACTION_CHARS:
-            return (
+            raise ActionRefused(
                 f"the action is {len(action):,} characters long; actions are limited to {MAX_ACTION_CHARS:,} "
                 "characters (shorten the text)"
             )
-        if "goto" not in action and "upload_file" not in action:
-            return None
         try:
-            calls = highlevel_action_parser.parse_string(action).as_list()
-        except Exception:  # noqa: BLE001 - unparseable: BrowserGym reports it when it parses the action
-            return None
-        for name, args, *_ in calls:
-            if name == "goto":
-                url = _argument(args, 0, "url")
-                if isinstance(url, str):
-                    blocked = self._guard.check(url)
-                    if blocked is not None:
-                        return blocked
-            elif name in _UPLOADS:
-                files = _argument(args, 1 if name == "upload_file" else 2, "file")
-                refused = self._upload_refusal(files)
-                if refused is not None:
-                    return refused
-        return None
+            calls = parse_action(action)
+        except ActionSyntaxError as exc:
+            raise ActionRefused(f"Invalid action: {exc}") from exc
+        for call in calls:
+            refused = None
+            if call.name == "goto":
+                url = call.argument(0, "url")
+                refused = self._guard.check(url) if isinstance(url, str) else None
+            elif call.name in _UPLOADS:
+                refused = self._upload_refusal(call.argument(1 if call.name == "upload_file" else 2, "file"))
+            if refused is not None:
+                raise ActionRefused(refused)
+        return canonical(calls)
 
     def _upload_refusal(self, files: Any) -> str | None:
         """An upload may only read regular files inside ``upload_dir`` (symbolic links resolved)."""
