@@ -555,6 +555,8 @@ class WebArenaEnv(BrowserEnv):
     def _run(self, operation, label: str) -> None:
         """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error."""
         self.last_action = label
+        if self._guard.bring_back(self.context):  # a tab that reached an error page after the last action
+            self._settle()
         self._guard.begin_action()
         self._episode.dialogs.clear()
         try:
@@ -569,6 +571,7 @@ class WebArenaEnv(BrowserEnv):
         except Exception as exc:  # noqa: BLE001 - unknown/malformed actions are the agent's error, not ours
             self.last_action_error = f"{type(exc).__name__}: {exc}"
         self._guard.await_new_tabs()
+        self._guard.await_error_pages()
         self._settle()
         if self._guard.blocked and self._guard.close_blocked_tabs(self.context, wait=self._guard.blocked_popups > 0):
             self._active_page_check()

@@ -21,6 +21,11 @@ hook that sees every navigation:
 
 Every blocked attempt is remembered, so the action that caused it reports it in ``last_action_error``.
 
+A navigation that fails (a redirect to a closed or forbidden port, a dropped connection) leaves
+Chromium's error page (``chrome-error://``) in the tab, on which some browser calls never return. It
+is the agent's doing, not the harness's: the watch treats that page like one off the sites (reported
+as a failed navigation, the tab brought back), so the episode goes on instead of ending in a hang.
+
 The one exception is a tab's *initial* empty document: ``new_tab`` opens a blank tab by design, and a
 page's ``window.open()`` shows one until it loads something. Such a tab shows nothing from elsewhere
 and can only be left for a site page. Navigating any tab *to* ``about:blank`` (a ``goto``, a link, a
@@ -60,6 +65,9 @@ class UrlGuard:
     def __init__(self, allowed_origins: tuple[str, ...]) -> None:
         self.allowed_origins = allowed_origins
         self.blocked: list[str] = []  # navigations blocked during the current action
+        self.failed = False  # the current action left a tab on Chromium's error page
+        self._failures: dict[str, str] = {}  # URL -> Chromium's reason, of this action's failed navigations
+        self._failed_tabs: list[playwright.sync_api.Page] = []  # tabs whose navigation failed in this action
         self.blocked_popups = 0  # new tabs whose first navigation was blocked, still to be closed
         self._last_site_url: dict[playwright.sync_api.Page, str] = {}
         self._strayed: list[playwright.sync_api.Page] = []  # tabs that committed a document off the sites
@@ -88,9 +96,13 @@ class UrlGuard:
         context.route(outside, self._guard)
         context.add_init_script(_STOP_SCRIPT % json.dumps(list(self.allowed_origins)))
         context.on("page", self._watch)
+        context.on("requestfailed", self._request_failed)
 
     def begin_action(self) -> None:
         self.blocked.clear()
+        self.failed = False
+        self._failures.clear()
+        self._failed_tabs.clear()
         self._opened.clear()
 
     def await_new_tabs(self, timeout_ms: float = 2_000) -> None:
@@ -105,14 +117,33 @@ class UrlGuard:
                     pass
         self._opened.clear()
 
+    def await_error_pages(self, timeout_ms: float = 2_000) -> None:
+        """Give each tab whose navigation failed during the action time to commit Chromium's error page
+        (it may commit after the failed call returned), so it is brought back after this action, and
+        the next one never runs on it."""
+        for page in dict.fromkeys(self._failed_tabs):
+            if page.is_closed() or page.url.startswith(_ERROR_PAGE):
+                continue
+            try:
+                page.wait_for_event("framenavigated", lambda frame: frame.parent_frame is None, timeout=timeout_ms)
+            except playwright.sync_api.TimeoutError:
+                pass
+        self._failed_tabs.clear()
+
     def error(self) -> str | None:
-        """The ``last_action_error`` for the current action, if it tried to leave the sites."""
-        if not self.blocked:
-            return None
-        return (
-            f"Blocked navigation to {_clip(self.blocked[0])}: only the task's sites are allowed "
-            f"({', '.join(self.allowed_origins)})."
-        )
+        """The ``last_action_error`` for the current action, if it tried to leave the sites or ended on
+        Chromium's error page."""
+        if self.blocked:
+            return (
+                f"Blocked navigation to {_clip(self.blocked[0])}: only the task's sites are allowed "
+                f"({', '.join(self.allowed_origins)})."
+            )
+        if self.failed:
+            return (
+                f"The page could not be loaded ({self._failure_note()}); the tab went back to the last page of the "
+                "task's sites it showed."
+            )
+        return None
 
     def bring_back(self, context: playwright.sync_api.BrowserContext) -> bool:
         """Return every tab that committed a document off the sites to the last site page it showed;
@@ -170,9 +201,34 @@ class UrlGuard:
         url = frame.url
         if self.allows(url):
             self._last_site_url[page] = url
-        elif not self._returning and not url.startswith(_ERROR_PAGE):  # an error page shows nothing
+        elif self._returning:
+            return
+        elif url.startswith(_ERROR_PAGE):
+            # A new tab whose first navigation the route aborted is reported as blocked already.
+            self.failed = self.failed or not self.blocked
+            self._strayed.append(page)
+        else:
             self.blocked.append(url)
             self._strayed.append(page)
+
+    def _request_failed(self, request: playwright.sync_api.Request) -> None:
+        # ERR_ABORTED: cancelled (by another navigation, a download, the route), no error page follows.
+        if not request.is_navigation_request() or "ERR_ABORTED" in (request.failure or ""):
+            return
+        self._failures[_clip(request.url)] = request.failure or "failed"
+        try:
+            frame = request.frame
+        except playwright.sync_api.Error:  # a new tab's first navigation: closed after the action
+            return
+        if frame.parent_frame is None:
+            self._failed_tabs.append(frame.page)
+
+    def _failure_note(self) -> str:
+        """What failed, for the error message: the last failed navigation's URL and Chromium's reason."""
+        if not self._failures:
+            return "a navigation failed"
+        url, reason = list(self._failures.items())[-1]
+        return f"{url}: {reason}"
 
     def _guard(self, route: playwright.sync_api.Route, request: playwright.sync_api.Request) -> None:
         if not request.is_navigation_request():
