@@ -56,7 +56,8 @@ from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_a
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
-from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, unmark
+from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, page_changed, unmark
+from .navigation import NavigationWatch
 from .playwright_patches import BrowserCallTimeout, TargetClosedError
 from .sites import SiteHost, SiteHostFactory, origin
 from .snapshot import EnvSnapshot, HistoryEntry, TabOrigins, clean_context, open_tabs, reload_in_place
@@ -117,6 +118,9 @@ def evaluation_error(evaluation: dict) -> dict[str, Any]:
     }
 
 
+# Reads of one observation when navigations keep starting under it (a page that keeps redirecting
+# itself is shown as it is after these).
+_OBSERVE_TRIES = 3
 # Seeds an env draws for the task when ``reset`` gets none (Gymnasium's rule: reproducible after one seed).
 _MAX_TASK_SEED = 2**31 - 1
 
@@ -201,6 +205,7 @@ class WebArenaEnv(BrowserEnv):
         self._lease = BrowserLease(headless, slow_mo, self.pw_chromium_kwargs)
         self._extractor = PageExtractor(obs_mode, self.tags_to_mark)
         self._guard = UrlGuard(())
+        self._navigations = NavigationWatch()
         self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
         self._tab_origins = TabOrigins()  # which tabs an exact restore may reload in place
         self._episode = _Episode()
@@ -441,6 +446,8 @@ class WebArenaEnv(BrowserEnv):
         self.context.on("page", self._on_page)
         self._guard = UrlGuard(self.allowed_origins)
         self._guard.install(self.context)
+        self._navigations = NavigationWatch()
+        self._navigations.install(self.context)
         self.page_history = {}
 
     def _start_chat(self, goal_object: list[dict]) -> None:
@@ -599,9 +606,27 @@ class WebArenaEnv(BrowserEnv):
         self._active_page_check()
 
     def _observe(self) -> dict:
-        obs = self._get_obs()
+        """The observation of a settled page: read again (a few times at most) when a navigation began
+        or committed while it was read, so an action whose effect is a navigation shows its new page."""
+        for tries_left in reversed(range(_OBSERVE_TRIES)):
+            started = self._navigations.started
+            try:
+                obs = self._get_obs()
+            except playwright.sync_api.Error as exc:
+                if tries_left == 0 or not page_changed(exc) or not self._lease.alive():
+                    raise
+                logger.debug("the page changed while it was read, reading it again: %s", exc)
+            else:
+                if tries_left == 0 or self._navigations.started == started:
+                    break
+            self._settle()
         self._episode.last_obs = obs
         return obs
+
+    def _wait_dom_loaded(self) -> None:
+        """BrowserGym's wait for each tab's DOM, after the navigations in flight have committed."""
+        self._navigations.wait(self.context.pages)
+        super()._wait_dom_loaded()
 
     def _get_obs(self) -> dict:
         page_obs = self._extractor.extract(self.page, self._wait_dom_loaded)

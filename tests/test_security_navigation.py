@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -162,3 +163,58 @@ def test_the_login_redirect_attack_stays_on_the_site_and_the_episode_goes_on():
         assert terminated and "error" not in info and info["evaluation"]["score"] == 0.0
     finally:
         env.close()
+
+
+class _SlowSortSite:
+    """A product list whose sort dropdown submits its form on change (as task 52's category page does),
+    served slowly: the navigation is still in flight when the action returns."""
+
+    def __init__(self, delay_s: float) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, format, *args):  # noqa: A002 - http.server's signature
+                pass
+
+            def do_GET(self) -> None:
+                order = parse_qs(urlsplit(self.path).query).get("order", ["position"])[0]
+                if order != "position":
+                    time.sleep(delay_s)
+                body = (
+                    f"<!doctype html><html><head><title>Sorted by {order}</title></head><body>"
+                    f"<h1>Sorted by {order}</h1><form action='/list'><label>Sort by <select name='order' "
+                    "onchange='setTimeout(() => this.form.submit(), 50)'><option value='position'>Position</option>"
+                    "<option value='price'>Price</option></select></label></form></body></html>"
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.browser
+def test_a_select_that_submits_its_form_completes_as_a_navigation():
+    """The option's change submits the form and the next page answers slowly: the step waits for that
+    navigation instead of reading a page being replaced ("Execution context was destroyed")."""
+    served = _SlowSortSite(delay_s=2.0)
+    host = FixedSiteHost({"shopping": served.url})
+    config = task_config(require_login=False, start_url="__SHOPPING__/list")
+    env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")
+    try:
+        obs, _ = env.reset(seed=0)
+        obs, _, terminated, truncated, info = env.step(
+            f"select_option({bid_of(obs, 'combobox', 'Sort by')!r}, 'Price')"
+        )
+        assert not (terminated or truncated) and "error" not in info, info.get("error")
+        assert obs["last_action_error"] == "" and obs["url"] == f"{served.url}/list?order=price"
+        assert bid_of(obs, "heading", "Sorted by price")
+    finally:
+        env.close()
+        served.close()
