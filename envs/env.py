@@ -158,6 +158,7 @@ class WebArenaEnv(BrowserEnv):
         evaluator: str = "webarena",
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
+        resource_origins: tuple[str, ...] = (),
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
         keep_browser: bool = True,
@@ -194,6 +195,10 @@ class WebArenaEnv(BrowserEnv):
         self.judge_mock = judge_mock
         self.judge_options = dict(judge_options or {})
         self.upload_dir = os.path.realpath(upload_dir) if upload_dir is not None else None
+        # Origins besides the task's sites that may serve sub-resources (never be navigated to): none by
+        # default, so no page of the sites can send data elsewhere; the real WebArena map needs its tile
+        # and routing servers here.
+        self.resource_origins = tuple(sorted({origin(url) for url in resource_origins}))
         # False: close() stops this env's Chromium instead of parking it for the next env of the process
         # (vectorised sub-envs in worker processes, which exit without running exit handlers).
         self.keep_browser = keep_browser
@@ -444,7 +449,7 @@ class WebArenaEnv(BrowserEnv):
         )
         self.context.add_init_script(_ACTIVATION_SCRIPT)
         self.context.on("page", self._on_page)
-        self._guard = UrlGuard(self.allowed_origins)
+        self._guard = UrlGuard(self.allowed_origins, self.resource_origins)
         self._guard.install(self.context)
         self._navigations = NavigationWatch()
         self._navigations.install(self.context)
@@ -483,6 +488,8 @@ class WebArenaEnv(BrowserEnv):
         info["action_exec_stop"] = time.time()
         if self._guard.blocked:  # what the URL guard refused during this action (also in last_action_error)
             info["blocked_navigation"] = list(self._guard.blocked)
+        if self._guard.blocked_requests:  # sub-resources of other origins the pages asked for
+            info["blocked_requests"] = list(self._guard.blocked_requests)
         episode.history.append(HistoryEntry("step", action, self.page.url))
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
         # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out

@@ -9,9 +9,13 @@ hook that sees every navigation:
    call) to a URL off the sites before it starts;
 2. a request route -- network navigations (links, forms, scripts, new tabs) to other origins are
    cancelled in the driver: a tab stays where it was (``204 No Content``), a new tab's first
-   navigation is aborted and the tab closed. Only those URLs reach Python (the driver matches the
-   pattern), so pages on the task's sites pay nothing. Sub-resources from other origins pass: the real
-   map site loads tiles and routes from servers on other ports;
+   navigation is aborted and the tab closed. Sub-resource requests to other origins (images, scripts,
+   styles, fonts, ``fetch``/XHR, ``sendBeacon``, prefetches, frames) are aborted too, so a page of the
+   sites (an agent-edited README with an image, say) cannot send data elsewhere; only
+   ``resource_origins`` (the real map's tile and routing servers) may serve sub-resources besides the
+   sites. Only URLs off the sites reach Python (the driver matches the pattern), so pages on the
+   task's sites pay nothing. WebSockets do not pass through routes: the document-start script refuses
+   a ``WebSocket`` to another origin;
 3. a document-start script -- a top-level document off the sites (or a frame from another origin)
    is stopped before any of its scripts run; this covers what the route cannot see: redirects
    (Playwright routes only a redirect chain's first URL) and non-network documents;
@@ -49,9 +53,24 @@ _ERROR_PAGE = "chrome-error://"
 _SITE_SCHEMES = ("http", "https")
 BLANK = "about:blank"
 
-# Runs at the start of every document of the context (frames too), before the page's own scripts.
+# Runs at the start of every document of the context (frames too), before the page's own scripts:
+# stops a document off the sites, and refuses WebSockets to other origins (routes do not see them).
 _STOP_SCRIPT = """(() => {
   const allowed = %s;
+  const NativeSocket = window.WebSocket;
+  if (NativeSocket) {
+    const Guarded = function WebSocket(url, protocols) {
+      const target = new URL(url, location.href);
+      const web = target.protocol === "ws:" ? "http:" : target.protocol === "wss:" ? "https:" : target.protocol;
+      if (!allowed.includes(web + "//" + target.host)) {
+        throw new DOMException("WebSocket to " + target.host + " blocked: not a task site", "SecurityError");
+      }
+      return new NativeSocket(url, protocols);
+    };
+    Guarded.prototype = NativeSocket.prototype;
+    Object.assign(Guarded, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+    window.WebSocket = Guarded;
+  }
   const web = location.protocol === "http:" || location.protocol === "https:";
   if (web && allowed.includes(location.origin)) return;
   const top = window === window.top;
@@ -62,8 +81,10 @@ _STOP_SCRIPT = """(() => {
 class UrlGuard:
     """Blocks and records navigations off ``allowed_origins`` in one browser context."""
 
-    def __init__(self, allowed_origins: tuple[str, ...]) -> None:
+    def __init__(self, allowed_origins: tuple[str, ...], resource_origins: tuple[str, ...] = ()) -> None:
         self.allowed_origins = allowed_origins
+        self.resource_origins = resource_origins  # may serve sub-resources, never be navigated to
+        self.blocked_requests: list[str] = []  # sub-resource requests aborted during the current action
         self.blocked: list[str] = []  # navigations blocked during the current action
         self.failed = False  # the current action left a tab on Chromium's error page
         self._failures: dict[str, str] = {}  # URL -> Chromium's reason, of this action's failed navigations
@@ -100,6 +121,7 @@ class UrlGuard:
 
     def begin_action(self) -> None:
         self.blocked.clear()
+        self.blocked_requests.clear()
         self.failed = False
         self._failures.clear()
         self._failed_tabs.clear()
@@ -232,7 +254,11 @@ class UrlGuard:
 
     def _guard(self, route: playwright.sync_api.Route, request: playwright.sync_api.Request) -> None:
         if not request.is_navigation_request():
-            route.continue_()
+            if self._may_serve(request.url):
+                route.continue_()
+            else:
+                self.blocked_requests.append(_clip(request.url))
+                route.abort("blockedbyclient")
             return
         self.blocked.append(request.url)
         try:
@@ -246,6 +272,13 @@ class UrlGuard:
         # "204 No Content" cancels a navigation and leaves the page where it was (an abort would
         # leave Chromium's error page in its place).
         route.fulfill(status=204, body="")
+
+
+    def _may_serve(self, url: str) -> bool:
+        try:
+            return origin(url) in self.resource_origins
+        except ValueError:
+            return False
 
 
 def _never_loaded(page: playwright.sync_api.Page) -> bool:
