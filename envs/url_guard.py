@@ -273,7 +273,6 @@ class UrlGuard:
         # leave Chromium's error page in its place).
         route.fulfill(status=204, body="")
 
-
     def _may_serve(self, url: str) -> bool:
         try:
             return origin(url) in self.resource_origins
