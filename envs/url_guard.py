@@ -54,7 +54,9 @@ _SITE_SCHEMES = ("http", "https")
 BLANK = "about:blank"
 
 # Runs at the start of every document of the context (frames too), before the page's own scripts:
-# stops a document off the sites, and refuses WebSockets to other origins (routes do not see them).
+# stops a document off the sites, refuses WebSockets to other origins (routes do not see them) and
+# cancels following a ``javascript:`` link or form (no request, so neither route nor watch sees it).
+_REPORT_BINDING = "webarena_gym_blocked"
 _STOP_SCRIPT = """(() => {
   const allowed = %s;
   const NativeSocket = window.WebSocket;
@@ -71,6 +73,22 @@ _STOP_SCRIPT = """(() => {
     Object.assign(Guarded, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
     window.WebSocket = Guarded;
   }
+  const refuse = (event, url) => {
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (window.%s) window.%s(String(url));
+  };
+  const followed = (event) => {
+    const link = event.target instanceof Element ? event.target.closest("a[href], area[href]") : null;
+    if (link && link.protocol === "javascript:") refuse(event, link.href);
+  };
+  window.addEventListener("click", followed, true);
+  window.addEventListener("auxclick", followed, true);
+  window.addEventListener("submit", (event) => {
+    const submitter = event.submitter;  // its formAction is the page's URL when it names none
+    const action = submitter && submitter.hasAttribute("formaction") ? submitter.formAction : event.target.action;
+    if (new URL(action, location.href).protocol === "javascript:") refuse(event, action);
+  }, true);
   const web = location.protocol === "http:" || location.protocol === "https:";
   if (web && allowed.includes(location.origin)) return;
   const top = window === window.top;
@@ -115,7 +133,10 @@ class UrlGuard:
         allowed = "|".join(re.escape(origin) for origin in self.allowed_origins) or "(?!)"
         outside = re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))(?:https?|wss?|ftp|file):", re.IGNORECASE)
         context.route(outside, self._guard)
-        context.add_init_script(_STOP_SCRIPT % json.dumps(list(self.allowed_origins)))
+        context.expose_binding(_REPORT_BINDING, lambda source, url: self.blocked.append(_clip(url)))
+        context.add_init_script(
+            _STOP_SCRIPT % (json.dumps(list(self.allowed_origins)), _REPORT_BINDING, _REPORT_BINDING)
+        )
         context.on("page", self._watch)
         context.on("requestfailed", self._request_failed)
 

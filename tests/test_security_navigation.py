@@ -67,6 +67,7 @@ def test_a_login_still_returns_to_a_page_of_the_site(site_db):
 # ------------------------------------------------------------------ Chromium's error page, in a real browser
 
 DEAD_PORT_URL = "http://127.0.0.1:1/x"  # nothing listens on port 1: the navigation fails
+SCRIPT_URL = "javascript:document.title='pwned'"
 
 
 class _Site:
@@ -87,6 +88,9 @@ class _Site:
                 body = (
                     f"<!doctype html><html><head><title>Task site</title></head><body><h1>Task site</h1>"
                     f'<a href="/redirect?to={DEAD_PORT_URL}">Broken link</a><a href="/page2">Second page</a>'
+                    f'<a href="{SCRIPT_URL}">Script link</a>'
+                    f'<a href=" \tJaVa&#9;Script:{SCRIPT_URL[11:]}">Disguised link</a>'
+                    f'<form action="{SCRIPT_URL}"><button>Script form</button></form>'
                     f'<div style="height: 3000px"></div></body></html>'
                 ).encode()
                 self.send_response(200)
@@ -136,6 +140,17 @@ def test_a_navigation_the_agent_broke_is_reported_and_brought_back(env, site, ro
     assert not (terminated or truncated) and "error" not in info and obs["last_action_error"] == ""
     obs, reward, terminated, *_ = env.step("send_msg_to_user('42')")
     assert terminated and reward == 1.0
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("element", [("link", "Script link"), ("link", "Disguised link"), ("button", "Script form")])
+def test_a_javascript_link_or_form_on_a_site_page_runs_nothing(env, element):
+    """Content the agent can put on a site (a link in a profile or README) must not run its script when
+    clicked: no request is made, so only the page-level guard can stop it."""
+    obs, _ = env.reset(seed=0)
+    obs, _, terminated, truncated, info = env.step(f"click({bid_of(obs, *element)!r})")
+    assert obs["last_action_error"].startswith("Blocked navigation to javascript:"), obs["last_action_error"]
+    assert not (terminated or truncated) and env.page.title() == "Task site"
 
 
 @pytest.mark.browser
