@@ -1,7 +1,9 @@
 """The env's BrowserGym action set and action space (BrowserGym's task / env / action-set split).
 
-Actions are BrowserGym high-level action strings (function-call syntax, e.g. ``click('12')``), parsed by
-BrowserGym's parser; the agent's text is never ``exec``'d: the parser re-serialises literal arguments.
+Actions are BrowserGym high-level action strings (function-call syntax, e.g. ``click('12')``). The env
+parses an action once (:mod:`envs.action_parser`), checks those calls and hands this set only their
+canonical re-serialisation; the set is strict as well, so text around a call is an error here too,
+never skipped. The agent's text is never ``exec``'d: only re-serialised literal arguments run.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def default_action_set(
     if action_timeout_ms < 1:
         raise ValueError("action_timeout_ms must be at least 1")
     actions = HighLevelActionSet(
-        subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=multiaction, strict=False, retry_with_force=True
+        subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=multiaction, strict=True, retry_with_force=True
     )
     actions.python_includes = _BGYM_ACTION_TIMEOUT.sub(f"timeout={int(action_timeout_ms)}", actions.python_includes)
     return actions

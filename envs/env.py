@@ -19,8 +19,10 @@ What differs from plain BrowserGym, and why:
   task that ends by itself, as MiniWoB++'s do, is asked after each action through a cheap check);
 - navigation off the task's sites is blocked, whatever the scheme (:mod:`envs.url_guard`), so an
   agent cannot look answers up elsewhere or run a page of its own; uploads come only from
-  ``upload_dir``; an action longer than :data:`MAX_ACTION_CHARS` is refused before BrowserGym's
-  parser (quadratic in its input) sees it;
+  ``upload_dir``; an action is parsed once (:mod:`envs.action_parser`: calls with literal arguments
+  and nothing else), those calls are checked and only their re-serialisation runs, so no text the
+  checks could not read reaches BrowserGym's executor; an action longer than :data:`MAX_ACTION_CHARS`
+  is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
@@ -46,16 +48,17 @@ import gymnasium as gym
 import numpy as np
 import playwright.sync_api
 from browsergym.core.action.base import execute_python_code
-from browsergym.core.action.parsers import NamedArgument, highlevel_action_parser
 from browsergym.core.chat import Chat
 from browsergym.core.env import BrowserEnv
 
 from . import page_state
+from .action_parser import ActionSyntaxError, canonical, parse_action
 from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
-from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, unmark
+from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, page_changed, unmark
+from .navigation import NavigationWatch
 from .network import NetworkRecorder
 from .playwright_patches import BrowserCallTimeout, TargetClosedError
 from .sites import SiteHost, SiteHostFactory, origin
@@ -67,8 +70,9 @@ logger = logging.getLogger(__name__)
 
 DialogResponse = Literal["dismiss", "accept"]
 DEFAULT_MAX_EPISODE_STEPS = 30  # WebArena's budget
-# BrowserGym's action parser is quadratic in the length of its input (100,000 characters took 19 s,
-# 10,000 take about half a second); answers and typed texts stay far below this.
+# BrowserGym's action parser (which still reads the re-serialised calls) is quadratic in the length of
+# its input (100,000 characters took 19 s, 10,000 take about half a second); answers and typed texts
+# stay far below this.
 MAX_ACTION_CHARS = 10_000
 _UPLOADS = ("upload_file", "mouse_upload_file")  # BrowserGym's actions that read local files
 # The evaluators an env can score with: WebArena's, AgentOccam's rectified one (its relaxed fuzzy
@@ -103,11 +107,9 @@ class ActionRefused(ValueError):
     """The env refused to run an action; the message is the ``last_action_error``."""
 
 
-def _argument(args: list, index: int, keyword: str) -> Any:
-    """A parsed action's argument by position or keyword (BrowserGym's parser yields both forms)."""
-    named = {arg.name: arg.value for arg in args if isinstance(arg, NamedArgument)}
-    positional = [arg for arg in args if not isinstance(arg, NamedArgument)]
-    return named[keyword] if keyword in named else positional[index] if index < len(positional) else None
+def _text(value: Any) -> str:
+    """An answer argument as text (a call without it answers the empty string)."""
+    return "" if value is None else str(value)
 
 
 def evaluation_error(evaluation: dict) -> dict[str, Any]:
@@ -122,6 +124,9 @@ def evaluation_error(evaluation: dict) -> dict[str, Any]:
     }
 
 
+# Reads of one observation when navigations keep starting under it (a page that keeps redirecting
+# itself is shown as it is after these).
+_OBSERVE_TRIES = 3
 # Seeds an env draws for the task when ``reset`` gets none (Gymnasium's rule: reproducible after one seed).
 _MAX_TASK_SEED = 2**31 - 1
 
@@ -159,6 +164,7 @@ class WebArenaEnv(BrowserEnv):
         evaluator: str = "webarena",
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
+        resource_origins: tuple[str, ...] = (),
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
         keep_browser: bool = True,
@@ -196,6 +202,10 @@ class WebArenaEnv(BrowserEnv):
         self.judge_mock = judge_mock
         self.judge_options = dict(judge_options or {})
         self.upload_dir = os.path.realpath(upload_dir) if upload_dir is not None else None
+        # Origins besides the task's sites that may serve sub-resources (never be navigated to): none by
+        # default, so no page of the sites can send data elsewhere; the real WebArena map needs its tile
+        # and routing servers here.
+        self.resource_origins = tuple(sorted({origin(url) for url in resource_origins}))
         # False: close() stops this env's Chromium instead of parking it for the next env of the process
         # (vectorised sub-envs in worker processes, which exit without running exit handlers).
         self.keep_browser = keep_browser
@@ -211,6 +221,7 @@ class WebArenaEnv(BrowserEnv):
         self._lease = BrowserLease(headless, slow_mo, self.pw_chromium_kwargs)
         self._extractor = PageExtractor(obs_mode, self.tags_to_mark)
         self._guard = UrlGuard(())
+        self._navigations = NavigationWatch()
         self._tabs_pinned = False  # True while the env itself decides the active tab (see _focus_tab)
         self._tab_origins = TabOrigins()  # which tabs an exact restore may reload in place
         self._episode = _Episode()
@@ -371,14 +382,14 @@ class WebArenaEnv(BrowserEnv):
         if len(action) > MAX_ACTION_CHARS:
             return None
         try:
-            calls = highlevel_action_parser.parse_string(action).as_list()
-        except Exception:  # noqa: BLE001 - unparseable: not an answer (the step reports the error)
+            calls = parse_action(action)
+        except ActionSyntaxError:  # not an action at all: the step refuses it, nothing is delivered
             return None
-        for name, args, *_ in calls:
-            if name == "send_msg_to_user":
-                return str(args[0]) if args else ""
-            if name == "report_infeasible":
-                return infeasible_answer(str(args[0]) if args else "")
+        for call in calls:
+            if call.name == "send_msg_to_user":
+                return _text(call.argument(0, "text"))
+            if call.name == "report_infeasible":
+                return infeasible_answer(_text(call.argument(0, "reason")))
         return None
 
     def snapshot(self) -> EnvSnapshot:
@@ -470,8 +481,10 @@ class WebArenaEnv(BrowserEnv):
         self.context.on("page", self._on_page)
         if self._network is not None:
             self._network.attach(self.context)
-        self._guard = UrlGuard(self.allowed_origins)
+        self._guard = UrlGuard(self.allowed_origins, self.resource_origins)
         self._guard.install(self.context)
+        self._navigations = NavigationWatch()
+        self._navigations.install(self.context)
         self.page_history = {}
 
     def _start_chat(self, goal_object: list[dict]) -> None:
@@ -507,6 +520,8 @@ class WebArenaEnv(BrowserEnv):
         info["action_exec_stop"] = time.time()
         if self._guard.blocked:  # what the URL guard refused during this action (also in last_action_error)
             info["blocked_navigation"] = list(self._guard.blocked)
+        if self._guard.blocked_requests:  # sub-resources of other origins the pages asked for
+            info["blocked_requests"] = list(self._guard.blocked_requests)
         episode.history.append(HistoryEntry("step", action, self.page.url))
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
         # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out
@@ -530,42 +545,37 @@ class WebArenaEnv(BrowserEnv):
         return obs, reward, terminated, out_of_steps or timed_out, info
 
     def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
-        """Run a BrowserGym action string on the active page, unless :meth:`_refusal` objects."""
-        refusal = self._refusal(action)
-        if refusal is not None:
-            raise ActionRefused(refusal)
-        code = self.action_mapping(action) if self.action_mapping else action
+        """Run a BrowserGym action string on the active page: exactly the calls :meth:`_checked` accepted."""
+        code = self._checked(action)
+        if self.action_mapping:
+            code = self.action_mapping(code)
         execute_python_code(
             code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
         )
 
-    def _refusal(self, action: str) -> str | None:
-        """Why ``action`` must not run at all: too long to parse, a ``goto`` off the sites, an upload
-        from outside ``upload_dir``. Only actions naming those commands are parsed here."""
+    def _checked(self, action: str) -> str:
+        """The canonical calls of ``action`` (what runs), or :class:`ActionRefused`: too long to parse, not
+        calls only (:mod:`envs.action_parser`), a ``goto`` off the sites, an upload from outside
+        ``upload_dir``."""
         if len(action) > MAX_ACTION_CHARS:
-            return (
+            raise ActionRefused(
                 f"the action is {len(action):,} characters long; actions are limited to {MAX_ACTION_CHARS:,} "
                 "characters (shorten the text)"
             )
-        if "goto" not in action and "upload_file" not in action:
-            return None
         try:
-            calls = highlevel_action_parser.parse_string(action).as_list()
-        except Exception:  # noqa: BLE001 - unparseable: BrowserGym reports it when it parses the action
-            return None
-        for name, args, *_ in calls:
-            if name == "goto":
-                url = _argument(args, 0, "url")
-                if isinstance(url, str):
-                    blocked = self._guard.check(url)
-                    if blocked is not None:
-                        return blocked
-            elif name in _UPLOADS:
-                files = _argument(args, 1 if name == "upload_file" else 2, "file")
-                refused = self._upload_refusal(files)
-                if refused is not None:
-                    return refused
-        return None
+            calls = parse_action(action)
+        except ActionSyntaxError as exc:
+            raise ActionRefused(f"Invalid action: {exc}") from exc
+        for call in calls:
+            refused = None
+            if call.name == "goto":
+                url = call.argument(0, "url")
+                refused = self._guard.check(url) if isinstance(url, str) else None
+            elif call.name in _UPLOADS:
+                refused = self._upload_refusal(call.argument(1 if call.name == "upload_file" else 2, "file"))
+            if refused is not None:
+                raise ActionRefused(refused)
+        return canonical(calls)
 
     def _upload_refusal(self, files: Any) -> str | None:
         """An upload may only read regular files inside ``upload_dir`` (symbolic links resolved)."""
@@ -591,6 +601,8 @@ class WebArenaEnv(BrowserEnv):
     def _run(self, operation, label: str) -> None:
         """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error."""
         self.last_action = label
+        if self._guard.bring_back(self.context):  # a tab that reached an error page after the last action
+            self._settle()
         self._guard.begin_action()
         self._episode.dialogs.clear()
         try:
@@ -605,6 +617,7 @@ class WebArenaEnv(BrowserEnv):
         except Exception as exc:  # noqa: BLE001 - unknown/malformed actions are the agent's error, not ours
             self.last_action_error = f"{type(exc).__name__}: {exc}"
         self._guard.await_new_tabs()
+        self._guard.await_error_pages()
         self._settle()
         if self._guard.blocked and self._guard.close_blocked_tabs(self.context, wait=self._guard.blocked_popups > 0):
             self._active_page_check()
@@ -635,9 +648,27 @@ class WebArenaEnv(BrowserEnv):
         self._active_page_check()
 
     def _observe(self) -> dict:
-        obs = self._get_obs()
+        """The observation of a settled page: read again (a few times at most) when a navigation began
+        or committed while it was read, so an action whose effect is a navigation shows its new page."""
+        for tries_left in reversed(range(_OBSERVE_TRIES)):
+            started = self._navigations.started
+            try:
+                obs = self._get_obs()
+            except playwright.sync_api.Error as exc:
+                if tries_left == 0 or not page_changed(exc) or not self._lease.alive():
+                    raise
+                logger.debug("the page changed while it was read, reading it again: %s", exc)
+            else:
+                if tries_left == 0 or self._navigations.started == started:
+                    break
+            self._settle()
         self._episode.last_obs = obs
         return obs
+
+    def _wait_dom_loaded(self) -> None:
+        """BrowserGym's wait for each tab's DOM, after the navigations in flight have committed."""
+        self._navigations.wait(self.context.pages)
+        super()._wait_dom_loaded()
 
     def _get_obs(self) -> dict:
         page_obs = self._extractor.extract(self.page, self._wait_dom_loaded)

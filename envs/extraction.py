@@ -292,6 +292,11 @@ _TRANSIENT_EXTRACTION_ERRORS = (
 )
 
 
+def page_changed(exc: Exception) -> bool:
+    """Whether ``exc`` says the page changed (navigated, lost a frame) while it was being read."""
+    return any(text in str(exc) for text in _TRANSIENT_EXTRACTION_ERRORS)
+
+
 ObsMode = Literal["full", "dom", "axtree"]
 OBS_MODES: tuple[str, ...] = ("full", "dom", "axtree")
 
@@ -337,7 +342,7 @@ class PageExtractor:
                     extracted["extra_element_properties"] = extract_dom_extra_properties(dom, scale_factor=scale)
                 break
             except (playwright.sync_api.Error, MarkingError) as exc:
-                if tries_left == 0 or not any(text in str(exc) for text in _TRANSIENT_EXTRACTION_ERRORS):
+                if tries_left == 0 or not page_changed(exc):
                     raise
                 logger.debug("page changed during extraction, retrying: %s", exc)
                 unmark(page)

@@ -226,8 +226,22 @@ def login_required(view: Callable[..., Any]) -> Callable[..., Any]:
 
 def safe_next(default: str = "/") -> str:
     """The ``next`` target after login, only when it is a path on this site (no open redirect)."""
-    target = request.values.get("next") or default
-    return target if target.startswith("/") and not target.startswith("//") else default
+    return same_site_path(request.values.get("next"), default)
+
+
+def same_site_path(target: str | None, default: str = "/") -> str:
+    """``target`` when it is a path on this site, else ``default``.
+
+    Browsers drop tabs and newlines from a URL and read a backslash as a slash, so ``/<tab>/host`` and
+    ``/<backslash>host`` reach another host just as ``//host`` does; a control character would also
+    break the ``Location`` header (a 500). So: one leading slash, not followed by another, and no
+    backslash or control character anywhere.
+    """
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return default
+    if "\\" in target or any(ord(char) < 0x20 or ord(char) == 0x7F for char in target):
+        return default
+    return target
 
 
 def create_schema(conn: sqlite3.Connection, schemas: Iterable[str]) -> None:

@@ -19,7 +19,7 @@ from flask import Flask, abort, flash, g, redirect, render_template, request, se
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from webarena_gym.envs.local.framework import SiteContext, get_db, inserted_id, int_arg, make_app
+from webarena_gym.envs.local.framework import SiteContext, get_db, inserted_id, int_arg, make_app, same_site_path
 
 from . import workflow
 from .common import (
@@ -320,8 +320,7 @@ def create_app(ctx: SiteContext) -> Flask:
             if user and user["password_hash"] == hash_password(user["username"], request.form.get("password", "")):
                 session.clear()
                 session["user_id"] = user["id"]
-                target = request.args.get("redirect_to", "/")
-                return redirect(target if target.startswith("/") and not target.startswith("//") else "/")
+                return redirect(same_site_path(request.args.get("redirect_to")))
             error = "Invalid login or password."
         return render_template("login.html", error=error), (401 if error else 200)
 

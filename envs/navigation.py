@@ -1,0 +1,72 @@
+"""Tabs whose main frame is navigating: an action whose effect is a navigation completes as one.
+
+A select whose change submits its form, or a click whose handler navigates a moment later, starts the
+navigation after Playwright's action has returned; on a busy machine the next page then commits while
+the observation reads the old one (a stale observation, or "Execution context was destroyed"). The env
+waits for the navigations this watch reports as in flight before it reads a page, and reads again
+when one started while it was reading.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import playwright.sync_api
+
+logger = logging.getLogger(__name__)
+
+# A navigation request answered with these commits no new document: the tab stays where it was.
+_NO_DOCUMENT_STATUSES = (204, 205)
+
+
+class NavigationWatch:
+    """Main-frame navigation requests of one browser context that have not committed yet."""
+
+    def __init__(self) -> None:
+        self.started = 0  # main-frame navigations seen so far (a change means one began)
+        self._pending: dict[playwright.sync_api.Page, playwright.sync_api.Request] = {}
+
+    def install(self, context: playwright.sync_api.BrowserContext) -> None:
+        context.on("request", self._request)
+        context.on("requestfinished", self._finished)
+        context.on("requestfailed", self._settled)
+        context.on("page", lambda page: page.on("framenavigated", lambda frame: self._committed(page, frame)))
+
+    def wait(self, pages: list[playwright.sync_api.Page]) -> None:
+        """Wait (up to the context's default timeout each) until every in-flight navigation of ``pages``
+        has committed, failed or been answered without a document."""
+        for page in pages:
+            if page in self._pending and not page.is_closed():
+                try:
+                    page.wait_for_event("framenavigated", lambda frame: frame.parent_frame is None)
+                except playwright.sync_api.Error as exc:  # slow, closed or crashed: the caller reads what is there
+                    logger.debug("waiting for a navigation of %s: %s", page.url, exc)
+                self._pending.pop(page, None)
+
+    def _request(self, request: playwright.sync_api.Request) -> None:
+        if not request.is_navigation_request():
+            return
+        try:
+            frame = request.frame
+        except playwright.sync_api.Error:  # a new tab's first navigation: the tab is not ours to wait for yet
+            return
+        if frame.parent_frame is None:
+            self.started += 1
+            self._pending[frame.page] = request
+
+    def _finished(self, request: playwright.sync_api.Request) -> None:
+        response = request.response() if request in self._pending.values() else None
+        if response is not None and (
+            response.status in _NO_DOCUMENT_STATUSES
+            or "attachment" in (response.headers.get("content-disposition") or "").lower()
+        ):
+            self._settled(request)
+
+    def _settled(self, request: playwright.sync_api.Request) -> None:
+        for page, pending in list(self._pending.items()):
+            if pending == request:
+                del self._pending[page]
+
+    def _committed(self, page: playwright.sync_api.Page, frame: playwright.sync_api.Frame) -> None:
+        if frame.parent_frame is None:
+            self._pending.pop(page, None)
