@@ -394,7 +394,7 @@ class LLM:
                 if has_parts(messages) and rejects_parts(exc):
                     error = ImagesRejectedError(
                         f"{model} ({role}): the model server takes text only ({describe_error(exc)}); turn the "
-                        "method's images off (plan_mcts: screenshots=false) or let the client fall back to text"
+                        "method's images off (plan_mcts: screenshots=false) or leave the option text_fallback on"
                     )
                     error.attempts = attempt + 1
                     raise error from exc
