@@ -1,4 +1,5 @@
-"""The report's plots: success by site (with standard errors) and success against cost."""
+"""The report's plots: success by site (with standard errors), success against cost, and success against
+what an episode spends (tokens, cost, or wall time where the cost is unknown) with the spread over seeds."""
 
 from __future__ import annotations
 
@@ -68,7 +69,12 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     fig.tight_layout()
     fig.savefig(out / "success_vs_cost.png", dpi=110)
     plt.close(fig)
-    return ["success_by_site.png", "success_vs_cost.png", *write_trial_plot(summary, out)]
+    return [
+        "success_by_site.png",
+        "success_vs_cost.png",
+        *write_trial_plot(summary, out),
+        *write_spend_plot(summary, out),
+    ]
 
 
 def write_trial_plot(summary: dict[str, Any], out: Path) -> list[str]:
@@ -91,3 +97,62 @@ def write_trial_plot(summary: dict[str, Any], out: Path) -> list[str]:
     fig.savefig(out / "success_after_trial.png", dpi=110)
     plt.close(fig)
     return ["success_after_trial.png"]
+
+
+def spend_axes(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The spend axes of :func:`write_spend_plot` as (per-seed key, axis label): tokens always, then cost
+    when every LLM policy's cost is known, else wall time (an unknown cost is no point on a cost axis)."""
+    seeds = [s for r in summary["rows"] for s in r.get("by_seed", ())]
+    axes = [("tokens_per_task", "LLM tokens per task")]
+    if seeds and all(s["cost_per_task"] is not None for s in seeds):
+        return [*axes, ("cost_per_task", "cost per task ($)")]
+    return [*axes, ("wall_time_per_task_s", "wall time per task (s; cost unknown)")]
+
+
+def write_spend_plot(summary: dict[str, Any], out: Path) -> list[str]:
+    """Success against tokens and against cost (or wall time) per policy, the budget-matched view of a
+    comparison: each seed a faint point, the mean over seeds a marker with bars of one standard deviation
+    over seeds on both axes. [] when no policy called a model."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in summary["rows"] if r.get("by_seed") and r.get("llm_tokens_per_task")]
+    if not rows:
+        return []
+    axes_ = spend_axes(summary)
+    fig, axes = plt.subplots(1, len(axes_), figsize=(5.5 * len(axes_), 4), squeeze=False)
+    for ax, (key, label) in zip(axes[0], axes_, strict=True):
+        for i, row in enumerate(rows):
+            seeds = [s for s in row["by_seed"] if s[key] is not None]
+            if not seeds:
+                continue
+            xs, ys = [s[key] for s in seeds], [100 * s["success"] for s in seeds]
+            color = f"C{i % 10}"
+            ax.scatter(xs, ys, color=color, alpha=0.3, s=14)
+            ax.errorbar(
+                _mean(xs),
+                _mean(ys),
+                xerr=_std(xs),
+                yerr=_std(ys),
+                fmt="o",
+                color=color,
+                capsize=3,
+                label=policy_label(row),
+            )
+        ax.set_xlabel(label)
+        ax.set_ylabel("success rate (%)")
+        ax.set_ylim(-5, 105)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("Success against spend (mean over seeds ± one standard deviation; faint: each seed)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "success_vs_spend.png", dpi=110)
+    plt.close(fig)
+    return ["success_vs_spend.png"]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _std(values: list[float]) -> float:
+    mean = _mean(values)
+    return (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
