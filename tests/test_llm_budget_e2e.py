@@ -6,6 +6,8 @@ and no more calls are made than the budget allows."""
 from __future__ import annotations
 
 import pytest
+from model_server import ModelServer
+from test_faults_model_server import EXACT_TASK, MODEL, run_cli, say, study_args
 from test_policies_coact_e2e import endless_brains
 from test_policies_devils_advocate_e2e import failing_script
 from test_policies_plan_and_act_e2e import planners
@@ -13,6 +15,7 @@ from test_policies_plan_mcts_e2e import OrdersModel
 
 from webarena_gym.benchmarks.support.oracle import ReferenceOracle, WebRLOracle
 from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.experiments.store import StudyStore
 from webarena_gym.llm import Script
 from webarena_gym.policies import make_policy
 from webarena_gym.policies.agentoccam.text import actor_answer
@@ -91,3 +94,24 @@ def test_a_spent_llm_call_budget_ends_every_method_cleanly(name):
         assert traj.truncated and traj.steps[-1].decision_error.startswith("no decision: the LLM calls budget")
     else:  # the method answered itself from what it had (a search from its best path)
         assert name == "plan_mcts" and traj.terminated
+
+
+def test_the_budget_flags_reach_the_study_and_a_cost_budget_without_a_price_stops_it(tmp_path):
+    """Through the command line, against a server: ``--max-llm-calls`` ends the episode and is recorded;
+    ``--max-cost`` for a model litellm has no price for stops the study at once, naming the other flags."""
+    server = ModelServer(lambda request: say("scroll [down]"))
+    try:
+        calls = run_cli(*study_args(tmp_path / "calls", EXACT_TASK, "--policy", "react", "--model", MODEL,
+                                    "--api-base", server.url, "--max-llm-calls", "2"))  # fmt: skip
+        sent = len(server.requests)
+        cost = run_cli(*study_args(tmp_path / "cost", EXACT_TASK, "--policy", "react", "--model", MODEL,
+                                   "--api-base", server.url, "--max-cost", "0.05"))  # fmt: skip
+    finally:
+        server.close()
+    assert calls.returncode == 0, calls.stderr[-3000:]
+    (result,) = StudyStore(tmp_path / "calls").latest().values()
+    assert (result.status, result.budget_exhausted, result.llm_calls) == ("done", "llm_calls", 2) and sent == 2
+    assert StudyStore(tmp_path / "calls").read_manifest()["llm_budget"] == {"max_llm_calls": 2}
+
+    assert cost.returncode == 3 and len(server.requests) == sent  # stopped before any call was sent
+    assert "--max-cost" in cost.stderr and "--max-tokens" in cost.stderr
