@@ -392,12 +392,12 @@ class LLM:
             except Exception as exc:  # litellm maps provider errors onto its exception types
                 last = exc
                 if has_parts(messages) and rejects_parts(exc):
-                    error = ImagesRejectedError(
+                    refused = ImagesRejectedError(
                         f"{model} ({role}): the model server takes text only ({describe_error(exc)}); turn the "
                         "method's images off (plan_mcts: screenshots=false) or leave the option text_fallback on"
                     )
-                    error.attempts = attempt + 1
-                    raise error from exc
+                    refused.attempts = attempt + 1
+                    raise refused from exc
                 if not is_transient(exc):
                     error = LLMError(f"{model} ({role}) failed: {describe_error(exc)}", kind="configuration")
                     error.attempts = attempt + 1

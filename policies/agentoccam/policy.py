@@ -198,8 +198,8 @@ class AgentOccamPolicy(Policy):
             return texts()["forced_stop"].format(step=limit + 1, max_steps=limit)
         if budget == "interactions":
             return texts()["forced_stop_interactions"].format(limit=self.task.budget.interactions)
-        limit, unit = self.task.budget.limit(budget)  # an LLM budget (this project's, not the paper's)
-        return texts()["forced_stop_llm"].format(limit=limit, unit=unit)
+        llm_limit, unit = self.task.budget.limit(budget)  # an LLM budget (this project's, not the paper's)
+        return texts()["forced_stop_llm"].format(limit=llm_limit, unit=unit)
 
     # -- acting ------------------------------------------------------------------------------------
 
