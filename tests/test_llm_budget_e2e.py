@@ -112,6 +112,10 @@ def test_the_budget_flags_reach_the_study_and_a_cost_budget_without_a_price_stop
     (result,) = StudyStore(tmp_path / "calls").latest().values()
     assert (result.status, result.budget_exhausted, result.llm_calls) == ("done", "llm_calls", 2) and sent == 2
     assert StudyStore(tmp_path / "calls").read_manifest()["llm_budget"] == {"max_llm_calls": 2}
+    report = tmp_path / "calls" / "report"
+    (page,) = [p for p in report.glob("*.html") if p.name != "index.html"]
+    assert "LLM calls 2/2" in page.read_text() and "ended by the llm_calls budget" in page.read_text()
+    assert "## LLM budget" in (report / "summary.md").read_text() and (report / "success_vs_spend.png").exists()
 
     assert cost.returncode == 3 and len(server.requests) == sent  # stopped before any call was sent
     assert "--max-cost" in cost.stderr and "--max-tokens" in cost.stderr
