@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from test_rollout_loop import envs, react, say  # noqa: F401 - envs: the text-site fixture used below
 
+from webarena_gym.experiments import rollout
 from webarena_gym.llm import LLM, LLMBudgetExhausted, LLMError, LLMLimits, Script
 from webarena_gym.policies import make_policy
 
@@ -73,3 +75,17 @@ def test_policies_take_the_budget_as_options_and_refuse_a_negative_one():
     assert policy.llms()[0].describe()["limits"] == {"llm_calls": 5, "llm_tokens": 1000, "llm_cost": 0.5}
     with pytest.raises(ValueError, match="max_llm_calls must be >= 0"):
         make_policy("coact", script={}, max_llm_calls=-1)
+
+
+@pytest.mark.usefixtures("envs")
+def test_the_loop_ends_the_episode_at_the_token_budget_with_the_methods_own_answer():
+    """A text site (no browser): a ReAct call crosses the token budget and the next one is refused; the
+    episode ends with WebArena's early-stop answer naming that budget, and is scored."""
+    traj = rollout.run_episode("test/shop", react([say("click [2]")] * 5, max_llm_tokens=1500))
+    spent = sum(c["prompt_tokens"] + c["completion_tokens"] for c in traj.llm_calls())
+    assert traj.err_msg is None and traj.forced_stop and traj.budget_exhausted == "llm_tokens"
+    assert (
+        traj.budget["llm_tokens"] == 1500 and spent >= 1500 and traj.counters["interactions"] == len(traj.llm_calls())
+    )
+    assert traj.evaluation["answer"] == "Early stop: reached the maximum of 1500 LLM tokens"
+    assert traj.steps[-1].action is None and "LLM tokens budget" in traj.steps[-1].decision_error
