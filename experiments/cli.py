@@ -102,6 +102,12 @@ def _env_kwargs(args: argparse.Namespace) -> dict:
     return kwargs
 
 
+def _llm_budget(args: argparse.Namespace) -> dict[str, float]:
+    """The LLM budget flags as the policies' options (``--max-tokens`` is ``max_llm_tokens``)."""
+    flags = {"max_llm_calls": args.max_llm_calls, "max_llm_tokens": args.max_tokens, "max_llm_cost": args.max_cost}
+    return {k: v for k, v in flags.items() if v is not None}
+
+
 def _api_base(args: argparse.Namespace) -> str | None:
     from webarena_gym.llm import API_BASE_ENV_VAR
 
@@ -158,6 +164,7 @@ def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
             ray_address=args.ray_address,
             max_steps=args.max_steps,
             max_interactions=args.max_interactions,
+            llm_budget=_llm_budget(args),
             episode_timeout_s=args.episode_timeout,
             env_kwargs=_env_kwargs(args),
             resume=args.resume,
@@ -362,6 +369,24 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="interaction budget per episode: every env action, explored ones included (default: each policy's)",
+    )
+    p.add_argument(
+        "--max-llm-calls",
+        type=int,
+        default=None,
+        help="LLM calls per episode over every role of a method (policy option max_llm_calls; default: none)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="prompt + completion tokens per episode over every role (policy option max_llm_tokens; default: none)",
+    )
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        help="USD of LLM calls per episode (policy option max_llm_cost; a model without a price stops the study)",
     )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--screenshots", action="store_true", help="save a screenshot per step for the HTML report")

@@ -250,6 +250,7 @@ def compare(
     ray_address: str | None = None,
     max_steps: int | None = None,
     max_interactions: int | None = None,
+    llm_budget: dict[str, float] | None = None,
     episode_timeout_s: float | None = None,
     env_kwargs: dict[str, Any] | None = None,
     resume: bool = False,
@@ -266,14 +267,16 @@ def compare(
     ``screenshots`` saves a PNG per step next to each trajectory (the HTML report shows them).
     ``runner`` replaces the per-episode function (default :func:`run_job`); it must be picklable.
     ``api_base`` (an OpenAI-compatible server) and ``llm_timeout_s`` (per LLM call) reach every LLM
-    policy (unless its own options set them) and the evaluator's judge. An episode's deadline is its
+    policy (unless its own options set them) and the evaluator's judge. ``llm_budget`` (``max_llm_calls``,
+    ``max_llm_tokens``, ``max_llm_cost``) is every LLM policy's per-episode LLM budget unless its own
+    options set one. An episode's deadline is its
     decision budget times ``step_timeout_s`` (default: see :func:`step_timeout`), or
     ``episode_timeout_s``. Raises :class:`StudyConfigError` before anything runs when a policy cannot
     be built from its options, and :class:`StudyStopped` at the first configuration error.
     """
     task_list = tasksets.resolve(tasks) if isinstance(tasks, str) else list(tasks)
     seeds = list(seeds)
-    policies = [_with_llm_options(p, api_base, llm_timeout_s) for p in policies]
+    policies = [_with_llm_options(p, api_base, llm_timeout_s, llm_budget or {}) for p in policies]
     if runner is None:
         _check_policies(policies)
     env_kwargs = dict(env_kwargs or {})
@@ -294,6 +297,7 @@ def compare(
         "n_workers": n_workers,
         "max_steps": max_steps,
         "max_interactions": max_interactions,
+        "llm_budget": dict(llm_budget or {}),
         "api_base": api_base,
         "llm_timeout_s": llm_timeout_s,
         "step_timeout_s": step_timeout(step_timeout_s, llm_timeout_s),
@@ -386,10 +390,13 @@ def _default_budget(spec: PolicySpec) -> int:
     return int(default.default) if default is not None and isinstance(default.default, int) else DEFAULT_MAX_STEPS
 
 
-def _with_llm_options(spec: PolicySpec, api_base: str | None, llm_timeout_s: float | None) -> PolicySpec:
-    """``spec`` with the study's API base and LLM timeout, for a policy that calls a model and does
-    not set them itself."""
+def _with_llm_options(
+    spec: PolicySpec, api_base: str | None, llm_timeout_s: float | None, llm_budget: dict[str, float]
+) -> PolicySpec:
+    """``spec`` with the study's API base, LLM timeout and LLM budget, for a policy that calls a model
+    and does not set them itself."""
     study = {k: v for k, v in (("api_base", api_base), ("timeout", llm_timeout_s)) if v is not None}
+    study.update(llm_budget)
     if not study or not _uses_llm(spec):
         return spec
     return PolicySpec(spec.name, {**study, **spec.config}, spec.label)

@@ -17,6 +17,10 @@ loop ends the episode through the env's ``end_episode(answer)``, which still run
 (:meth:`policies.base.Policy.forced_stop_answer`: WebArena's early-stop message for ReAct,
 AgentOccam's failure message). Restores and gotos are counted apart; the actions a replay restore
 re-ran count as interactions too (they ran in the browser again), and also apart.
+
+The LLM budgets (calls, tokens, cost; the policy's ``max_llm_*`` options) are enforced by the LLM layer
+(:mod:`llm.budget`) for every role; when one is spent, the refused call raises out of ``act`` (or
+``reset``) and the loop ends the episode the same way, ``budget_exhausted`` naming the LLM budget.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 import gymnasium as gym
 
 from webarena_gym.experiments.trajectory import HandleCall, StepRecord, Trajectory, jsonable, scrub
-from webarena_gym.llm import LLMCall, LLMError
+from webarena_gym.llm import LLMBudgetExhausted, LLMCall, LLMError, LLMLimits
 from webarena_gym.policies.base import (
     Budget,
     BudgetExhausted,
@@ -367,7 +371,11 @@ def run_episode(
     each trial a multi-trial policy ends (``handle.end_trial``) for the report, without telling the policy.
     """
     interactions = max_interactions if max_interactions is not None else policy.max_interactions
-    budget = Budget(decisions=int(max_steps if max_steps is not None else policy.max_steps), interactions=interactions)
+    budget = Budget(
+        decisions=int(max_steps if max_steps is not None else policy.max_steps),
+        interactions=interactions,
+        llm=next((llm.limits for llm in policy.llms() if llm.limits.any), LLMLimits()),
+    )
     env_kwargs = dict(env_kwargs or {})
     env_kwargs.setdefault("max_episode_steps", None)  # the loop owns the budgets (see the module docstring)
     if screenshots:
@@ -377,7 +385,9 @@ def run_episode(
         policy={"name": policy.name, "preset": policy.preset, "config": scrub(jsonable(policy.config()))},
         seed=seed,
         max_steps=budget.decisions,
-        budget={"decisions": budget.decisions, "interactions": budget.interactions},
+        # the LLM limits appear when set, so a study without them records its budgets as before
+        budget={"decisions": budget.decisions, "interactions": budget.interactions}
+        | (budget.llm.to_dict() if budget.llm.any else {}),
         env_kwargs=scrub(jsonable(env_kwargs)),
         started_at=_now(),
     )
@@ -403,6 +413,9 @@ def run_episode(
         for llm in policy.llms():
             llm.begin_episode()
         policy.reset(task)
+    except LLMBudgetExhausted as exc:  # a method that calls its model before the first step
+        _end_by_budget(traj, env, policy, exc.budget)
+        return _finish(traj, env, policy, out, start)
     except Exception as exc:
         _fail(traj, "llm" if isinstance(exc, LLMError) else "policy", exc)
         return _finish(traj, env, policy, out, start)
@@ -421,7 +434,12 @@ def run_episode(
         started = time.perf_counter()
         if screenshots and out is not None:
             rec.screenshot = _save_screenshot(obs, out, rec.index)
-        decision = _decide(policy, obs, handle, rec, traj, llm_log)
+        try:
+            decision = _decide(policy, obs, handle, rec, traj, llm_log)
+        except LLMBudgetExhausted as exc:
+            traj.counters["decisions"] += 1
+            _end_by_budget(traj, env, policy, exc.budget)
+            break
         traj.counters["decisions"] += 1
         if decision is None:
             break
@@ -467,7 +485,8 @@ def run_episode(
 def _decide(
     policy: Policy, obs: Obs, handle: RolloutHandle, rec: StepRecord, traj: Trajectory, llm_log: list[LLMCall]
 ) -> Decision | None:
-    """Ask the policy for a decision and record it; ``None`` when it failed (recorded in ``traj``)."""
+    """Ask the policy for a decision and record it; ``None`` when it failed (recorded in ``traj``).
+    A spent LLM budget is recorded on the step and raised on, for the loop to end the episode."""
     calls = handle.begin_decision(obs)
     del llm_log[:]
     t0 = time.perf_counter()
@@ -475,6 +494,12 @@ def _decide(
         decision = policy.act(obs, handle)
         if not isinstance(decision, Decision):
             raise TypeError(f"{type(policy).__name__}.act returned {type(decision).__name__}, not Decision")
+    except LLMBudgetExhausted as exc:
+        rec.decision_error = f"no decision: {exc}"
+        rec.timings["act_s"] = time.perf_counter() - t0
+        rec.handle_calls = [jsonable(vars(c)) for c in calls]
+        _record_calls(rec, traj, list(llm_log))
+        raise
     except Exception as exc:
         source = _error_source(exc)
         _fail(traj, source, exc)
@@ -563,6 +588,8 @@ def _network_trace(env: gym.Env) -> dict[str, Any] | None:
 def _finish(traj: Trajectory, env: gym.Env | None, policy: Policy, out: Path | None, start: float) -> Trajectory:
     for llm in policy.llms():
         llm.log = None
+        if traj.budget_exhausted is None and llm.spent.exhausted:  # a method that answered the refusal itself
+            traj.budget_exhausted = llm.spent.exhausted
     try:
         traj.final_policy_state = jsonable(policy.state())
     except Exception as exc:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from webarena_gym.llm.budget import LLM_BUDGETS
 from webarena_gym.llm.redaction import REDACTED, redact, redacted_json
 
 SCHEMA_VERSION = "2.0"
@@ -141,9 +142,11 @@ class Trajectory:
     # llm: provider | configuration | script (the LLM error's kind); env: browser | sites | evaluator
     error_kind: str | None = None
     forced_stop: bool = False  # a budget ran out; the rollout ended the episode with Policy.forced_stop_answer
-    budget: dict[str, Any] = field(default_factory=dict)  # {"decisions": N, "interactions": M or None}
+    # {"decisions": N, "interactions": M or None}, and when set "llm_calls", "llm_tokens", "llm_cost": limit or None
+    budget: dict[str, Any] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
-    budget_exhausted: str | None = None  # "decisions" | "interactions" when a budget ended the episode
+    # the budget that ended the episode: "decisions" | "interactions" | an LLM budget (llm.LLM_BUDGETS)
+    budget_exhausted: str | None = None
     oracle_assisted: bool = False  # the policy was allowed to ask the evaluator during the episode
     lookahead: list[dict[str, Any]] = field(default_factory=list)  # the look-ahead verdicts the policy saw
     trials: list[dict[str, Any]] = field(default_factory=list)  # a multi-trial method's trials
@@ -447,7 +450,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
             "required": list(COUNTERS),
             "additionalProperties": {"type": "integer", "minimum": 0},
         },
-        "budget_exhausted": {"enum": ["decisions", "interactions", None]},
+        "budget_exhausted": {"enum": ["decisions", "interactions", *LLM_BUDGETS, None]},
         "oracle_assisted": {"type": "boolean"},
         "lookahead": {"type": "array", "items": _OBJ},
         "trials": {

@@ -10,6 +10,7 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download at import
 
+from webarena_gym.llm.budget import LLM_BUDGETS, LLMLimits  # noqa: E402
 from webarena_gym.llm.cache import ResponseCache, cache_key  # noqa: E402
 from webarena_gym.llm.client import (  # noqa: E402
     API_BASE_ENV_VAR,
@@ -22,7 +23,12 @@ from webarena_gym.llm.client import (  # noqa: E402
     LLMCall,
     default_model,
 )
-from webarena_gym.llm.errors import LLMError, ScriptExhaustedError  # noqa: E402
+from webarena_gym.llm.errors import (  # noqa: E402
+    ImagesRejectedError,
+    LLMBudgetExhausted,
+    LLMError,
+    ScriptExhaustedError,
+)
 from webarena_gym.llm.messages import Message, image_part, text_of  # noqa: E402
 from webarena_gym.llm.script import Script  # noqa: E402
 
@@ -32,10 +38,14 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ENV",
     "LLM",
+    "LLM_BUDGETS",
     "CallSettings",
     "Completion",
+    "ImagesRejectedError",
+    "LLMBudgetExhausted",
     "LLMCall",
     "LLMError",
+    "LLMLimits",
     "Message",
     "ResponseCache",
     "Script",

@@ -13,6 +13,11 @@
 * The cache key is (model, messages with images as hashes, settings, sample index), where the sample
   index counts how many samples of that same request were already drawn in this episode: a re-run
   replays the same sequence of answers, even for repeated identical prompts at temperature > 0.
+* Per-episode limits on calls, tokens and cost (:mod:`llm.budget`) hold for every role; a spent budget
+  raises :class:`LLMBudgetExhausted` before anything is sent.
+* A server whose chat template takes text only (llama.cpp's answer to a content list: HTTP 500 "can
+  only concatenate str (not "list") to str") is recognised at its first refusal, which is not retried;
+  the client then sends text only (see :attr:`LLM.text_fallback`).
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from webarena_gym.llm import budget
+from webarena_gym.llm.budget import LLMLimits, LLMSpent
 from webarena_gym.llm.cache import ResponseCache, cache_key
-from webarena_gym.llm.errors import ErrorKind, LLMError
-from webarena_gym.llm.messages import Message, with_image_refs
+from webarena_gym.llm.errors import ErrorKind, ImagesRejectedError, LLMBudgetExhausted, LLMError
+from webarena_gym.llm.messages import Message, as_text_only, has_parts, with_image_refs
 from webarena_gym.llm.redaction import escape_surrogates, redact
 from webarena_gym.llm.script import Script
 from webarena_gym.llm.tokens import count_message_tokens, count_text_tokens, litellm_module, price, response_cost
@@ -108,6 +115,7 @@ class LLMCall:
     error: str | None = None
     error_kind: ErrorKind | None = None
     attempts: int = 0
+    note: str | None = None  # how the request differs from what the method built (text only)
     settings: dict[str, Any] = field(default_factory=dict)
     images: dict[str, bytes] = field(default_factory=dict, repr=False)
 
@@ -155,6 +163,21 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(status, int) and (status == 429 or status >= 500)
 
 
+# What text-only chat templates answer to a list of content parts or an image (llama.cpp's Jinja
+# templates, vLLM and Ollama for a model without vision).
+_PARTS_REJECTED = re.compile(
+    r"can only concatenate str \(not \"list\"\) to str|image input is not supported|does not support image"
+    r"|not a multimodal model|multimodal .*not supported|image_url.* not supported",
+    re.I,
+)
+TEXT_ONLY_NOTE = "sent as text only: the model server rejected content parts (images)"
+
+
+def rejects_parts(exc: BaseException) -> bool:
+    """The provider refused a request for carrying content parts or images (a text-only template)."""
+    return bool(_PARTS_REJECTED.search(str(exc)))
+
+
 def describe_error(exc: BaseException) -> str:
     """One line for a provider's error, without the credentials some providers echo back."""
     return redact(f"{type(exc).__name__}: {str(exc).strip()[:500]}")
@@ -167,7 +190,15 @@ class LLM:
     ``backoff_s * 2**attempt`` (with jitter) up to ``max_backoff_s``. ``timeout`` is per attempt: a
     call that outlives it is abandoned and its connection closed, which makes OpenAI-compatible servers
     (vLLM, SGLang, llama.cpp's) stop generating it. ``max_tokens`` bounds the reply of every role that
-    sets no bound of its own.
+    sets no bound of its own. ``limits`` are the per-episode LLM budget (:mod:`llm.budget`), counted
+    from :meth:`begin_episode`.
+
+    ``text_fallback`` (default on): when the server rejects content parts or images, the call and every
+    later one are sent as text (images replaced by a stand-in line, :func:`llm.messages.as_text_only`),
+    with a note on each such call. On by default because every method that sends images sends the page
+    text too, so a text-only model still gets the observation it needs, and a user's own server works
+    without knowing which methods send images; off, the first refusal is a configuration error (the
+    study stops, naming the method's option that turns images off).
     """
 
     def __init__(
@@ -182,6 +213,8 @@ class LLM:
         max_backoff_s: float = 60.0,
         api_base: str | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        limits: LLMLimits | None = None,
+        text_fallback: bool = True,
     ):
         self.model = model or default_model()
         self.max_tokens = max_tokens
@@ -195,6 +228,10 @@ class LLM:
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self._drawn: dict[str, int] = {}  # request hash -> samples drawn this episode
         self.log: list[LLMCall] | None = None  # when a list, every call (failed ones too) is appended
+        self.limits = limits or LLMLimits()
+        self.spent = LLMSpent()  # this episode's use of the limits
+        self.text_fallback = text_fallback
+        self.text_only = False  # the server rejected content parts: send text from now on
 
     def settings(self, role: str) -> CallSettings:
         return self.roles.get(role, CallSettings())
@@ -203,8 +240,10 @@ class LLM:
         return self.settings(role).model or self.model
 
     def begin_episode(self) -> None:
-        """Restart the per-request sample counters, so an episode replays from its own first answer."""
+        """Restart the per-request sample counters, so an episode replays from its own first answer,
+        and the episode's LLM budget."""
         self._drawn.clear()
+        self.spent = LLMSpent()
 
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable configuration (no credentials), for the trajectory header."""
@@ -216,6 +255,8 @@ class LLM:
             "timeout": self.timeout,
             "max_tokens": self.max_tokens,
             "cache": self.cache is not None,
+            "limits": self.limits.to_dict(),
+            "text_fallback": self.text_fallback,
             "roles": {
                 r: {
                     **asdict(s),
@@ -229,12 +270,36 @@ class LLM:
     def complete(self, role: str, messages: list[Message], **overrides: Any) -> Completion:
         """Draw ``n`` samples for ``messages`` under ``role``'s settings (``overrides`` win).
 
-        Raises :class:`LLMError` (carrying the recorded ``LLMCall``) when no answer could be obtained.
+        Raises :class:`LLMError` (carrying the recorded ``LLMCall``) when no answer could be obtained,
+        and :class:`LLMBudgetExhausted` (nothing sent) when the episode's LLM budget is spent.
         """
         settings = self.settings(role).merged(**overrides)
         if settings.max_tokens is None:
             settings = replace(settings, max_tokens=self.max_tokens)
         model = settings.model or self.model
+        try:
+            budget.check(self.limits, self.spent, model)
+        except LLMBudgetExhausted as exc:
+            self.spent.exhausted = exc.budget  # recorded even when the method answers it itself
+            raise
+        self.spent.llm_calls += 1
+        note = None
+        if self.text_only and has_parts(messages):
+            messages, note = as_text_only(messages), TEXT_ONLY_NOTE
+        try:
+            completion = self._complete(role, model, settings, messages, note)
+        except ImagesRejectedError:
+            if not self.text_fallback:
+                raise
+            self.text_only = True  # the refused call stays recorded: the trajectory shows why
+            return self.complete(role, messages, **overrides)
+        call = completion.call
+        budget.charge(self.spent, call.prompt_tokens, call.completion_tokens, call.cost)
+        return completion
+
+    def _complete(
+        self, role: str, model: str, settings: CallSettings, messages: list[Message], note: str | None
+    ) -> Completion:
         params = settings.request_params()
         if self.api_base and "api_base" not in params:
             params["api_base"] = self.api_base
@@ -253,6 +318,7 @@ class LLM:
             responses=[""] * settings.n,
             settings={**public, "n": settings.n},
             images=images,
+            note=note,
         )
         if self.log is not None:
             self.log.append(call)
@@ -325,6 +391,13 @@ class LLM:
                 raise
             except Exception as exc:  # litellm maps provider errors onto its exception types
                 last = exc
+                if has_parts(messages) and rejects_parts(exc):
+                    refused = ImagesRejectedError(
+                        f"{model} ({role}): the model server takes text only ({describe_error(exc)}); turn the "
+                        "method's images off (plan_mcts: screenshots=false) or leave the option text_fallback on"
+                    )
+                    refused.attempts = attempt + 1
+                    raise refused from exc
                 if not is_transient(exc):
                     error = LLMError(f"{model} ({role}) failed: {describe_error(exc)}", kind="configuration")
                     error.attempts = attempt + 1

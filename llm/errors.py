@@ -30,3 +30,21 @@ class ScriptExhaustedError(LLMError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="script")
+
+
+class LLMBudgetExhausted(RuntimeError):
+    """An episode's LLM budget (``budget``: ``"llm_calls"``, ``"llm_tokens"`` or ``"llm_cost"``) is
+    spent; the refused call was not sent. Not an :class:`LLMError`: nothing failed, the episode ends
+    the way it ends at its other budgets (the rollout stops it with the policy's own stop answer)."""
+
+    def __init__(self, budget: str, message: str) -> None:
+        super().__init__(message)
+        self.budget = budget
+
+
+class ImagesRejectedError(LLMError):
+    """The model server refused a request because it carries images or content parts (a text-only
+    chat template): a configuration error that retrying cannot help."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="configuration")

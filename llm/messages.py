@@ -72,3 +72,26 @@ def with_image_refs(messages: list[Message]) -> tuple[list[Message], dict[str, b
             parts.append({**part, "image_url": {**part["image_url"], "url": IMAGE_REF_PREFIX + digest}})
         out.append({**message, "content": parts})
     return out, images
+
+
+# A text-only server's stand-in for an image it cannot be sent: the model learns a screenshot was there.
+IMAGE_NOT_SENT = "(screenshot not sent: the model server accepts text only)"
+
+
+def has_parts(messages: list[Message]) -> bool:
+    """Whether any message's content is a list of parts (what a text-only chat template rejects)."""
+    return any(isinstance(m.get("content"), list) for m in messages)
+
+
+def as_text_only(messages: list[Message]) -> list[Message]:
+    """``messages`` with every content list joined into one string, each image replaced by
+    :data:`IMAGE_NOT_SENT`: the text the method sent, for a server that takes strings only."""
+    out: list[Message] = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            out.append(message)
+            continue
+        pieces = [str(p.get("text", "")) if p.get("type") == "text" else IMAGE_NOT_SENT for p in content]
+        out.append({**message, "content": "\n".join(pieces)})
+    return out

@@ -14,15 +14,17 @@ observe-act get a controlled :class:`EnvHandle` for the duration of ``act``:
 * marking the end of a trial of a multi-trial method (``handle.end_trial``), which the loop scores for
   the report only: the policy never sees that verdict.
 
-Two budgets (:class:`Budget`, in :attr:`TaskSpec.budget` and ``handle.budget``): the *decision* budget
+Budgets (:class:`Budget`, in :attr:`TaskSpec.budget` and ``handle.budget``): the *decision* budget
 of the executed path (WebArena's 30 steps: the number of ``act`` calls) and the *interaction* budget
 (every env action the policy causes, explored and undone ones included, and the actions a restore by
 replay runs again; restores and gotos are counted apart). A handle call never truncates the episode:
-when a budget is spent it raises :class:`BudgetExhausted`, which the policy catches and answers from.
-When the loop itself stops the episode at a spent budget, the answer scored is
-:meth:`Policy.forced_stop_answer`. An answer sent through ``handle.step`` never ends the episode either:
-the handle holds it back and returns it in ``info["answer"]``; only ``Decision.action`` delivers the
-final answer.
+when a budget is spent it raises :class:`BudgetExhausted`, which the policy catches and answers from. The
+*LLM* budgets (calls, tokens, cost: the ``max_llm_*`` options of :func:`build_llm`) are enforced by the
+LLM layer for every role: a spent one raises :class:`llm.LLMBudgetExhausted` out of the policy's next
+call, and the loop ends the episode as at its other budgets. When the loop itself stops the episode at a
+spent budget, the answer scored is :meth:`Policy.forced_stop_answer`. An answer sent through
+``handle.step`` never ends the episode either: the handle holds it back and returns it in
+``info["answer"]``; only ``Decision.action`` delivers the final answer.
 
 Every handle call is recorded in the trajectory by the rollout loop; policies never hold the browser.
 A decision may carry no action (``Decision.action=None``): nothing is sent to the browser, the step is
@@ -43,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from webarena_gym.llm import LLM, CallSettings, LLMCall, Script
+from webarena_gym.llm import LLM, CallSettings, LLMCall, LLMLimits, Script
 
 Obs = dict[str, Any]
 Info = dict[str, Any]
@@ -53,10 +55,26 @@ DEFAULT_MAX_STEPS = 30  # WebArena's decision budget
 @dataclass(frozen=True)
 class Budget:
     """The budgets of one episode: ``decisions`` on the executed path, ``interactions`` (None: no cap)
-    over every env action the policy causes."""
+    over every env action the policy causes, and the LLM limits its calls run under."""
 
     decisions: int = DEFAULT_MAX_STEPS
     interactions: int | None = None
+    llm: LLMLimits = field(default_factory=LLMLimits)
+
+    def limit(self, which: str) -> tuple[int | float | None, str]:
+        """The limit of budget ``which`` and its unit, for a method's stop message."""
+        if which in ("decisions", "interactions"):
+            return getattr(self, which), _BUDGET_UNITS[which]
+        return getattr(self.llm, which), _BUDGET_UNITS[which]
+
+
+_BUDGET_UNITS = {
+    "decisions": "steps",
+    "interactions": "browser actions",
+    "llm_calls": "LLM calls",
+    "llm_tokens": "LLM tokens",
+    "llm_cost": "USD of LLM calls",
+}
 
 
 @dataclass(frozen=True)
@@ -239,7 +257,8 @@ class Policy(ABC):
 
     def forced_stop_answer(self, budget: str) -> str:
         """The answer the episode ends with when the rollout loop stops it because ``budget``
-        (``"decisions"`` or ``"interactions"``) is spent; the evaluator scores it like any answer.
+        (``"decisions"``, ``"interactions"`` or an LLM budget of :data:`llm.LLM_BUDGETS`) is spent; the
+        evaluator scores it like any answer.
         Methods whose runner answered something there (WebArena's early-stop message, AgentOccam's
         failure message) say it here; the default is no answer."""
         return ""
@@ -282,7 +301,20 @@ def example_action(obs: Obs, commands: Sequence[str]) -> str:
 
 # -- LLM options shared by every method ----------------------------------------------------------------
 
-COMMON_LLM_OPTIONS = ("model", "api_base", "cache_dir", "retries", "timeout", "script", "backoff_s", "llm")
+COMMON_LLM_OPTIONS = (
+    "model",
+    "api_base",
+    "cache_dir",
+    "retries",
+    "timeout",
+    "script",
+    "backoff_s",
+    "llm",
+    "max_llm_calls",
+    "max_llm_tokens",
+    "max_llm_cost",
+    "text_fallback",
+)
 ROLE_SETTINGS = ("model", "temperature", "top_p", "max_tokens", "api_base")
 
 
@@ -297,6 +329,10 @@ def build_llm(
     script: Script | dict[str, list[Any]] | None = None,
     backoff_s: float = 2.0,
     llm: LLM | None = None,
+    max_llm_calls: int | None = None,
+    max_llm_tokens: int | None = None,
+    max_llm_cost: float | None = None,
+    text_fallback: bool = True,
     **role_options: Any,
 ) -> LLM:
     """The LLM a policy uses: ``llm`` as given, else one built from the common options.
@@ -305,7 +341,16 @@ def build_llm(
     :data:`ROLE_SETTINGS`, e.g. ``planner_model="openai/my-planner"`` or ``executor_max_tokens=512``
     (what ``--policy plan_and_act:planner_model=...`` passes). Any other keyword is an error that
     names the accepted ones, so a typo in a study's options never passes silently.
+
+    ``max_llm_calls`` / ``max_llm_tokens`` (prompt + completion) / ``max_llm_cost`` (USD) are the
+    episode's LLM budget over every role (``max_llm_tokens``, not ``max_tokens``: that name is the
+    bound of one reply, ``<role>_max_tokens``). ``text_fallback``: see :class:`llm.LLM`.
     """
+    limits = LLMLimits(
+        llm_calls=None if max_llm_calls is None else int(max_llm_calls),
+        llm_tokens=None if max_llm_tokens is None else int(max_llm_tokens),
+        llm_cost=None if max_llm_cost is None else float(max_llm_cost),
+    )
     roles = dict(roles)
     for key, value in role_options.items():
         role, setting = _split_role_option(key, roles)
@@ -313,6 +358,8 @@ def build_llm(
     if llm is not None:
         for role, settings in roles.items():
             llm.roles.setdefault(role, settings)
+        if limits.any:
+            llm.limits = limits
         return llm
     if isinstance(script, dict):
         script = Script(script)
@@ -325,6 +372,8 @@ def build_llm(
         script=script,
         backoff_s=backoff_s,
         api_base=api_base,
+        limits=limits,
+        text_fallback=bool(text_fallback),
     )
 
 

@@ -309,11 +309,7 @@ class ReActPolicy(Policy):
     def forced_stop_answer(self, budget: str) -> str:
         """WebArena's runner answers the end of the step budget as it answers its other early stops."""
         assert self.task is not None, "reset() first"
-        limit: int | None
-        if budget == "decisions":
-            limit, unit = self.task.budget.decisions, "steps"
-        else:
-            limit, unit = self.task.budget.interactions, "browser actions"
+        limit, unit = self.task.budget.limit(budget)
         return f"Early stop: {texts()['budget_spent'].format(limit=limit, unit=unit)}"
 
     def _early_stop_reason(self) -> str | None:

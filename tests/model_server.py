@@ -4,6 +4,8 @@ It speaks the wire protocol litellm's ``openai/<name>`` provider uses (``POST /v
 ``GET /v1/models``), so the harness runs its real call path against it. What it answers is a
 function of the request (``reply``); it records every request, and notices when a client hangs up
 before its answer is ready (what a real server does to stop generating an abandoned request).
+``text_only`` plays a chat template that takes string content only, as llama.cpp serves a text model:
+a message whose content is a list of parts (text or images) fails with its HTTP 500.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 
 # A reply: the answer text, or (HTTP status, error message) for an error the server returns.
 Reply = str | tuple[int, str]
+# What llama.cpp's server answers when its Jinja chat template meets a list of content parts.
+TEXT_ONLY_ERROR = 'can only concatenate str (not "list") to str'
 GRADER_SYSTEM = "You are a careful, impartial grader."  # the evaluator judge's system prompt
 
 
@@ -49,6 +53,7 @@ class ModelServer:
     hung_up: list[Request] = field(default_factory=list)  # clients that left before their answer
     api_key: str | None = None  # when set, other keys get 401 as a hosted API would
     port: int = 0  # 0: any free port
+    text_only: bool = False  # content lists get llama.cpp's HTTP 500 (a text-only chat template)
 
     def __post_init__(self) -> None:
         server = self
@@ -67,6 +72,9 @@ class ModelServer:
                 sent = request.headers.get("authorization", "").removeprefix("Bearer ")
                 if server.api_key is not None and sent != server.api_key:
                     self._json(401, _error(f"Incorrect API key provided: {sent}.", "invalid_api_key"))
+                    return
+                if server.text_only and any(isinstance(m.get("content"), list) for m in body.get("messages", [])):
+                    self._json(500, {"error": {"code": 500, "message": TEXT_ONLY_ERROR, "type": "server_error"}})
                     return
                 delay = server.delay_s(request) if callable(server.delay_s) else server.delay_s
                 if not self._wait(delay):

@@ -1,5 +1,6 @@
 """The report's plots: success by site (small multiples, with standard errors), success against cost,
-and success after each trial.
+success after each trial, and success against what an episode spends (tokens, cost, or wall time
+where the cost is unknown) with the spread over seeds.
 
 Each plot is a function of the summary in :data:`PLOTS` that writes its PNG and returns a :class:`Plot`,
 or says why it left the plot out (a plot that would carry nothing is not drawn), or returns None when
@@ -143,7 +144,64 @@ def trial_plot(summary: dict[str, Any], out: Path) -> Plot | None:
     return Plot("Success after each trial", _save(fig, out, "success_after_trial.png"))
 
 
-PLOTS: list[Callable[[dict[str, Any], Path], Plot | None]] = [by_site_plot, cost_plot, trial_plot]
+def spend_axes(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The spend axes of :func:`spend_plot` as (per-seed key, axis label): tokens always, then cost
+    when every LLM policy's cost is known, else wall time (an unknown cost is no point on a cost axis)."""
+    seeds = [s for r in summary["rows"] for s in r.get("by_seed", ())]
+    axes = [("tokens_per_task", "LLM tokens per task")]
+    if seeds and all(s["cost_per_task"] is not None for s in seeds):
+        return [*axes, ("cost_per_task", "cost per task ($)")]
+    return [*axes, ("wall_time_per_task_s", "wall time per task (s; cost unknown)")]
+
+
+def spend_plot(summary: dict[str, Any], out: Path) -> Plot | None:
+    """Success against tokens and against cost (or wall time) per policy, the budget-matched view of a
+    comparison: each seed a faint point, the mean over seeds a marker with bars of one standard deviation
+    over seeds on both axes. None when no policy called a model."""
+
+    rows = [r for r in summary["rows"] if r.get("by_seed") and r.get("llm_tokens_per_task")]
+    if not rows:
+        return None
+    plt = _pyplot()
+    axes_ = spend_axes(summary)
+    fig, axes = plt.subplots(1, len(axes_), figsize=(5.5 * len(axes_), 4), squeeze=False)
+    for ax, (key, label) in zip(axes[0], axes_, strict=True):
+        for i, row in enumerate(rows):
+            seeds = [s for s in row["by_seed"] if s[key] is not None]
+            if not seeds:
+                continue
+            xs, ys = [s[key] for s in seeds], [100 * s["success"] for s in seeds]
+            color = f"C{i % 10}"
+            ax.scatter(xs, ys, color=color, alpha=0.3, s=14)
+            ax.errorbar(
+                _mean(xs),
+                _mean(ys),
+                xerr=_std(xs),
+                yerr=_std(ys),
+                fmt="o",
+                color=color,
+                capsize=3,
+                label=policy_label(row),
+            )
+        ax.set_xlabel(label)
+        ax.set_ylabel("success rate (%)")
+        ax.set_ylim(-5, 105)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("Success against spend (mean over seeds ± one standard deviation; faint: each seed)", fontsize=9)
+    fig.tight_layout()
+    return Plot("Success against spend", _save(fig, out, "success_vs_spend.png"), wide=True)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _std(values: list[float]) -> float:
+    mean = _mean(values)
+    return (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
+
+
+PLOTS: list[Callable[[dict[str, Any], Path], Plot | None]] = [by_site_plot, cost_plot, trial_plot, spend_plot]
 
 
 def write_plots(summary: dict[str, Any], out: Path) -> list[Plot]:

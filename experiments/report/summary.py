@@ -26,6 +26,7 @@ from webarena_gym.experiments.report.agreement import agreement
 from webarena_gym.experiments.reproducibility import record_groups
 from webarena_gym.experiments.rescore import load_rescored
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
+from webarena_gym.llm.budget import LLM_BUDGETS
 
 SITE_ORDER = ("shopping", "shopping_admin", "gitlab", "map", "reddit", "wikipedia", "multisite", "miniwob")
 SITE_TITLES = {
@@ -68,7 +69,32 @@ def rate(results: list[EpisodeResult]) -> Rate:
     return Rate(mean, math.sqrt(var / n), n)
 
 
-_BUDGETS = ("decisions", "interactions")
+_BUDGETS = ("decisions", "interactions", *LLM_BUDGETS)
+
+
+def _llm_limits(policy: dict[str, Any]) -> dict[str, float]:
+    """The LLM budget a study's policy ran under (its ``max_llm_*`` options), by budget name."""
+    config = policy.get("config") or {}
+    return {b: config[f"max_{b}"] for b in LLM_BUDGETS if config.get(f"max_{b}") is not None}
+
+
+def _by_seed(mine: list[EpisodeResult], judged: list[EpisodeResult]) -> list[dict[str, Any]]:
+    """Per seed: the success rate and what a task cost (tokens, USD, wall time), for plots of success
+    against spend that show the spread over seeds; ``cost`` is None when any of the seed's costs is unknown."""
+    out = []
+    for seed in sorted({r.seed for r in mine}):
+        ran = [r for r in mine if r.seed == seed]
+        n = len(ran)
+        out.append(
+            {
+                "seed": seed,
+                "success": rate([r for r in judged if r.seed == seed]).mean,
+                "tokens_per_task": sum(r.prompt_tokens + r.completion_tokens for r in ran) / n,
+                "cost_per_task": sum(r.cost for r in ran) / n if all(r.cost_known for r in ran) else None,
+                "wall_time_per_task_s": sum(r.wall_time_s for r in ran) / n,
+            }
+        )
+    return out
 
 
 def _roles(results: list[EpisodeResult]) -> dict[str, dict[str, float]]:
@@ -195,7 +221,7 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
     labels = [p["label"] for p in manifest["policies"]]
     sites = [s for s in SITE_ORDER if any(r.site_group == s for r in latest)]
     rows = []
-    for label in labels:
+    for policy, label in zip(manifest["policies"], labels, strict=True):
         mine = [r for r in latest if r.policy == label]
         errored = [r for r in mine if r.status == "error"]
         judged = mine if errors_as_failures else [r for r in mine if r.status != "error"]
@@ -219,6 +245,10 @@ def summarize(study: str | os.PathLike, *, errors_as_failures: bool = False) -> 
                 "interactions_per_task": sum(r.interactions for r in mine) / n if n else 0.0,
                 "restores_per_task": sum(r.restores for r in mine) / n if n else 0.0,
                 "budget_exhausted": {b: sum(1 for r in mine if r.budget_exhausted == b) for b in _BUDGETS},
+                "llm_limits": _llm_limits(policy),
+                "llm_calls_per_task": sum(r.llm_calls for r in mine) / n if n else 0.0,
+                "llm_tokens_per_task": sum(r.prompt_tokens + r.completion_tokens for r in mine) / n if n else 0.0,
+                "by_seed": _by_seed(mine, judged),
                 "oracle_assisted": sum(1 for r in mine if r.oracle_assisted),
                 "roles": _roles(mine),
                 "success_after_trial": _success_after_trial(judged),

@@ -512,6 +512,50 @@ TABLES.extend([agreement_table, confusion_table, disagreement_table])
 TABLES.append(reproducibility_table)
 
 
+def llm_budget_table(summary: dict[str, Any]) -> Table | None:
+    """The LLM budget each policy ran under, what a task spent of it, and how many episodes it ended;
+    shown when a policy had one, so a budget-matched comparison reads its terms beside its results."""
+    rows = summary["rows"]
+    if not any(r.get("llm_limits") for r in rows):
+        return None
+
+    def limit(row: dict[str, Any], name: str, fmt: str) -> str:
+        value = row["llm_limits"].get(name)
+        return "-" if value is None else format(value, fmt)
+
+    body = [
+        [
+            r["policy"],
+            limit(r, "llm_calls", "d"),
+            limit(r, "llm_tokens", "d"),
+            limit(r, "llm_cost", ".4g"),
+            f"{r['llm_calls_per_task']:.1f}",
+            f"{r['llm_tokens_per_task']:.0f}",
+            cost_cell(r["cost_per_task"], row_cost_status(r)),
+            str(sum(r["budget_exhausted"].get(b, 0) for b in ("llm_calls", "llm_tokens", "llm_cost"))),
+        ]
+        for r in rows
+    ]
+    header_ = [
+        "Policy",
+        "Max LLM calls",
+        "Max tokens",
+        "Max cost ($)",
+        "LLM calls/task",
+        "Tokens/task",
+        "Cost/task",
+        "Ended by LLM budget",
+    ]
+    note = (
+        "Per-episode LLM budgets over every role of a method (--max-llm-calls, --max-tokens, --max-cost): the call "
+        "that would go over the call budget is not made; the call that crosses the token or cost budget completes."
+    )
+    return Table("llm_budget", "LLM budget", header_, body, [note])
+
+
+TABLES.append(llm_budget_table)
+
+
 def all_tables(summary: dict[str, Any]) -> list[Table]:
     """The tables this study has something to show in, success first."""
     return [table for make in TABLES if (table := make(summary)) is not None]

@@ -104,6 +104,7 @@ def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str,
                 ],
                 "response": "\n---\n".join(c.get("responses") or []),
                 "error": c.get("error"),
+                "note": c.get("note"),  # e.g. sent as text only to a server that refused images
             }
             for c in s.get("llm_calls", [])
         ]

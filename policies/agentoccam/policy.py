@@ -196,7 +196,10 @@ class AgentOccamPolicy(Policy):
         if budget == "decisions":
             limit = self.task.budget.decisions
             return texts()["forced_stop"].format(step=limit + 1, max_steps=limit)
-        return texts()["forced_stop_interactions"].format(limit=self.task.budget.interactions)
+        if budget == "interactions":
+            return texts()["forced_stop_interactions"].format(limit=self.task.budget.interactions)
+        llm_limit, unit = self.task.budget.limit(budget)  # an LLM budget (this project's, not the paper's)
+        return texts()["forced_stop_llm"].format(limit=llm_limit, unit=unit)
 
     # -- acting ------------------------------------------------------------------------------------
 

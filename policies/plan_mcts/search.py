@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from webarena_gym.llm import LLM, Message
+from webarena_gym.llm import LLM, LLMBudgetExhausted, Message
 from webarena_gym.policies.base import BudgetExhausted, EnvHandle, Obs
 from webarena_gym.policies.plan_mcts import prompts as P
 from webarena_gym.policies.plan_mcts.config import UNCLEAR_STATUS, SearchConfig
@@ -89,8 +89,8 @@ class PlanSearch:
             self.root = self._root(obs)
             self.expand(self.root)
             (self.mcts if self.cfg.search == "mcts" else self.beam)()
-        except BudgetExhausted:
-            self.stopped = "interaction budget spent"
+        except (BudgetExhausted, LLMBudgetExhausted) as exc:  # answer from the best path found so far
+            self.stopped = "interaction budget spent" if isinstance(exc, BudgetExhausted) else str(exc)
             if self._current is not None and not self._current.executed:
                 self._current.view.notes["interrupted"] = self.stopped
         except EpisodeOver:
@@ -422,7 +422,7 @@ class PlanSearch:
         steps: list[Step] = []
         try:
             page = self.operate(leaf, subplan, page, steps)
-        except BudgetExhausted:
+        except (BudgetExhausted, LLMBudgetExhausted):
             pass
         finally:
             view.actions = [s.action for s in steps]
