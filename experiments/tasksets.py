@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+DEFAULT_TASKS = "local"  # what `compare` evaluates when no --tasks is given
 DEV_SUBSET_SEED = 2024  # fixed so every study that asks for "webarena:dev" gets the same tasks
 
 

@@ -156,6 +156,35 @@ def test_webarena_lite_and_named_evaluation_sets_are_kept_out_of_every_seed_pool
     assert real.train and len(real.excluded) >= 26  # Lite's 26 map tasks (and their twins) are out
 
 
+def synth_run_config(out, *options: str) -> SynthConfig:
+    from webarena_gym.experiments.cli import build_parser
+    from webarena_gym.experiments.synth.cli import config_from
+
+    argv = ["synth", "run", "--out", str(out), "--teacher-model", "gpt-4o", *options]
+    return config_from(build_parser().parse_args(argv))
+
+
+def test_synth_run_by_default_keeps_compares_default_evaluation_set_out_of_its_seeds(tmp_path):
+    cfg = synth_run_config(tmp_path / "run")
+    assert cfg.seeds == "local" and cfg.eval_tasks == ("local",)  # compare's default --tasks
+    with pytest.raises(SeedLeakError, match="the seed pool is empty: every task of local is evaluated"):
+        run(cfg, (1,), script=Script({}), echo=lambda line: None)
+    assert not (tmp_path / "run" / "stage1").exists()  # nothing generated, no teacher call made
+
+
+def test_synth_run_warns_when_the_seed_set_overlaps_the_evaluation_sets(tmp_path):
+    said: list[str] = []
+    cfg = synth_run_config(tmp_path / "a", "--seeds", "local:site=reddit", "--eval-tasks", "webarena/local.203")
+    run(cfg, (), script=Script({}), echo=said.append)
+    warning = [line for line in said if line.startswith("warning:")]
+    assert len(warning) == 1 and "tasks of the seed set local:site=reddit are evaluation tasks" in warning[0]
+    assert "webarena/local.203" in warning[0]
+    said.clear()
+    disjoint = synth_run_config(tmp_path / "b", "--seeds", "webarena/local.224", "--eval-tasks", "webarena/local.203")
+    run(disjoint, (), script=Script({}), echo=said.append)
+    assert not [line for line in said if line.startswith("warning:")]
+
+
 # -- the teacher -----------------------------------------------------------------------------------------
 
 
@@ -233,6 +262,7 @@ def synth_command(run_dir: Path, url: str, *extra: str) -> list[str]:
         str(Path(sys.executable).with_name("webarena-gym")),
         *("synth", "run", "--out", str(run_dir), "--stages", "2,3", "--teacher-model", "openai/teacher"),
         *("--teacher-api-base", url, *roles, "--seeds", "webarena/local.203", "--validation-fraction", "0"),
+        *("--eval-tasks", "local:site=shopping"),  # not the default (all local tasks): the seed is learned from
         *("--queries", "0", "--demonstrator", "none", "--n-seed", "2", "--n-new", "2", "--expand", "12"),
         *("--concurrency", "2", "--no-progress", *extra),
     ]
