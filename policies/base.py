@@ -277,7 +277,17 @@ def example_action(obs: Obs, commands: Sequence[str]) -> str:
 
 # -- LLM options shared by every method ----------------------------------------------------------------
 
-COMMON_LLM_OPTIONS = ("model", "api_base", "cache_dir", "retries", "timeout", "script", "backoff_s", "llm")
+COMMON_LLM_OPTIONS = (
+    "model",
+    "api_base",
+    "cache_dir",
+    "retries",
+    "timeout",
+    "script",
+    "backoff_s",
+    "llm",
+    "request_options",
+)
 ROLE_SETTINGS = ("model", "temperature", "top_p", "max_tokens", "api_base")
 
 
@@ -292,6 +302,7 @@ def build_llm(
     script: Script | dict[str, list[Any]] | None = None,
     backoff_s: float = 2.0,
     llm: LLM | None = None,
+    request_options: dict[str, Any] | None = None,
     **role_options: Any,
 ) -> LLM:
     """The LLM a policy uses: ``llm`` as given, else one built from the common options.
@@ -299,9 +310,10 @@ def build_llm(
     ``role_options`` set one role's setting: ``<role>_<setting>`` with a setting of
     :data:`ROLE_SETTINGS`, e.g. ``planner_model="openai/my-planner"`` or ``executor_max_tokens=512``
     (what ``--policy plan_and_act:planner_model=...`` passes). Any other keyword is an error that
-    names the accepted ones, so a typo in a study's options never passes silently.
+    names the accepted ones, so a typo in a study's options never passes silently. ``request_options``
+    go with every role's requests (``{"logprobs": True}`` for an RL trainer's rollouts).
     """
-    roles = dict(roles)
+    roles = {role: settings.merged(**(request_options or {})) for role, settings in roles.items()}
     for key, value in role_options.items():
         role, setting = _split_role_option(key, roles)
         roles[role] = roles[role].merged(**{setting: value})  # api_base goes to the role's provider options
