@@ -112,7 +112,7 @@ def open_tabs(obs: Mapping[str, Any]) -> str:
     """The open tabs as WebArena's observation heads its tree: ``Tab 0 (current): Title | Tab 1: Title``
     (both agents' prompts name the open tabs, and ``tab_focus`` needs their indices); "" without tabs."""
     titles = [str(t) for t in obs.get("open_pages_titles") or ()]
-    active = obs.get("active_page_index")
+    active: Any = obs.get("active_page_index")
     try:
         current = int(active[0] if hasattr(active, "__len__") else active)  # BrowserGym gives an array
     except (TypeError, ValueError, IndexError):
