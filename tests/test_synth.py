@@ -32,6 +32,7 @@ from webarena_gym.experiments.synth.pipeline import run
 from webarena_gym.experiments.synth.splits import Exclusion, SeedLeakError, seed_tasks, split, task_config
 from webarena_gym.experiments.synth.store import JsonlStore
 from webarena_gym.experiments.synth.teacher import ParseError, Teacher, TeacherGaveUp
+from webarena_gym.experiments.synth.training import export_training
 from webarena_gym.llm import Script
 
 REPO = Path(__file__).resolve().parent.parent
@@ -250,6 +251,31 @@ def test_expansion_takes_sites_in_turn_and_each_pair_reuses_its_seeds_page(tmp_p
     assert {p["seed_index"] for p in pairs if p["site"] == "reddit"} == {2}  # the second of the two seeds shown
     assert "reddit link 0" in shown[0] and "shopping" not in shown[0] and "shopping link 0" in shown[1]
     assert ' id="' not in shown[0]  # planners read pages without element ids
+
+
+def test_the_cot_planner_set_keeps_the_expansion_pairs_with_their_reasoning(tmp_path):
+    run_dir = tmp_path / "run"
+    trajectory_fixture(run_dir, 2)
+    trajectory_fixture(run_dir, 2, "webarena/local.224", intent='Search the site for posts about "telescope".')
+    seeds = "webarena/local.203,webarena/local.224"
+    cfg = SynthConfig(out=run_dir, teacher_model="gpt-4o", seeds=seeds, validation_fraction=0, queries=0,
+                      n_seed=5, n_new=3, n_expand=6, cot=True, concurrency=1, progress=False)  # fmt: skip
+    script = Script({r: Script.forever(a) for r, a in teacher_script().items()})
+    run(cfg, (2, 3), script=script, echo=lambda line: None)
+    pairs = schemas.validate_file("expansion", run_dir / "stage3/expansion.jsonl")
+    traces = {r["ref"]: r for r in schemas.validate_file("cot", run_dir / "stage2/cot.jsonl") if r["kind"] == "plan"}
+    assert len(pairs) == 6 and all(p["key"] in traces and traces[p["key"]]["reasoning"] for p in pairs)
+    export_training(run_dir, tmp_path / "train")
+    planner_cot = [
+        json.loads(line)
+        for split in ("train", "validation")
+        if (tmp_path / "train" / f"chat/planner_cot.{split}.jsonl").exists()
+        for line in (tmp_path / "train" / f"chat/planner_cot.{split}.jsonl").read_text().splitlines()
+    ]
+    assert len(planner_cot) == 2 + 6  # the grounded plans and every expansion pair
+    synthetic = [r for r in planner_cot if r["source"] == "expansion"]
+    assert len(synthetic) == 6 and all("</think>" in r["messages"][-1]["content"] for r in synthetic)
+    run(cfg, (3,), resume=True, script=Script({}), echo=lambda line: None)  # nothing asked twice on resume
 
 
 # -- a killed run resumes without duplicates ----------------------------------------------------------------
