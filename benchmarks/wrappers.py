@@ -8,7 +8,8 @@ reachable, aligned tokens at most 0.35x BrowserGym's ``flatten_axtree_to_str`` o
 page, at most 5 ms median per page. Then every page of the local suite (each site's main page plus
 the first pages it links to, captured from a real Chromium) and the hand-written captured pages:
 tokens at most 0.5x, time. Tokens are GPT-2's, the tokenizer AgentOccam counted with.
-Run: ``python -m webarena_gym.benchmarks.wrappers [--quick]``.
+Run: ``python -m webarena_gym.benchmarks.wrappers [--quick]``; ``--ladder`` measures instead the observation
+tokens of AgentOccam's ablation rows on local-suite start pages (:func:`measure_ladder`, its Table 4).
 """
 
 from __future__ import annotations
@@ -303,6 +304,71 @@ def measure_large_pages(seeds: int, repeats: int) -> list[dict[str, Any]]:
     return rows
 
 
+# AgentOccam's Table 4 (GPT-2 observation tokens per step, real WebArena, all sites) for the rows whose
+# observations differ; "+ History" and AgentOccam read the observation of "+ Obs Opt." (3051.3, 2930.9).
+TABLE4 = {"webarena": 2210.2, "reduced_actions": 1652.0, "no_scroll": 3376.2, "simplified_obs": 2891.1}
+LADDER_ROWS = {
+    "webarena": "Vanilla",
+    "reduced_actions": "↓ Actions",
+    "no_scroll": "Above + X Scrolling",
+    "simplified_obs": "Above + Obs Opt.",
+}
+
+
+def measure_ladder(tasks_per_site: int) -> list[dict[str, Any]]:
+    """GPT-2 tokens of the observation each ablation row shows on the start pages of local-suite tasks
+    (``tasks_per_site`` spread over each site's tasks), through ``make_env`` with each row's preset and
+    its default viewport, beside the paper's Table 4; and what BrowserGym's flattening of the Vanilla
+    row's viewport (the text these rows showed before) cost on the same pages."""
+    from browsergym.utils.obs import flatten_axtree_to_str
+
+    from webarena_gym.experiments import tasksets
+    from webarena_gym.llm.tokens import gpt2_encoding
+    from webarena_gym.wrappers.presets import make_env
+
+    enc = gpt2_encoding()
+    by_site: dict[str, list[str]] = {}
+    for task in tasksets.resolve("local"):
+        if len(task.sites) == 1:
+            by_site.setdefault(task.sites[0], []).append(task.env_id)
+    chosen = [ids[i * len(ids) // tasks_per_site] for ids in by_site.values() for i in range(tasks_per_site)]
+    tokens: dict[str, list[int]] = {name: [] for name in LADDER_ROWS}
+    flat: list[int] = []
+    for env_id in chosen:
+        for name in LADDER_ROWS:
+            env = make_env(env_id, name)
+            try:
+                obs, _ = env.reset(seed=0)
+            finally:
+                env.close()
+            tokens[name].append(len(enc.encode(obs["text"])))
+            if name == "webarena":
+                props = obs.get("extra_element_properties") or {}
+                text = flatten_axtree_to_str(obs["axtree_object"], extra_properties=props, filter_visible_only=True)
+                flat.append(len(enc.encode(text)))
+    pages = f"{len(chosen)} start pages ({tasks_per_site} per site of {', '.join(by_site)})"
+    rows = [
+        {
+            "name": f"ladder_obs_tokens.{name}",
+            "value": round(statistics.mean(counts), 1),
+            "unit": "GPT-2 tokens (mean)",
+            "target": "informative",
+            "note": f"{LADDER_ROWS[name]}; paper Table 4: {TABLE4[name]} (real WebArena, per step); {pages}",
+        }
+        for name, counts in tokens.items()
+    ]
+    rows.append(
+        {
+            "name": "ladder_obs_tokens.webarena_before",
+            "value": round(statistics.mean(flat), 1),
+            "unit": "GPT-2 tokens (mean)",
+            "target": "informative",
+            "note": "Vanilla's viewport as BrowserGym's flatten_axtree_to_str wrote it (inline text boxes, URLs)",
+        }
+    )
+    return rows
+
+
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """Benchmark rows over generated large pages, the local suite's pages and the captured pages."""
     rows = measure_large_pages(seeds=2 if quick else 5, repeats=3 if quick else 10)
@@ -315,5 +381,6 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    for row in run(quick="--quick" in sys.argv[1:]):
+    args = sys.argv[1:]
+    for row in measure_ladder(1 if "--quick" in args else 3) if "--ladder" in args else run(quick="--quick" in args):
         print(json.dumps(row))

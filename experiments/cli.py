@@ -394,6 +394,7 @@ def _add_study_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from webarena_gym.experiments.ablations import LADDERS as ABLATIONS
+    from webarena_gym.experiments.tasksets import DEFAULT_TASKS
 
     parser = argparse.ArgumentParser(prog="webarena-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -407,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--tasks",
-        default="local",
+        default=DEFAULT_TASKS,
         help="task set: local[:site=|template=|webarena_template=|sample], webarena[:site=|template=|dev|lite], "
         "webarena-lite[:site=|template=], webarena-verified[:hard|site=|template=], miniwob[:<task>,...], "
         "or env ids",

@@ -7,7 +7,8 @@ simplified HTML for Plan-and-Act, and every model call's messages) and writes::
     out/data/steps.<split>.jsonl   per step: the observation the policy saw, the action, the step's reward,
                                    done, the model's output (each call's role and answer), the episode's reward
     out/data/chat.<split>.jsonl    per model call that led to a step: its messages plus the answer as the
-                                   assistant's message (``messages``), with the call's role
+                                   assistant's message (``messages``), with the call's role; only answers
+                                   the policy used and the env carried out (see :func:`rejections`)
     out/README.md                  the ``datasets`` configurations ``steps`` and ``chat`` with their splits
     out/dataset_info.json          LLaMA-Factory's entry for the chat files (ShareGPT form, OpenAI tags)
 
@@ -35,7 +36,7 @@ from webarena_gym.experiments.dataset_files import (
     write_jsonl,
 )
 from webarena_gym.experiments.store import RESULTS_FILE, EpisodeResult, StudyStore
-from webarena_gym.experiments.trajectory import Trajectory
+from webarena_gym.experiments.trajectory import StepRecord, Trajectory
 from webarena_gym.llm.messages import text_of
 
 SPLIT_SEED = 42
@@ -66,7 +67,36 @@ def episodes(
     return sorted(out, key=lambda r: r.key)
 
 
-def _records(study: Path, result: EpisodeResult, roles: Sequence[str]) -> tuple[list[dict], list[dict]]:
+def rejections(rec: StepRecord, calls: Sequence[dict[str, Any]]) -> list[str | None]:
+    """Why each of a step's answered calls was not carried out (None: it was used).
+
+    A call was asked again (a later call of the step replays its answer and adds a request after it:
+    the policy refused the answer); the step's last call, whose answer the policy could not use
+    (``decision_error``) or whose action the env refused (``action_error``, e.g. an id not on the page).
+    Plans and judgements earlier in the step were used by the policy and count as accepted."""
+    reasons: list[str | None] = [None] * len(calls)
+    for i, call in enumerate(calls):
+        shown = [{"role": m["role"], "content": text_of(m)} for m in call["messages"]]
+        answered = [*shown, {"role": "assistant", "content": str(call["responses"][0])}]
+        if any(_extends(later["messages"], answered) for later in calls[i + 1 :]):
+            reasons[i] = "asked again: the policy could not use the answer"
+    if calls and reasons[-1] is None:
+        if rec.decision_error:
+            reasons[-1] = f"not used by the policy: {rec.decision_error}"
+        elif rec.action_error:
+            reasons[-1] = f"refused by the env: {rec.action_error}"
+    return reasons
+
+
+def _extends(messages: Sequence[Any], prefix: Sequence[dict[str, str]]) -> bool:
+    if len(messages) <= len(prefix):
+        return False
+    return all(m["role"] == p["role"] and text_of(m) == p["content"] for m, p in zip(messages, prefix, strict=False))
+
+
+def _records(
+    study: Path, result: EpisodeResult, roles: Sequence[str], keep_rejected: bool = False
+) -> tuple[list[dict], list[dict]]:
     traj = Trajectory.load(study / result.trajectory)  # type: ignore[operator]
     meta = {
         "study": study.name,
@@ -81,6 +111,7 @@ def _records(study: Path, result: EpisodeResult, roles: Sequence[str]) -> tuple[
     last = len(traj.steps) - 1
     for rec in traj.steps:
         calls = [c for c in rec.llm_calls if not c.get("error") and c.get("responses")]
+        rejected = rejections(rec, calls)
         steps.append(
             {
                 **meta,
@@ -91,14 +122,19 @@ def _records(study: Path, result: EpisodeResult, roles: Sequence[str]) -> tuple[
                 "reward": float(rec.reward),
                 "done": bool(rec.terminated or rec.truncated or rec.index == last),  # the last step ends it
                 "action_error": rec.action_error,
-                "model_output": [{"role": str(c["role"]), "output": str(c["responses"][0])} for c in calls],
+                "model_output": [
+                    {"role": str(c["role"]), "output": str(c["responses"][0]), "accepted": why is None}
+                    for c, why in zip(calls, rejected, strict=True)
+                ],
             }
         )
-        for c in calls:
-            if roles and c["role"] not in roles:
+        for c, why in zip(calls, rejected, strict=True):
+            if roles and c["role"] not in roles or why is not None and not keep_rejected:
                 continue
+            flag = {"rejected": why} if keep_rejected else {}
             messages = [{"role": m["role"], "content": text_of(m)} for m in c["messages"]]
-            chats.append(chat_record(messages, str(c["responses"][0]), **meta, step=rec.index, role=str(c["role"])))
+            answer = str(c["responses"][0])
+            chats.append(chat_record(messages, answer, **meta, step=rec.index, role=str(c["role"]), **flag))
     return steps, chats
 
 
@@ -113,20 +149,25 @@ def export_study(
     roles: Sequence[str] = (),
     validation_fraction: float = 0.0,
     seed: int = SPLIT_SEED,
+    keep_rejected: bool = False,
 ) -> dict[str, Any]:
-    """Write the study's training files into ``out`` (see the module docstring); returns the counts."""
+    """Write the study's training files into ``out`` (see the module docstring); returns the counts.
+    ``keep_rejected`` keeps the answers the policy or the env refused in the chat file, each with its
+    reason in ``rejected`` (None on the others); by default they are left out, as no model should learn them."""
     study, out = Path(study), Path(out)
     chosen = episodes(study, min_reward=min_reward, max_reward=max_reward, policies=policies, sites=sites)
     steps: list[dict[str, Any]] = []
     chats: list[dict[str, Any]] = []
     for result in chosen:
-        s, c = _records(study, result, roles)
+        s, c = _records(study, result, roles, keep_rejected)
         steps += s
         chats += c
     roots = [study.resolve(), out.resolve(), Path.cwd()]
     steps, chats = sanitize(steps, roots), sanitize(chats, roots)
     configs: dict[str, dict[str, str]] = {}
     counts: dict[str, Any] = {"episodes": len(chosen)}
+    refused = sum(1 for step in steps for o in step["model_output"] if not o["accepted"])
+    counts["rejected_answers"] = refused  # left out of the chat file unless keep_rejected
     for name, records in (("steps", steps), ("chat", chats)):
         train, validation = split_groups(records, lambda r: r["task_id"], validation_fraction, seed)
         for split, part in (("train", train), ("validation", validation)):
@@ -158,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--site", action="append", default=[], help="keep this site (or multisite); repeatable")
     p.add_argument("--role", action="append", default=[], help="chat file: only calls of this role; repeatable")
     p.add_argument("--validation-fraction", type=float, default=0.0, help="tasks held out as the validation split")
+    p.add_argument(
+        "--keep-rejected",
+        action="store_true",
+        help="chat file: keep answers the policy or the env refused, flagged with their reason in 'rejected'",
+    )
     args = p.parse_args(argv)
     try:
         counts = export_study(
@@ -169,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             sites=args.site,
             roles=args.role,
             validation_fraction=args.validation_fraction,
+            keep_rejected=args.keep_rejected,
         )
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)

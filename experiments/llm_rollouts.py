@@ -2,12 +2,13 @@
 
     from webarena_gym.experiments.llm_rollouts import collect
 
-    groups = collect(my_generate, ["miniwob/click-button", "webarena/local.3"], n=8, workers=2)
-    for env_id, rollouts in groups.items():          # one group per task, n rollouts each
+    groups = collect(my_generate, ["miniwob/click-button", "webarena/local.3"], n=8, instances=2, workers=2)
+    for (env_id, seed), rollouts in groups.items():  # one group per task instance, n rollouts each
         for rollout in rollouts:
             rollout.reward                             # the episode's final reward (the task's evaluator)
             for turn in rollout.turns:
                 turn.messages, turn.completion         # the prompt the policy sent and the model's answer
+                turn.logprobs                          # its tokens, log-probabilities and ids, if the server sent them
 
 ``model`` is a litellm model string (any provider, or a local OpenAI-compatible server through
 ``api_base=...``), or a callable ``messages -> completion`` that runs in the caller's process (a trainer's
@@ -16,10 +17,14 @@ into them. ``batched=True`` passes the callable every prompt waiting at that mom
 one completion per prompt), for trainers that generate in batches.
 
 Each rollout is one episode of an existing policy (``react`` by default: WebArena's chain-of-thought
-prompt; any registered policy works) through the same env, wrappers and rollout loop as a study; task
-seeds are ``seed, seed + 1, ...`` per task, so a group's episodes differ where the task draws its problem
-from the seed (MiniWoB++) and repeat the same problem where it does not (WebArena), which is what a group
-of samples for one prompt is. Rollouts run in ``workers`` processes, each with its own browser.
+prompt; any registered policy works) through the same env, wrappers and rollout loop as a study. A group
+is ``n`` rollouts of one task *instance*: the same env id and the same seed, so on MiniWoB++ (which draws
+its problem from the seed) every rollout of a group solves the same problem and the group's mean reward is
+a baseline for each of them. ``instances`` seeds per task (``seed, seed + 1, ...``) make that many groups.
+Rollouts run in ``workers`` processes, each with its own browser.
+
+With ``logprobs=True`` every request asks for the sampled tokens' log-probabilities; whatever the server
+returns (tokens, log-probabilities, token ids: see :mod:`llm.logprobs`) is kept on each turn.
 
 The command line writes JSON lines, one rollout per line::
 
@@ -55,6 +60,7 @@ class Turn:
     role: str = "actor"  # the policy's call role (a policy may call its model for several purposes)
     action: str | None = None  # the command the turn's decision sent to the env (None: no action)
     action_error: str | None = None  # the env's or the policy's verdict on it
+    logprobs: dict[str, Any] | None = None  # tokens, logprobs, token_ids, prompt_token_ids (when returned)
 
 
 @dataclass
@@ -63,7 +69,7 @@ class Rollout:
 
     env_id: str
     seed: int
-    index: int  # its place in the task's group
+    index: int  # its place in its group (the rollouts of one env id and seed)
     turns: list[Turn] = field(default_factory=list)
     reward: float = 0.0
     terminated: bool = False
@@ -90,35 +96,44 @@ def collect(
     tasks: str | Sequence[str],
     n: int,
     *,
+    instances: int = 1,
     policy: str = "react",
     workers: int = 2,
     seed: int = 0,
     max_steps: int | None = None,
     batched: bool = False,
+    logprobs: bool = False,
     policy_config: dict[str, Any] | None = None,
     env_kwargs: dict[str, Any] | None = None,
-) -> dict[str, list[Rollout]]:
-    """Run ``n`` rollouts of ``policy`` per task in ``workers`` processes; return them grouped by env id.
+) -> dict[tuple[str, int], list[Rollout]]:
+    """Run ``n`` rollouts of ``policy`` per task instance in ``workers`` processes; return them grouped by
+    (env id, seed), ``instances`` seeds per task from ``seed`` on.
 
     ``tasks``: env ids or a task-set spec (``"miniwob:click-test,click-button"``, ``"local:site=map"``);
     ``max_steps`` defaults to each task's suite budget (MiniWoB++: 10) or else the policy's. Failures
     (unparseable answers, provider errors, a dead browser) end a rollout with ``error`` set; none raises.
+    ``logprobs`` asks a model string's server for the sampled tokens' log-probabilities.
     """
     from webarena_gym.experiments import tasksets
 
+    if n < 1 or instances < 1:
+        raise ValueError(f"n and instances must be at least 1 (got n={n}, instances={instances})")
     infos = tasksets.resolve(tasks) if isinstance(tasks, str) else tasksets.resolve(",".join(tasks))
     config = dict(policy_config or {})
     remote = callable(model)
     if not remote:
         config["model"] = model
+    if logprobs:
+        config["request_options"] = {**config.get("request_options", {}), "logprobs": True}
+    keys = [(t.env_id, seed + k, t.max_steps) for t in infos for k in range(instances)]
     jobs = [
-        _Job(t.env_id, seed + i, i, policy, config, max_steps or t.max_steps, dict(env_kwargs or {}))
-        for t in infos
+        _Job(env_id, instance, i, policy, config, max_steps or budget, dict(env_kwargs or {}))
+        for env_id, instance, budget in keys
         for i in range(n)
     ]
-    groups: dict[str, list[Rollout]] = {t.env_id: [] for t in infos}
+    groups: dict[tuple[str, int], list[Rollout]] = {(env_id, instance): [] for env_id, instance, _ in keys}
     for rollout in _run(jobs, model if remote else None, batched, workers):
-        groups[rollout.env_id].append(rollout)
+        groups[(rollout.env_id, rollout.seed)].append(rollout)
     for rollouts in groups.values():
         rollouts.sort(key=lambda r: r.index)
     return groups
@@ -168,6 +183,7 @@ def _rollout(job: _Job, conn: Connection, remote: bool) -> Rollout:
                     role=str(call.get("role") or "actor"),
                     action=step.action,
                     action_error=step.decision_error or step.action_error,
+                    logprobs=(call.get("logprobs") or [None])[0],
                 )
             )
     return Rollout(
@@ -274,7 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", required=True, help="litellm model string (e.g. gpt-4o-mini, ollama/llama3.1)")
     parser.add_argument("--api-base", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--tasks", required=True, help="task set or env ids, e.g. miniwob:click-test,click-button")
-    parser.add_argument("--n", type=int, default=4, help="rollouts per task")
+    parser.add_argument("--n", type=int, default=4, help="rollouts per task instance (one group)")
+    parser.add_argument("--instances", type=int, default=1, help="task instances (seeds) per task, one group each")
+    parser.add_argument("--logprobs", action="store_true", help="ask the server for the tokens' log-probabilities")
     parser.add_argument("--policy", default="react")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
@@ -286,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.model,
         args.tasks,
         args.n,
+        instances=args.instances,
+        logprobs=args.logprobs,
         policy=args.policy,
         workers=args.workers,
         seed=args.seed,

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+DEFAULT_TASKS = "local"  # what `compare` evaluates when no --tasks is given
 DEV_SUBSET_SEED = 2024  # fixed so every study that asks for "webarena:dev" gets the same tasks
 SAMPLE_SEED = 28  # fixed so every "local:sample" study (the demo's) runs the same tasks
 SAMPLE_SIZE = 30  # a first run shows every site and eval type in a few minutes (about 60 baseline episodes)

@@ -30,7 +30,16 @@ KNOWN_VERSIONS = ("1.0", "2.0")
 # -- scrubbing: trajectories never carry credentials ------------------------------------------------
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth|credential)", re.I)
-_TOKEN_COUNT_KEYS = {"prompt_tokens", "completion_tokens", "max_tokens", "total_tokens"}
+# keys about model tokens, not credentials: counts, and the sampled tokens of llm.logprobs
+_TOKEN_COUNT_KEYS = {
+    "prompt_tokens",
+    "completion_tokens",
+    "max_tokens",
+    "total_tokens",
+    "tokens",
+    "token_ids",
+    "prompt_token_ids",
+}
 
 
 def scrub(value: Any) -> Any:

@@ -33,6 +33,7 @@ from webarena_gym.llm import budget
 from webarena_gym.llm.budget import LLMLimits, LLMSpent
 from webarena_gym.llm.cache import ResponseCache, cache_key
 from webarena_gym.llm.errors import ErrorKind, ImagesRejectedError, LLMBudgetExhausted, LLMError
+from webarena_gym.llm.logprobs import sample_tokens
 from webarena_gym.llm.messages import Message, as_text_only, has_parts, with_image_refs
 from webarena_gym.llm.redaction import escape_surrogates, redact
 from webarena_gym.llm.script import Script
@@ -118,6 +119,9 @@ class LLMCall:
     note: str | None = None  # how the request differs from what the method built (text only)
     settings: dict[str, Any] = field(default_factory=dict)
     images: dict[str, bytes] = field(default_factory=dict, repr=False)
+    # per sample, the tokens with their log-probabilities and ids (llm.logprobs.sample_tokens) when the
+    # server returned them (a request with logprobs=True); None otherwise
+    logprobs: list[dict[str, Any] | None] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -332,9 +336,13 @@ class LLM:
         paid_cost: float | None = 0.0
         try:
             if missing:
-                texts, prompt_tokens, completion_tokens, paid_cost, attempts = self._fetch(
+                texts, prompt_tokens, completion_tokens, paid_cost, attempts, tokens = self._fetch(
                     role, model, messages, params, len(missing)
                 )
+                if any(tokens):
+                    call.logprobs = [None] * settings.n
+                    for i, sample in zip(missing, tokens, strict=True):
+                        call.logprobs[i] = sample
                 call.attempts = attempts
                 call.prompt_tokens, call.completion_tokens = prompt_tokens, completion_tokens
                 for i, text in zip(missing, texts, strict=True):
@@ -362,31 +370,34 @@ class LLM:
 
     def _fetch(
         self, role: str, model: str, messages: list[Message], params: dict[str, Any], n: int
-    ) -> tuple[list[str], int, int, float | None, int]:
-        """Returns (texts, prompt_tokens, completion_tokens, cost, attempts) for ``n`` fresh samples."""
+    ) -> tuple[list[str], int, int, float | None, int, list[dict[str, Any] | None]]:
+        """Returns (texts, prompt_tokens, completion_tokens, cost, attempts, per-sample tokens) for ``n``
+        fresh samples."""
         if self.script is not None:  # one mock call per sample: each sample has its own scripted answer
             texts: list[str] = []
+            tokens: list[dict[str, Any] | None] = []
             prompt = completion = attempts = 0
             cost: float | None = 0.0
             for _ in range(n):
-                t, p, c, k, a = self._with_retries(role, model, messages, params, 1)
+                t, p, c, k, a, s = self._with_retries(role, model, messages, params, 1)
                 texts += t
+                tokens += s
                 prompt, completion, attempts = p, completion + c, attempts + a
                 cost = None if cost is None or k is None else cost + k
-            return texts, prompt, completion, cost, attempts
+            return texts, prompt, completion, cost, attempts, tokens
         return self._with_retries(role, model, messages, params, n)
 
     def _with_retries(
         self, role: str, model: str, messages: list[Message], params: dict[str, Any], n: int
-    ) -> tuple[list[str], int, int, float | None, int]:
+    ) -> tuple[list[str], int, int, float | None, int, list[dict[str, Any] | None]]:
         last: BaseException | None = None
         for attempt in range(self.retries + 1):
             if attempt:
                 wait = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
                 time.sleep(wait * (0.5 + random.random() / 2))
             try:
-                texts, prompt, completion, cost = self._once(role, model, messages, params, n)
-                return texts, prompt, completion, cost, attempt + 1
+                texts, prompt, completion, cost, tokens = self._once(role, model, messages, params, n)
+                return texts, prompt, completion, cost, attempt + 1, tokens
             except LLMError:
                 raise
             except Exception as exc:  # litellm maps provider errors onto its exception types
@@ -409,7 +420,7 @@ class LLM:
 
     def _once(
         self, role: str, model: str, messages: list[Message], params: dict[str, Any], n: int
-    ) -> tuple[list[str], int, int, float | None]:
+    ) -> tuple[list[str], int, int, float | None, list[dict[str, Any] | None]]:
         litellm = litellm_module()
         # One attempt per call here: this layer owns the retries (the OpenAI client would add its own).
         kwargs: dict[str, Any] = {**params, "timeout": self.timeout, "max_retries": 0}
@@ -423,11 +434,12 @@ class LLM:
                 kwargs["mock_response"] = answer
         response = litellm.completion(model=model, messages=messages, **kwargs)
         texts = [escape_surrogates(choice.message.content or "") for choice in response.choices]
+        tokens = [sample_tokens(response, choice) for choice in response.choices]
         if self.script is not None:  # the mock's usage is a constant; count what a real call would
             prompt = count_message_tokens(model, messages)
             completion = sum(count_text_tokens(model, t) for t in texts)
-            return texts, prompt, completion, price(model, prompt, completion)
+            return texts, prompt, completion, price(model, prompt, completion), tokens
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        return texts, prompt, completion, response_cost(response)
+        return texts, prompt, completion, response_cost(response), tokens

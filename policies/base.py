@@ -314,6 +314,7 @@ COMMON_LLM_OPTIONS = (
     "max_llm_tokens",
     "max_llm_cost",
     "text_fallback",
+    "request_options",
 )
 ROLE_SETTINGS = ("model", "temperature", "top_p", "max_tokens", "api_base")
 
@@ -333,6 +334,7 @@ def build_llm(
     max_llm_tokens: int | None = None,
     max_llm_cost: float | None = None,
     text_fallback: bool = True,
+    request_options: dict[str, Any] | None = None,
     **role_options: Any,
 ) -> LLM:
     """The LLM a policy uses: ``llm`` as given, else one built from the common options.
@@ -345,13 +347,15 @@ def build_llm(
     ``max_llm_calls`` / ``max_llm_tokens`` (prompt + completion) / ``max_llm_cost`` (USD) are the
     episode's LLM budget over every role (``max_llm_tokens``, not ``max_tokens``: that name is the
     bound of one reply, ``<role>_max_tokens``). ``text_fallback``: see :class:`llm.LLM`.
+    ``request_options`` go with every role's requests (``{"logprobs": True}`` for an RL trainer's
+    rollouts).
     """
     limits = LLMLimits(
         llm_calls=None if max_llm_calls is None else int(max_llm_calls),
         llm_tokens=None if max_llm_tokens is None else int(max_llm_tokens),
         llm_cost=None if max_llm_cost is None else float(max_llm_cost),
     )
-    roles = dict(roles)
+    roles = {role: settings.merged(**(request_options or {})) for role, settings in roles.items()}
     for key, value in role_options.items():
         role, setting = _split_role_option(key, roles)
         roles[role] = roles[role].merged(**{setting: value})  # api_base goes to the role's provider options

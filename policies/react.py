@@ -153,6 +153,13 @@ def element_line(observation: str, bid: str) -> str | None:
     return None
 
 
+def budget_spent_answer(task: TaskSpec, budget: str) -> str:
+    """WebArena's runner answers the end of the step budget (``"decisions"``, ``"interactions"`` or an LLM budget) as it
+    answers its other early stops: ``Early stop: reached the maximum of 30 steps``."""
+    limit, unit = task.budget.limit(budget)
+    return f"Early stop: {texts()['budget_spent'].format(limit=limit, unit=unit)}"
+
+
 def parse_answer(text: str, actions: list[str] | tuple[str, ...], example: str = "stop [N/A]") -> tuple[str, str]:
     """Return (reasoning, action) from a model answer, or raise :class:`ActionParseError`.
 
@@ -307,10 +314,8 @@ class ReActPolicy(Policy):
         )
 
     def forced_stop_answer(self, budget: str) -> str:
-        """WebArena's runner answers the end of the step budget as it answers its other early stops."""
         assert self.task is not None, "reset() first"
-        limit, unit = self.task.budget.limit(budget)
-        return f"Early stop: {texts()['budget_spent'].format(limit=limit, unit=unit)}"
+        return budget_spent_answer(self.task, budget)
 
     def _early_stop_reason(self) -> str | None:
         """WebArena's early-stop rules: ``parse_failure_th`` unparseable answers in a row; the last

@@ -117,12 +117,22 @@ class ModelServer:
 def _completion(body: dict, text: str) -> dict:
     prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4
     completion = max(1, len(text) // 4)
+    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    if body.get("logprobs"):  # as vLLM with return_token_ids: each piece with its logprob, and the ids
+        pieces = text.split(" ")
+        choice["logprobs"] = {
+            "content": [
+                {"token": p, "logprob": -0.25 * (i + 1), "bytes": None, "top_logprobs": []}
+                for i, p in enumerate(pieces)
+            ]
+        }
+        choice["token_ids"] = [1000 + i for i in range(len(pieces))]
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "fake"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [choice],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
     }
 

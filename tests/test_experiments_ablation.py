@@ -91,7 +91,8 @@ def test_a_study_of_the_ladder_reaches_the_papers_tables(tmp_path):
         "webarena/local.500",
         tmp_path / "ladder",
         max_steps=2,  # what `compare --max-steps 2` passes
-        env_kwargs={"evaluator": "agentoccam"},
+        # a smaller window than the AgentOccam rows' 1920x1080, so that this article runs past the viewport
+        env_kwargs={"evaluator": "agentoccam", "viewport": {"width": 1280, "height": 720}},
         progress=False,
     )
     results = {r.policy: r for r in StudyStore(study).latest().values()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from coact_support import Brain, actions, collation, decision, plan, request_of
 from hypothesis import given, settings
@@ -266,7 +267,8 @@ def test_wrong_id_false_check_request_revise_then_success_and_collation():
     assert (counters["exchanges"], counters["local_revisions"], counters["global_replans"]) == (5, 0, 1)
     # what each call was shown
     false_check = got[1].llm_calls[0].messages[-1]["content"]
-    assert "PREVIOUS ACTION: click [99] (it failed: element [99] is not on the current page)" in false_check
+    missing = 'Tried to "click" the element [99], but the observation has no element with this id.'
+    assert f"{missing} Read the observation more carefully. (it failed: element [99] is not on the" in false_check
     assert (
         "EXECUTION EXCEPTIONS:\nFailed action: click [99]\nError: element [99] is not on the current page"
         in false_check
@@ -415,6 +417,44 @@ def test_force_stop_answers_on_the_last_step_of_the_budget():
     policy = coact(gp, la, "coact_fs", task=task)
     assert [policy.act(PAGE, None).action for _ in range(3)] == ["scroll [down]", "scroll [up]", "stop [books]"]
     assert policy.state()["finished"]["reason"] == "force stop: the last of the 3 steps of the budget"
+
+
+def test_without_force_stop_a_spent_budget_answers_webarenas_early_stop_message():
+    policy = coact(Brain(global_plan=ONE_PHASE), Brain(local_plan=actions("scroll [down]")))
+    assert policy.forced_stop_answer("decisions") == "Early stop: reached the maximum of 30 steps"
+    assert policy.forced_stop_answer("interactions").startswith("Early stop: reached the maximum of ")
+
+
+def test_previous_action_is_webarenas_description_of_the_element_acted_on():
+    gp = Brain(global_plan=ONE_PHASE, collation=collation("books"))
+    la = Brain(local_plan=actions("click [13]"), pass_check=decision("move"))
+    policy = coact(gp, la)
+    assert policy.act(PAGE, None).action == "click [13]"
+    last = policy.act({"text": "[40] link 'Alphabetical'", "url": "http://forum/forums"}, None)
+    check = last.llm_calls[0].messages[-1]["content"]
+    assert request_of(last.llm_calls[0].messages) == "pass_check"
+    assert "\nPREVIOUS ACTION: click [13] where [13] is link 'Forums'\n" in check
+
+
+def test_open_tabs_head_the_observation_of_both_agents_as_in_webarena():
+    gp = Brain(global_plan=ONE_PHASE, collation=collation("books"))
+    la = Brain(local_plan=actions("tab_focus [1]"), pass_check=decision("move"))
+    policy = coact(gp, la)
+    tabs = {"open_pages_titles": ("Postmill", "Wiki"), "open_pages_urls": ("http://forum/", "http://wiki/")}
+    first = policy.act({**PAGE, **tabs, "active_page_index": np.asarray([0])}, None)
+    last = policy.act({**PAGE, **tabs, "active_page_index": np.asarray([1])}, None)
+    assert first.action == "tab_focus [1]"
+    shown = [c.messages[-1]["content"] for c in (*first.llm_calls, *last.llm_calls)]
+    assert [request_of(c.messages) for c in (*first.llm_calls, *last.llm_calls)] == [
+        "global_plan",
+        "local_plan",
+        "pass_check",
+        "collation",
+    ]
+    for content in shown[:2]:
+        assert content.startswith("OBSERVATION:\nTab 0 (current): Postmill | Tab 1: Wiki\n\n[13] link 'Forums'")
+    for content in shown[2:]:
+        assert content.startswith("OBSERVATION:\nTab 0: Postmill | Tab 1 (current): Wiki\n\n[13] link 'Forums'")
 
 
 def test_malformed_answers_are_reasked_with_an_example_then_take_the_failure_path():

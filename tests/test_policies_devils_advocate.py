@@ -6,6 +6,7 @@ through litellm's real call path."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -380,6 +381,62 @@ def test_remedies_pop_in_lifo_order_after_going_back_and_mapping_the_element():
     assert len(ended) == 1 and ended[0][1]["answer"] == "The orders page is open." and ended[0][1]["actions"] == 4
     counters = agent.state()["counters"]
     assert (counters["backtracks"], counters["element_maps"], counters["summaries"]) == (2, 2, 0)
+
+
+@dataclass
+class RenumberingWeb(TextWeb):
+    """A text web whose home page numbers its links anew on every load (+10 per visit), as a page that
+    builds its elements in another order or count each time: an id recorded before a backtrack is stale."""
+
+    visits: int = 0
+
+    def open(self, url: str) -> None:
+        super().open(url)
+        self.visits += url == HOME
+
+    def shift(self) -> int:
+        return 10 * self.visits if self.url == HOME else 0
+
+    def obs(self, error: str = "") -> dict[str, Any]:
+        page = super().obs(error)
+        shift = self.shift()
+        page["text"] = re.sub(r"\[(\d+)\]", lambda m: f"[{int(m.group(1)) + shift}]", page["text"])
+        return page
+
+    def run(self, action: str) -> dict[str, Any]:
+        shift = self.shift()
+        return super().run(re.sub(r"\[(\d+)\]", lambda m: f"[{int(m.group(1)) - shift}]", action, count=1))
+
+
+def map_by_line(messages: list[dict[str, Any]]) -> str:
+    """Element mapping as a model does it: the old element's line, found again on the new screen."""
+    prompt = messages[-1]["content"]
+    old_id = re.search(r"element whose id is (\w+):", prompt).group(1)
+    old, new = prompt.split("On the next screen", 1)
+    line = re.search(rf"\[{old_id}\] ([^\n]+)", old).group(1)
+    found = re.search(rf"\[(\w+)\] {re.escape(line)}", new)
+    return f"New element id is: {found.group(1)}"
+
+
+def test_after_a_backtrack_the_mapped_new_id_is_the_one_clicked():
+    script = {
+        "plan": ["List\n1. Open the orders page."],
+        "action": ["The next action is: click [2]"],  # Wish list: wrong
+        "remedy": ["click [1]", "click [3]"],  # Orders (right), Cart (wrong); popped last first
+        "align": [NO, NO, YES],
+        "task_check": ["YES"],
+        "element_map": Script.forever(map_by_line),
+        "answer": ["###Answer The orders page is open."],
+    }
+    web = RenumberingWeb()
+    run = drive(policy(script), web)
+    # the ids of the home page were 1-3, then 11-13 after the first backtrack, 21-23 after the second
+    assert run.actions == ["click [2]", "click [13]", "click [21]", "stop [The orders page is open.]"]
+    assert run.ops("goto") == [("goto", HOME), ("goto", HOME)] and web.url == "http://shop.test/orders"
+    first, second = run.prompts["element_map"]
+    assert "[3] link 'Cart'" in first.split("On the next screen")[0]
+    assert "[13] link 'Cart'" in first.split("On the next screen")[1]
+    assert "[21] link 'Orders'" in second.split("On the next screen")[1]
 
 
 def test_no_mapping_when_the_page_comes_back_the_same():

@@ -32,6 +32,7 @@ from webarena_gym.experiments.synth.pipeline import run
 from webarena_gym.experiments.synth.splits import Exclusion, SeedLeakError, seed_tasks, split, task_config
 from webarena_gym.experiments.synth.store import JsonlStore
 from webarena_gym.experiments.synth.teacher import ParseError, Teacher, TeacherGaveUp
+from webarena_gym.experiments.synth.training import export_training
 from webarena_gym.llm import Script
 
 REPO = Path(__file__).resolve().parent.parent
@@ -156,6 +157,35 @@ def test_webarena_lite_and_named_evaluation_sets_are_kept_out_of_every_seed_pool
     assert real.train and len(real.excluded) >= 26  # Lite's 26 map tasks (and their twins) are out
 
 
+def synth_run_config(out, *options: str) -> SynthConfig:
+    from webarena_gym.experiments.cli import build_parser
+    from webarena_gym.experiments.synth.cli import config_from
+
+    argv = ["synth", "run", "--out", str(out), "--teacher-model", "gpt-4o", *options]
+    return config_from(build_parser().parse_args(argv))
+
+
+def test_synth_run_by_default_keeps_compares_default_evaluation_set_out_of_its_seeds(tmp_path):
+    cfg = synth_run_config(tmp_path / "run")
+    assert cfg.seeds == "local" and cfg.eval_tasks == ("local",)  # compare's default --tasks
+    with pytest.raises(SeedLeakError, match="the seed pool is empty: every task of local is evaluated"):
+        run(cfg, (1,), script=Script({}), echo=lambda line: None)
+    assert not (tmp_path / "run" / "stage1").exists()  # nothing generated, no teacher call made
+
+
+def test_synth_run_warns_when_the_seed_set_overlaps_the_evaluation_sets(tmp_path):
+    said: list[str] = []
+    cfg = synth_run_config(tmp_path / "a", "--seeds", "local:site=reddit", "--eval-tasks", "webarena/local.203")
+    run(cfg, (), script=Script({}), echo=said.append)
+    warning = [line for line in said if line.startswith("warning:")]
+    assert len(warning) == 1 and "tasks of the seed set local:site=reddit are evaluation tasks" in warning[0]
+    assert "webarena/local.203" in warning[0]
+    said.clear()
+    disjoint = synth_run_config(tmp_path / "b", "--seeds", "webarena/local.224", "--eval-tasks", "webarena/local.203")
+    run(disjoint, (), script=Script({}), echo=said.append)
+    assert not [line for line in said if line.startswith("warning:")]
+
+
 # -- the teacher -----------------------------------------------------------------------------------------
 
 
@@ -223,6 +253,31 @@ def test_expansion_takes_sites_in_turn_and_each_pair_reuses_its_seeds_page(tmp_p
     assert ' id="' not in shown[0]  # planners read pages without element ids
 
 
+def test_the_cot_planner_set_keeps_the_expansion_pairs_with_their_reasoning(tmp_path):
+    run_dir = tmp_path / "run"
+    trajectory_fixture(run_dir, 2)
+    trajectory_fixture(run_dir, 2, "webarena/local.224", intent='Search the site for posts about "telescope".')
+    seeds = "webarena/local.203,webarena/local.224"
+    cfg = SynthConfig(out=run_dir, teacher_model="gpt-4o", seeds=seeds, validation_fraction=0, queries=0,
+                      n_seed=5, n_new=3, n_expand=6, cot=True, concurrency=1, progress=False)  # fmt: skip
+    script = Script({r: Script.forever(a) for r, a in teacher_script().items()})
+    run(cfg, (2, 3), script=script, echo=lambda line: None)
+    pairs = schemas.validate_file("expansion", run_dir / "stage3/expansion.jsonl")
+    traces = {r["ref"]: r for r in schemas.validate_file("cot", run_dir / "stage2/cot.jsonl") if r["kind"] == "plan"}
+    assert len(pairs) == 6 and all(p["key"] in traces and traces[p["key"]]["reasoning"] for p in pairs)
+    export_training(run_dir, tmp_path / "train")
+    planner_cot = [
+        json.loads(line)
+        for split in ("train", "validation")
+        if (tmp_path / "train" / f"chat/planner_cot.{split}.jsonl").exists()
+        for line in (tmp_path / "train" / f"chat/planner_cot.{split}.jsonl").read_text().splitlines()
+    ]
+    assert len(planner_cot) == 2 + 6  # the grounded plans and every expansion pair
+    synthetic = [r for r in planner_cot if r["source"] == "expansion"]
+    assert len(synthetic) == 6 and all("</think>" in r["messages"][-1]["content"] for r in synthetic)
+    run(cfg, (3,), resume=True, script=Script({}), echo=lambda line: None)  # nothing asked twice on resume
+
+
 # -- a killed run resumes without duplicates ----------------------------------------------------------------
 
 
@@ -233,6 +288,7 @@ def synth_command(run_dir: Path, url: str, *extra: str) -> list[str]:
         str(Path(sys.executable).with_name("webarena-gym")),
         *("synth", "run", "--out", str(run_dir), "--stages", "2,3", "--teacher-model", "openai/teacher"),
         *("--teacher-api-base", url, *roles, "--seeds", "webarena/local.203", "--validation-fraction", "0"),
+        *("--eval-tasks", "local:site=shopping"),  # not the default (all local tasks): the seed is learned from
         *("--queries", "0", "--demonstrator", "none", "--n-seed", "2", "--n-new", "2", "--expand", "12"),
         *("--concurrency", "2", "--no-progress", *extra),
     ]

@@ -193,7 +193,8 @@ def test_every_stage_on_local_tasks_then_resume_and_export(tmp_path):
     later_steps = sum(len(t["steps"]) - 1 for t in kept)
     assert len(records["replans"]) == later_steps
     kinds = [c["kind"] for c in records["cot"]]
-    assert kinds.count("plan") == 3 and kinds.count("replan") == later_steps
+    synthetic = len(records["expansion"]) + len(records["targeted"])  # Stages 3 and 4 reason about their pairs
+    assert kinds.count("plan") == 3 + synthetic and kinds.count("replan") == later_steps
     assert kinds.count("action") == sum(len(t["steps"]) for t in kept)
 
     # Stage 3 reuses seed pages by index; Stage 4 aims at the validation study's failure class
@@ -225,13 +226,14 @@ def test_every_stage_on_local_tasks_then_resume_and_export(tmp_path):
         run(SynthConfig(**{**vars(cfg), "n_expand": 6}), (3,), resume=True, script=Script({}), echo=printed.append)
     more: list[str] = []  # ... and once it answers, only the missing batch is asked for (whole calls: 4 + 4)
     run(SynthConfig(**{**vars(cfg), "n_expand": 6}), (3,), resume=True, script=full_teacher(more), echo=printed.append)
-    assert more == ["expander"] and len(JsonlStore(out / FILES["expansion"]).load()) == 8
+    assert more == ["expander"] + ["cot"] * 4 and len(JsonlStore(out / FILES["expansion"]).load()) == 8
 
     # training files in the paper's formats, loadable as datasets
     counts = export_training(out, tmp_path / "train")
     layout = check_layout(tmp_path / "train")
     assert set(layout) == {"planner", "replanner", "executor", "planner_cot", "replanner_cot", "executor_cot"}
     assert sum(layout["planner"].values()) == 3 + 8 + 2 and sum(layout["executor"].values()) == kinds.count("action")
+    assert sum(layout["planner_cot"].values()) == 3 + 8 + 2  # the synthetic pairs have their reasoning too
     for name in layout:
         for path in (tmp_path / "train").glob(f"*/{name}.*.jsonl"):
             schemas.validate_file(path.parent.name, path)

@@ -907,3 +907,54 @@ def test_captured_pages_meet_the_token_budget():
 
     rows = {r["name"]: r for r in measure(list(captured_pages()), repeats=1)}
     assert rows["obs_tokens_ratio.captured"]["value"] <= 0.5
+
+
+# -- WebArena's own tree text (the ablation rows before the alignment) -----------------------------
+
+
+def test_webarena_text_is_webarenas_format_with_its_filters():
+    from webarena_gym.wrappers.observations.webarena_text import webarena_text
+
+    tree = page(
+        N("generic", "", "1", [N("StaticText", "Welcome, Emma!", None, [N("InlineTextBox", "Welcome, Emma!")])]),
+        N("list", "", "2", [N("listitem", "", "3", [N("link", "My Account", "4", [N("StaticText", "My Account")])])]),
+        N("StaticText", "", None),  # empty text
+        N("LineBreak", "\n", "5"),
+        N("textbox", "Search", "6", focusable=True, required=False),  # focusable: never printed
+        N("heading", "Orders", "7", level=2),
+        N("StaticText", "Orders", None),  # repeats the heading's line
+        name="Home Page",
+    )
+    assert webarena_text(tree) == "\n".join(
+        [
+            "RootWebArea 'Home Page'",
+            "\tStaticText 'Welcome, Emma!'",
+            "\t[4] link 'My Account'",
+            "\t[6] textbox 'Search' required: False",
+            "\t[7] heading 'Orders'",
+        ]
+    )
+
+
+def test_webarena_text_of_the_viewport_keeps_elements_mostly_in_it():
+    from webarena_gym.wrappers.observations.webarena_text import webarena_text
+
+    tree = page(
+        N("button", "Top", "1"),
+        N("main", "Feed", "2", [N("link", "First post", "3"), N("StaticText", "posted today", None)]),
+        N("link", "Far below", "4"),
+        N("button", "No size", "5"),
+    )
+    props = {
+        "1": {"visibility": 1.0, "bbox": [0, 0, 80, 20]},
+        "2": {"visibility": 0.3, "bbox": [0, 40, 1200, 4000]},  # mostly below the fold: left out ...
+        "3": {"visibility": 1.0, "bbox": [0, 40, 100, 20]},  # ... but its visible child stays
+        "4": {"visibility": 0.0, "bbox": [0, 5000, 100, 20]},
+        "5": {"visibility": 1.0, "bbox": [0, 0, 0, 0]},
+    }
+    assert webarena_text(tree, props, viewport_only=True).splitlines() == [
+        "RootWebArea 'Page'",
+        "\t[1] button 'Top'",
+        "\t[3] link 'First post'",  # the text of the left-out main goes with it
+    ]
+    assert "[4] link 'Far below'" in webarena_text(tree, props, viewport_only=False)

@@ -143,3 +143,30 @@ def test_probe_task_solved_through_both_agentoccam_wrappers(base_env):
     assert "7731" in obs["text"]
     obs, reward, terminated, truncated, info = env.step("stop [7731]")
     assert (reward, terminated, info["browser_action"]) == (1.0, True, "send_msg_to_user('7731')")
+
+
+def test_agentoccams_presets_open_the_papers_viewport_unless_told_otherwise():
+    def viewport(env_id: str, preset: str, **kwargs):
+        env = make_env(env_id, preset, **kwargs)  # no browser before reset
+        try:
+            return env.unwrapped.viewport
+        finally:
+            env.close()
+
+    for name in ("reduced_actions", "no_scroll", "simplified_obs", "history", "agentoccam"):
+        assert viewport("webarena/local.0", name) == {"width": 1920, "height": 1080}
+    assert viewport("webarena/local.0", "webarena") is None  # WebArena's agent: the task's 1280x720
+    assert viewport("webarena/local.0", "agentoccam", viewport={"width": 1280, "height": 720})["width"] == 1280
+    assert viewport("miniwob/click-test", "agentoccam") is None  # MiniWoB++ keeps its own size
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["webarena", "reduced_actions", "no_scroll"])
+def test_the_rows_before_the_alignment_show_webarenas_tree_text(base_env, name):
+    import re
+
+    obs, _ = PRESETS[name].wrap(base_env).reset(seed=0)
+    lines = obs["text"].splitlines()
+    webarena_line = re.compile(r"^\t*(\[\w+\] )?[A-Za-z]+ ('.*'|\".*\")( \w+: \S.*)?$")
+    assert lines and all(webarena_line.match(line) for line in lines), [x for x in lines if not webarena_line.match(x)]
+    assert not [line for line in lines if re.search(r"InlineTextBox|LineBreak|StaticText ''|url[=:]", line)]

@@ -10,7 +10,8 @@ with the WebRL action grammar; ``set_of_marks`` is Plan-MCTS's marked screenshot
 Each row changes only what the paper's row changes: ``reduced_actions`` -> ``no_scroll`` drops
 ``scroll`` and shows the whole page instead of the viewport, in the same WebArena text format and
 the same 500-line cap; ``no_scroll`` -> ``simplified_obs`` switches the alignment passes on (their
-format, their 1000-line cap).
+format, their 1000-line cap). "WebArena text" is WebArena's own tree text (``observations.webarena_text``);
+AgentOccam's presets open the browser at its 1920x1080 (``webarena``, WebArena's agent, at the task's 1280x720).
 
 ``make_env(env_id, preset)`` builds the env, puts the observation wrapper on it and the action
 wrapper outermost (so it validates ids against exactly what the model was shown).
@@ -38,6 +39,9 @@ from webarena_gym.wrappers.observations.set_of_marks import SetOfMarksObservatio
 from webarena_gym.wrappers.observations.webarena_text import WebArenaTextObservation
 
 RAW_TREE_LINES = 500  # the rows before "Obs Opt." showed the raw tree's first 500 lines
+# AgentOccam's code ran its browser at 1920x1080 (WebArena's agent, the "Vanilla" row, at 1280x720, the
+# task default); the viewport decides what the viewport rows see. ``make_env(..., viewport=...)`` overrides it.
+AGENTOCCAM_VIEWPORT = {"width": 1920, "height": 1080}
 # Plan-MCTS's space (docs/methods/plan_mcts.md): a concise set of high-frequency primitives plus the answer;
 # scroll reaches elements outside the marked viewport.
 SET_OF_MARKS_COMMANDS = ("click", "type", "scroll", "goto", "stop")
@@ -59,6 +63,7 @@ class Preset:
     viewport_only: bool = True
     html: HTMLConfig | None = None
     set_of_marks: bool = False
+    viewport: dict[str, int] | None = None  # the browser's default viewport on WebArena tasks (None: the task's)
 
     @property
     def full_page(self) -> bool:
@@ -98,24 +103,39 @@ PRESETS: dict[str, Preset] = {
         Preset("webarena", "vanilla WebArena: original actions, viewport tree", WEBARENA_COMMANDS),
         Preset(
             "reduced_actions",
-            "fewer actions (no hover/press/tabs/goto/go_forward); WebArena's viewport text, 500 lines",
+            "fewer actions (no hover/press/tabs/goto/go_forward); WebArena's tree text of the viewport, 500 lines",
             ("click", "type", "scroll", *_NAVIGATION[2:]),
             raw_lines=RAW_TREE_LINES,
+            viewport=AGENTOCCAM_VIEWPORT,
         ),
         Preset(
             "no_scroll",
-            "no scrolling: WebArena's text of the whole page, 500 lines",
+            "no scrolling: WebArena's tree text of the whole page, 500 lines",
             _NAVIGATION,
             raw_lines=RAW_TREE_LINES,
             viewport_only=False,
+            viewport=AGENTOCCAM_VIEWPORT,
         ),
-        Preset("simplified_obs", "full page, aligned observation (every pass on)", _NAVIGATION, ObsConfig()),
-        Preset("history", "spaces of simplified_obs; the policy adds pivotal-node history", _NAVIGATION, ObsConfig()),
+        Preset(
+            "simplified_obs",
+            "full page, aligned observation (every pass on)",
+            _NAVIGATION,
+            ObsConfig(),
+            viewport=AGENTOCCAM_VIEWPORT,
+        ),
+        Preset(
+            "history",
+            "spaces of simplified_obs; the policy adds pivotal-node history",
+            _NAVIGATION,
+            ObsConfig(),
+            viewport=AGENTOCCAM_VIEWPORT,
+        ),
         Preset(
             "agentoccam",
             "aligned observation, reduced actions, branch/prune planning",
             AGENTOCCAM_COMMANDS,
             ObsConfig(),
+            viewport=AGENTOCCAM_VIEWPORT,
         ),
         Preset(
             "plan_and_act",
@@ -155,11 +175,15 @@ def make_env(env_id: str, preset: str | Preset = "agentoccam", **env_kwargs: Any
     """``envs.make(env_id, **env_kwargs)`` wrapped in the preset's observation and action wrappers.
 
     ``obs_mode`` defaults to what the preset reads (:attr:`Preset.obs_mode`); pass ``"full"`` to also get
-    screenshots (and the DOM snapshot).
+    screenshots (and the DOM snapshot). ``viewport`` defaults to the preset's on WebArena tasks (MiniWoB++
+    tasks keep their own size).
     """
     from webarena_gym import envs
 
     env_kwargs.setdefault("obs_mode", get_preset(preset).obs_mode)
+    viewport = get_preset(preset).viewport
+    if viewport is not None and not env_id.startswith("miniwob/"):
+        env_kwargs.setdefault("viewport", dict(viewport))
     if "action_mapping" not in env_kwargs:
         env_kwargs["action_mapping"] = paired_action_mapping(env_kwargs.get("action_timeout_ms"))
     return get_preset(preset).wrap(envs.make(env_id, **env_kwargs))

@@ -13,6 +13,7 @@ from typing import Any
 from webarena_gym.experiments.synth.context import SynthConfig
 from webarena_gym.experiments.synth.pipeline import STAGES
 from webarena_gym.experiments.synth.teacher import ROLE_DEFAULTS, RoleSettings
+from webarena_gym.experiments.tasksets import DEFAULT_TASKS
 
 MODEL_ENV_VAR = "WEBARENA_GYM_MODEL"
 
@@ -53,7 +54,7 @@ def config_from(args: argparse.Namespace) -> SynthConfig:
         out=Path(args.out),
         teacher_model=args.teacher_model,
         seeds=args.seeds,
-        eval_tasks=tuple(args.eval_tasks),
+        eval_tasks=tuple(args.eval_tasks or [DEFAULT_TASKS]),
         validation_fraction=args.validation_fraction,
         seed=args.seed,
         n_seed=args.n_seed,
@@ -134,13 +135,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--role-model", action="append", default=[], metavar="ROLE=MODEL", help="one role's own model")
     p.add_argument("--role-temperature", action="append", default=[], metavar="ROLE=T")
     p.add_argument("--role-max-tokens", action="append", default=[], metavar="ROLE=N")
-    p.add_argument("--seeds", default="local", help="task set that seeds Stage 1 (default: the local suite)")
+    p.add_argument(
+        "--seeds", default="local", help="task set that seeds Stage 1, evaluation tasks left out (default: local)"
+    )
     p.add_argument(
         "--eval-tasks",
         action="append",
         default=[],
         metavar="TASKSET",
-        help="a task set you will evaluate on (repeatable); WebArena-Lite's test set is always excluded",
+        help=f"a task set you will evaluate on (repeatable; default: compare's default, {DEFAULT_TASKS}); "
+        "its tasks never seed the pipeline, and WebArena-Lite's test set is always excluded",
     )
     p.add_argument("--validation-fraction", type=float, default=0.1, help="seed templates held out (seed 42)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed of the run")

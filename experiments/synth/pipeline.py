@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from webarena_gym.experiments.synth import stage1, stage2, stage3, stage4, summary
 from webarena_gym.experiments.synth.context import FIXED_ON_RESUME, Run, SynthConfig
-from webarena_gym.experiments.synth.splits import Exclusion, Splits, seed_tasks, split
+from webarena_gym.experiments.synth.splits import Exclusion, SeedLeakError, Splits, seed_tasks, split
 from webarena_gym.experiments.synth.teacher import Teacher
 
 if TYPE_CHECKING:
@@ -90,6 +90,16 @@ def run(
     exclusion = Exclusion.of(cfg.eval_tasks)
     current = Run(cfg, teacher, exclusion=exclusion, build_policy=build_policy, echo=echo)
     splits = split(seed_tasks(cfg.seeds), exclusion, cfg.validation_fraction, cfg.split_seed)
+    if splits.excluded:  # the seed set and the evaluation sets overlap: say so, the pool is smaller than asked
+        echo(
+            f"warning: {len(splits.excluded)} tasks of the seed set {cfg.seeds} are evaluation tasks "
+            f"({', '.join(exclusion.specs)}) and are left out of the seed pool; see splits.json"
+        )
+    if 1 in stages and not splits.train:
+        raise SeedLeakError(
+            f"the seed pool is empty: every task of {cfg.seeds} is evaluated ({', '.join(exclusion.specs)}); "
+            "name the tasks you will evaluate on with --eval-tasks (e.g. local:site=reddit) or other --seeds"
+        )
     _write_manifest(current, splits, resume)
     echo(
         f"seed pool: {len(splits.train)} tasks of {cfg.seeds} ({len(splits.validation)} held out for validation, "

@@ -20,6 +20,7 @@ from typing import Any
 from webarena_gym.experiments.synth import prompts
 from webarena_gym.experiments.synth.context import Run
 from webarena_gym.experiments.synth.parsing import parse_pairs
+from webarena_gym.experiments.synth.synthetic_cot import reason_pairs
 from webarena_gym.experiments.synth.teacher import TeacherGaveUp
 from webarena_gym.experiments.synth.work import derive_seed, fill
 from webarena_gym.wrappers.observations.html import strip_ids
@@ -104,4 +105,5 @@ def run_stage(run: Run) -> None:
     samples = [batch(i)[3] for i in range(min(n_calls, 3))]
     run.costs.estimate("stage 3", [teacher.estimate("expander", samples, n_calls)])
     fill(cfg.n_expand, cfg.n_new, lambda: len(store.load()), finished, run_batch, **run.run_opts("stage 3 expansion"))
+    reason_pairs(run, "expansion", 3)
     run.costs.spent("stage 3", teacher.spent(mark))

@@ -25,6 +25,7 @@ from webarena_gym.experiments.synth import prompts
 from webarena_gym.experiments.synth.context import Run
 from webarena_gym.experiments.synth.parsing import parse_classification, parse_targeted
 from webarena_gym.experiments.synth.splits import task_config
+from webarena_gym.experiments.synth.synthetic_cot import reason_pairs
 from webarena_gym.experiments.synth.teacher import TeacherGaveUp
 from webarena_gym.experiments.synth.work import derive_seed, run_items
 from webarena_gym.experiments.trajectory import Trajectory
@@ -227,4 +228,5 @@ def run_stage(run: Run) -> None:
     run.echo(f"[stage 4] classes the training points are sorted into: {dict(counts) or 'none'}")
     classify_points(run, active)
     generate(run)
+    reason_pairs(run, "targeted", 4)
     run.costs.spent("stage 4", run.teacher.spent(mark))

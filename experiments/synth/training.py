@@ -10,9 +10,10 @@ fine-tuned on these files is prompted exactly as ``plan_and_act`` prompts it. Pe
   plan is the step's replan (``executor_plan="dynamic"``, the paper's final system), the grounded plan
   (``"static"``) or none (``"none"``, the No-Planner row); earlier pages are WebRL's placeholder.
 * ``planner_cot``, ``replanner_cot``, ``executor_cot``: the CoT prompts with the CoT targets
-  (reasoning, ``</think>``, then the plan or action between its tags), for the items that have a Stage 2
-  reasoning trace; earlier executor pages are their recorded snippets and earlier answers keep their
-  reasoning, as the CoT executor sees them.
+  (reasoning, ``</think>``, then the plan or action between its tags), for the items that have a
+  reasoning trace (Stage 2's, and for Stage 3 and 4 pairs :mod:`experiments.synth.synthetic_cot`'s);
+  earlier executor pages are their recorded snippets and earlier answers keep their reasoning, as the
+  CoT executor sees them.
 
 Each is written as chat JSONL (``chat/``), as torchtune records (``torchtune/``: ``input``, ``output``)
 and LLaMA-Factory records (``llamafactory/``: ``instruction``, ``input``, ``output``), the prompt rendered
@@ -90,12 +91,16 @@ class Examples:
             elif trace:
                 target = cot_target(trace["reasoning"], trace["output"], pa.PLAN_TAGS)
                 yield pa.planner_messages(p["intent"], page, True), target, meta
-        if cot:  # generated pairs have no reasoning trace
-            return
-        for source in ("expansion", "targeted"):
+        for source in ("expansion", "targeted"):  # with CoT, the pairs whose reasoning was written (synthetic_cot)
             for p in self.load[source]:
                 meta = self._meta(source, p["key"], p["site"], "synthetic")
-                yield pa.planner_messages(p["intent"], strip_ids(self.pages.get(p["page"])), False), p["plan"], meta
+                page = strip_ids(self.pages.get(p["page"]))
+                trace = self.cot.get(("plan", p["key"]))
+                if not cot:
+                    yield pa.planner_messages(p["intent"], page, False), p["plan"], meta
+                elif trace:
+                    target = cot_target(trace["reasoning"], trace["output"], pa.PLAN_TAGS)
+                    yield pa.planner_messages(p["intent"], page, True), target, meta
 
     def replanner(self, cot: bool) -> Iterable[tuple[list, str, dict]]:
         for r in self.load["replans"]:

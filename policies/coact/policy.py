@@ -20,6 +20,7 @@ from webarena_gym.policies.coact.text import (
     examples,
     global_system,
     local_system,
+    open_tabs,
     parse_collation,
     parse_decision,
     parse_global_plan,
@@ -29,7 +30,7 @@ from webarena_gym.policies.coact.text import (
     render_local_plan,
     user_content,
 )
-from webarena_gym.policies.react import truncate_tokens
+from webarena_gym.policies.react import budget_spent_answer, describe_action, truncate_tokens
 
 GLOBAL = "global_planner"  # call role of the global planning agent (its own model and settings)
 LOCAL = "local_agent"  # call role of the local execution agent
@@ -56,6 +57,7 @@ class Executed:
     phase: int  # 1-based
     url: str = ""
     error: str | None = None
+    described: str = ""  # WebArena's description of the action on the page it was sent from
 
     def line(self) -> str:
         outcome = f"failed: {self.error}" if self.error else f"done; the page is now {self.url or '(unknown)'}"
@@ -244,6 +246,12 @@ class CoActPolicy(Policy):
         self.task = task
         self.s = CoActState()
 
+    def forced_stop_answer(self, budget: str) -> str:
+        """Without force stop, a spent budget ends CoAct as WebArena's runner ends it (its early-stop
+        message); with force stop the last step's collation has answered already (an interactions
+        budget spent before that also gets the early-stop message: there is no page left to collate on)."""
+        return budget_spent_answer(self.spec, budget)
+
     def state(self) -> dict[str, Any]:
         s = self.s
         return {
@@ -327,7 +335,8 @@ class CoActPolicy(Policy):
             return
         error = str(obs.get("last_action_error") or "").strip() or None
         sent.url, sent.error = str(obs.get("url", "")), error
-        s.previous_action = sent.action if error is None else f"{sent.action} (it failed: {error[:300]})"
+        described = sent.described or sent.action
+        s.previous_action = described if error is None else f"{described} (it failed: {error[:300]})"
         if error is not None:
             s.exception = {"action": sent.action, "error": error}
 
@@ -348,7 +357,9 @@ class CoActPolicy(Policy):
 
     def _send(self, action: str, obs: Obs, calls: list[LLMCall], first_call: int) -> Decision:
         s = self.s
-        entry = Executed(action, s.plan_version, s.phase + 1)
+        entry = Executed(
+            action, s.plan_version, s.phase + 1, described=describe_action(action, str(obs.get("text") or ""))
+        )
         s.sent = entry
         s.exec_log.append(entry)
         s.history.append(entry)
@@ -454,6 +465,9 @@ class CoActPolicy(Policy):
         """System message, the local plan's examples when ``shots``, then the template and ``sections``
         over the observation cut to ``max_obs_tokens`` tokens of the role's model."""
         observation = truncate_tokens(str(obs.get("text") or ""), self.max_obs_tokens, self.llm.model_for(role))
+        tabs = open_tabs(obs)
+        if tabs:  # WebArena's observation: the tabs, a blank line, the tree
+            observation = f"{tabs}\n\n{observation}"
         user = user_content(observation, str(obs.get("url", "")), objective, self.s.previous_action, sections)
         return [
             {"role": "system", "content": system},

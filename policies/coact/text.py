@@ -14,10 +14,11 @@ with a message for the re-ask. Model text is only ever matched, never evaluated.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from webarena_gym.llm import Message
 from webarena_gym.policies.react import render_actions, user_message
@@ -105,6 +106,18 @@ def user_content(
         inline = label in INLINE_SECTIONS and "\n" not in value
         lines.append(f"{label}: {value}" if inline else f"{label}:\n{value}")
     return "\n".join(lines)
+
+
+def open_tabs(obs: Mapping[str, Any]) -> str:
+    """The open tabs as WebArena's observation heads its tree: ``Tab 0 (current): Title | Tab 1: Title``
+    (both agents' prompts name the open tabs, and ``tab_focus`` needs their indices); "" without tabs."""
+    titles = [str(t) for t in obs.get("open_pages_titles") or ()]
+    active: Any = obs.get("active_page_index")
+    try:
+        current = int(active[0] if hasattr(active, "__len__") else active)  # BrowserGym gives an array
+    except (TypeError, ValueError, IndexError):
+        current = -1
+    return " | ".join(f"Tab {i}{' (current)' if i == current else ''}: {t}" for i, t in enumerate(titles))
 
 
 def render_global_plan(phases: Sequence[Phase]) -> str:
