@@ -196,7 +196,7 @@ class _SlowSortSite:
                 body = (
                     f"<!doctype html><html><head><title>Sorted by {order}</title></head><body>"
                     f"<h1>Sorted by {order}</h1><form action='/list'><label>Sort by <select name='order' "
-                    "onchange='setTimeout(() => this.form.submit(), 50)'><option value='position'>Position</option>"
+                    "onchange='this.form.submit()'><option value='position'>Position</option>"
                     "<option value='price'>Price</option></select></label></form></body></html>"
                 ).encode()
                 self.send_response(200)
