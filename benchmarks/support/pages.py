@@ -259,7 +259,8 @@ def _store_chrome(rng: random.Random, base: str) -> tuple[list[str], Spec, Spec,
     categories = [f"{rng.choice(_ADJ)} {rng.choice(_NOUN)}s" for _ in range(8)]
 
     def submenu() -> Spec:
-        names = [f"{rng.choice(_ADJ)} {rng.choice(_NOUN)}s" for _ in range(rng.randint(10, 16))]
+        # a store's menu never lists one category twice (a repeat is shown once by the alignment)
+        names = list(dict.fromkeys(f"{rng.choice(_ADJ)} {rng.choice(_NOUN)}s" for _ in range(rng.randint(10, 16))))
         return Spec("menu", "", [Spec("menuitem", n, [text(n)], {"focusable": True}) for n in names])
 
     menu = Spec(
