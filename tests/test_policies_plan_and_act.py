@@ -274,6 +274,26 @@ def test_dynamic_loop_replans_once_per_step_after_the_first(cot):
             assert (' id="' in text) == (call.role == "executor"), call.role
 
 
+@pytest.mark.parametrize("cot", [True, False])
+def test_the_executor_follows_the_newest_plan_and_the_replanner_sees_every_action(cot):
+    versions = iter(range(1, 10))
+    script = Script({
+        "planner": [plan_answer(cot)],
+        "replanner": Script.forever(lambda messages: plan_answer(cot, next(versions))),
+        "executor": [click(f"{i}1", cot) for i in (1, 2, 3)],
+    })  # fmt: skip
+    decisions = run_steps(make_policy("plan_and_act", script=script, cot=cot), 3)
+    for step, decision in enumerate(decisions):
+        executor = "\n".join(str(m["content"]) for m in decision.llm_calls[-1].messages)
+        assert f"Version {step}." in executor
+        assert not any(f"Version {v}." in executor for v in range(3) if v != step)
+    for step in (1, 2):
+        replanner = decisions[step].llm_calls[0].messages[-1]["content"]
+        listed = replanner.rsplit("Previous Actions", 1)[1]  # the section's heading in either style
+        assert [f'element="{i}1"' in listed for i in (1, 2, 3)] == [i <= step for i in (1, 2, 3)]
+        assert f"- Action {step}:" in listed and f"- Action {step + 1}:" not in listed
+
+
 def test_static_plan_and_no_planner():
     script = Script({"planner": [plan_answer(False)], "executor": [click(f"{i}1", False) for i in (1, 2)]})
     static = make_policy("plan_and_act_static", script=script)
