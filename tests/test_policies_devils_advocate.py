@@ -396,6 +396,41 @@ def test_no_mapping_when_the_page_comes_back_the_same():
     assert "element_map" not in run.roles and run.handle.gotos == 2
 
 
+def test_the_mapped_element_id_is_the_one_clicked_after_going_back():
+    script = {
+        "plan": ["1. Scroll down the home page.\n2. Open the orders page."],
+        "action": ["scroll [down]", "click [2]"],
+        "remedy": ["scroll [up]", "click [3]"],  # chosen on the scrolled page, where [3] was 'Orders'
+        "align": [YES, NO, YES],
+        "task_check": ["NO", "YES"],
+        "subtask_check": ["YES"],
+        "element_map": ["On the new screen it is [1]."],
+        "answer": ["###Answer done"],
+    }
+    run = drive(policy(script, remedies=1))
+    assert run.actions == ["scroll [down]", "click [2]", "click [1]", "stop [done]"]
+    assert run.ops("goto") == [("goto", HOME)] and run.handle.web.url == "http://shop.test/orders"
+    assert "[3]" in run.prompts["element_map"][0] and "click [1]" in run.prompts["align"][-1]
+
+
+def test_a_page_at_the_same_url_with_other_content_is_another_state():
+    script = {
+        "plan": ["1. Open the orders page."],
+        "action": ["scroll [down]"],
+        "remedy": ["click [1]"],
+        "align": [NO, YES],
+        "task_check": ["YES"],
+        "answer": ["###Answer done"],
+    }
+    agent = policy(script, remedies=1)
+    run = drive(agent)
+    assert run.actions == ["scroll [down]", "click [1]", "stop [done]"]
+    # the scroll left the URL as it was, but the page it recorded for the remedy is the unscrolled one
+    assert run.ops("goto") == [("goto", HOME)] and agent.state()["counters"]["backtracks"] == 1
+    assert "element_map" not in run.roles  # the page came back as recorded
+    assert run.decisions[1].parsed["origin"] == "remedy 1"
+
+
 def test_deep_backtracking_returns_to_an_earlier_state_when_a_states_remedies_are_spent():
     script = {
         "plan": ["1. Open the orders page.\n2. Open the cancelled order."],
