@@ -98,6 +98,8 @@ def test_uct_takes_unvisited_edges_first_in_planner_order_then_the_formula():
     assert uct_select(es, 1.0).subplan == "p1"  # 0.2 + sqrt(ln 4) > 0.5 + sqrt(ln 4 / 3)
     assert uct_select(es, 0.0).subplan == "p0"  # no exploration: the best Q
     assert uct_select(edges((2, 0.5), (2, 0.5)), 1.0).subplan == "p0"  # ties: the Planner's order
+    # N(s) is the sum of the visits, no more: 0.72 + sqrt(ln 4 / 3) > 0.2 + sqrt(ln 4), but not with ln 5
+    assert uct_select(edges((1, 0.2), (3, 0.72)), 1.0).subplan == "p1"
     with pytest.raises(ValueError):
         uct_select([], 1.0)
 
@@ -493,6 +495,39 @@ def test_an_iteration_selects_simulates_refines_expands_and_backs_up():
     # H_P reached the Planner with the repaired subplan and its macro status
     assert "1. Fixed way. [Completed]" in model.prompts["planner"][1]
     assert "Fixed way. [Completed] status C, score 0.50" in model.prompts["macro"][-1]
+
+
+@pytest.mark.parametrize("codes, success", [("AAC", True), ("ACC", False), ("AC", False), ("AAAC", True)])
+def test_a_success_candidate_needs_most_macro_samples_to_say_a(codes, success):
+    samples = iter(codes)
+    model = Model([("Answer it.",)], {"Answer it.": ["stop [42]"]}, macro=lambda subplan: next(samples))
+    policy, decision, _ = search(model, iterations=1, macro_samples=len(codes))
+    answer = policy.search.tree.nodes[1]
+    assert answer.status == "terminal" and answer.notes["macro"] == list(codes)
+    stopped = "success candidate found" if success else "iteration budget spent"
+    assert policy.state()["stopped"] == stopped and decision.action == "stop [42]"
+
+
+@pytest.mark.parametrize("max_depth", [1, 2])
+def test_nodes_at_the_depth_limit_are_not_expanded(max_depth):
+    model = Model([("A.",), ("B.",), ("C.",)], {"A.": ["click [1]"], "B.": ["click [2]"], "C.": ["click [3]"]})
+    policy, _, _ = search(model, iterations=4, max_depth=max_depth)
+    assert len(model.prompts["planner"]) == max_depth  # the root, then one node per level above the limit
+    executed = [n.label for n in policy.search.tree.nodes if n.visits]
+    assert executed == ["A.", "B."][:max_depth]
+
+
+@pytest.mark.parametrize("final_select, chosen", [("max_q", "B."), ("max_visits", "A.")])
+def test_the_final_path_follows_the_highest_q_or_the_most_visits(final_select, chosen):
+    # A (status C, Q 0.5) and B (status B, Q 0.75) are visited once each: Q decides for max_q; for
+    # max_visits the tie goes to the Planner's order
+    model = Model([("A.", "B.")], {"A.": ["click [1]"], "B.": ["click [2]"]},
+                  macro=lambda subplan: {"A.": "C", "B.": "B"}[subplan])  # fmt: skip
+    policy, _, handle = search(model, iterations=2, max_depth=1, final_select=final_select)
+    tree = policy.search.tree
+    node = next(n for n in tree.nodes if n.label == chosen)
+    assert (node.visits, tree.final_path[:2]) == (1, [0, node.id])
+    assert handle.state[:1] == (node.actions[0],)  # the environment was brought to the chosen leaf
 
 
 def test_refine_from_parent_undoes_the_failed_attempt():
