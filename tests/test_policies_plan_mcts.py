@@ -6,6 +6,7 @@ on the local suite are in ``test_policies_plan_mcts_e2e.py``."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from webarena_gym.llm import LLMError, Script, text_of
 from webarena_gym.policies import make_policy
@@ -32,6 +34,7 @@ from webarena_gym.policies.plan_mcts.tree import (
     Step,
     backpropagate,
     descend,
+    path_to,
     uct_score,
     uct_select,
 )
@@ -100,7 +103,7 @@ def test_uct_takes_unvisited_edges_first_in_planner_order_then_the_formula():
     assert uct_select(edges((2, 0.5), (2, 0.5)), 1.0).subplan == "p0"  # ties: the Planner's order
     # N(s) is the sum of the visits, no more: 0.72 + sqrt(ln 4 / 3) > 0.2 + sqrt(ln 4), but not with ln 5
     assert uct_select(edges((1, 0.2), (3, 0.72)), 1.0).subplan == "p1"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no edges to select from"):
         uct_select([], 1.0)
 
 
@@ -647,6 +650,40 @@ def test_provider_outage_propagates_with_the_tree_so_far():
 def test_uct_formula_value():
     e = edges((2, 0.5))[0]
     assert uct_score(e, 8, 1.0) == pytest.approx(0.5 + math.sqrt(math.log(8) / 2))
+    assert uct_score(e, 1, 1.0) == uct_score(e, 0, 1.0) == 0.5  # ln N(s) is 0 until a second visit
+
+
+def test_a_page_keeps_url_text_error_and_a_colour_screenshot_encoded_once():
+    shot = np.zeros((4, 5, 3), dtype=np.uint8)
+    shot[1, 2] = (255, 0, 0)
+    page = Page.of(
+        {"url": "http://site/1", "text": "[1] link 'A'", "last_action_error": "boom", "som_screenshot": shot}
+    )
+    assert (page.url, page.text, page.error, page.screenshot is shot) == ("http://site/1", "[1] link 'A'", "boom", True)
+    png = page.png()
+    assert png is not None and png.startswith(b"\x89PNG") and page.png() is png
+    decoded = np.asarray(Image.open(io.BytesIO(png)))
+    assert decoded.shape == (4, 5, 3) and tuple(decoded[1, 2]) == (255, 0, 0)
+    empty = Page.of({"url": None, "text": None, "last_action_error": None})
+    assert (empty.url, empty.text, empty.error, empty.screenshot, empty.png()) == ("", "", "", None, None)
+    for unusable in (np.zeros((4, 5), dtype=np.uint8), np.zeros((1, 5, 3), dtype=np.uint8), "not an image"):
+        assert Page.of({"som_screenshot": unusable}).screenshot is None  # a grey or one-row image is no screenshot
+    assert Page.of({"som_screenshot": np.zeros((2, 1, 3), dtype=np.uint8)}).screenshot is not None
+
+
+def test_a_history_step_line_names_the_page_reached_and_the_error():
+    assert Step("click [1]").line() == "click [1]"
+    assert Step("click [1]", url="http://site/1").line() == "click [1] -> http://site/1"
+    assert Step("click [9]", error="no element 9").line() == "click [9] (error: no element 9)"
+
+
+def test_path_to_a_node_outside_the_tree_is_an_error():
+    root, stranger = node(), node(1)
+    root.edges = edges((1, 0.5))
+    root.edges[0].child = child = node(1)
+    assert path_to(root, child) == [root.edges[0]] and path_to(root, root) == []
+    with pytest.raises(ValueError, match="target is not in this tree"):
+        path_to(root, stranger)
 
 
 def test_tree_dict_reports_iterations():
