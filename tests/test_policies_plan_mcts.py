@@ -483,6 +483,11 @@ def test_an_iteration_selects_simulates_refines_expands_and_backs_up():
     }  # fmt: skip
     repair_micro = model.prompts["micro"][1]
     assert section(repair_micro, "### Initial State (Before Subplan Execution) ###").endswith("so far: click [1]")
+    assert section(repair_micro, "### Interaction History (Actions for This Subplan) ###").endswith(
+        "click [2] -> http://site/2"
+    )
+    assert (tree.nodes[0].state, tree.nodes[0].url, tree.nodes[0].llm_calls) == ("s0", "http://site/0", 1)
+    assert fixed.notes["restore_method"] == "exact" and fixed.notes["thought"] == "option 0"
     # the Macro check judges the whole step, from the node's page, with every action of the edge
     first_macro = model.prompts["macro"][0]
     assert section(first_macro, "### Initial State (Before Current Subplan) ###").endswith("actions so far:")
@@ -533,6 +538,40 @@ def test_the_final_path_follows_the_highest_q_or_the_most_visits(final_select, c
     assert handle.state[:1] == (node.actions[0],)  # the environment was brought to the chosen leaf
 
 
+def test_a_leaf_without_an_answer_gets_one_from_the_final_answer_subplan():
+    final = P.texts()["final_subplan"]
+    model = Model([("A.",)], {"A.": ["stop []"], final: ["stop [from the leaf]"]})
+    policy, decision, handle = search(model, iterations=1)
+    tree = policy.search.tree
+    a, last = tree.nodes[1], tree.nodes[tree.final_path[-1]]
+    assert a.answer == "" and a.status == "expanded"  # an empty answer: not terminal, the Operator is asked again
+    assert decision.action == "stop [from the leaf]" and tree.final_path == [0, a.id, last.id]
+    assert (last.label, last.status, last.answer, last.llm_calls) == (final, "terminal", "from the leaf", 1)
+    assert last.notes["kind"] == "final answer" and last.actions == ["stop [from the leaf]"]
+    silent = Model([("A.",)], {"A.": ["click [1]"]})
+    assert search(silent, iterations=1)[1].action == "stop []"  # the final subplan gave no answer either
+
+
+def test_an_unusable_planner_leaves_nothing_to_explore():
+    script = Script(
+        {"planner": Script.forever("no plan today"), "operator": Script.forever(operator_answer("stop [?]"))}
+    )
+    policy = make_policy("plan_mcts", script=script, model="gpt-4o")
+    policy.reset(TASK)
+    handle = FakeHandle()
+    decision = policy.act(handle.obs(), handle)
+    assert policy.state()["stopped"] == "nothing to explore" and decision.action == "stop [?]"
+    assert policy.state()["unusable_answers"][0].startswith("planner: ")
+
+
+def test_best_macro_never_answers_from_a_failed_state():
+    model = Model([("A.",), ("B.",)], {"A.": ["click [1]"], "B.": ["click [2]"]}, micro={"B.": False}, macro="E")
+    policy, _, _ = search(model, iterations=2, refinement="none", expand_after_failure=True, final_select="best_macro")
+    tree = policy.search.tree
+    b = next(n for n in tree.nodes if n.label == "B.")
+    assert b.status == "failed" and b.id not in tree.final_path and tree.final_path[1] == 1
+
+
 def test_refine_from_parent_undoes_the_failed_attempt():
     model = Model([("Wrong way.",)], {"Wrong way.": ["click [1]"], "Fixed way.": ["click [2]"]},
                   micro={"Wrong way.": False}, reflections=[("Type A", "Fixed way.")])  # fmt: skip
@@ -569,6 +608,7 @@ def test_micro_only_and_macro_only_rewards():
     policy, decision, _ = search(Model(plans, {"A.": ["stop [x]"]}, macro="E"), reward="micro")
     a = policy.search.tree.nodes[1]
     assert (a.reward, a.status, "macro" in a.notes) == (1.0, "terminal", False) and decision.action == "stop [x]"
+    assert policy.state()["stopped"] == "success candidate found"  # no macro samples: the micro check decides
     model = Model([("A.",)], {"A.": ["click [1]"]}, micro={"A.": False}, macro="B")
     policy, _, _ = search(model, reward="macro", iterations=1)
     a = policy.search.tree.nodes[1]
@@ -609,6 +649,7 @@ def test_beam_search_keeps_the_best_children_per_level():
     assert executed == ["A.", "B.", "C.", "A1."]  # level 1 in full, then the best child's candidates
     assert len(model.prompts["planner"]) == 3  # the root, then A and C (the two best); B is dropped
     assert tree.nodes[0].status == "expanded" and policy.state()["iterations"] == 4
+    assert policy.state()["stopped"] == "iteration budget spent"
 
 
 def test_action_level_search_runs_planner_commands_directly():
