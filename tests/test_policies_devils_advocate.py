@@ -431,6 +431,34 @@ def test_a_page_at_the_same_url_with_other_content_is_another_state():
     assert run.decisions[1].parsed["origin"] == "remedy 1"
 
 
+def test_a_failed_action_is_judged_with_its_error_and_every_step_is_recorded():
+    script = {
+        "plan": ["1. Open the orders page."],
+        "action": ["click [9]"],
+        "remedy": ["click [1]"],
+        "align": [NO, YES],
+        "task_check": ["YES"],
+        "answer": ["###Answer done"],
+    }
+    agent = policy(script, remedies=1)
+    run = drive(agent)
+    assert run.actions == ["click [9]", "click [1]", "stop [done]"]
+    failed = "(The action could not be carried out: element [9] is not on the page)"
+    assert failed in run.prompts["align"][0] and "could not be carried out" not in run.prompts["align"][1]
+    first = run.decisions[0]
+    assert first.thought == "trial 1, step 1 of 1 (Open the orders page.): first attempt"
+    assert (first.parsed["step"], first.parsed["action"], first.parsed["subtask"]) == ("Open the orders page.",
+                                                                                      "click [9]", 0)  # fmt: skip
+    tree = agent.search_tree()
+    assert tree is not None
+    nodes = {n.label: n for n in tree.nodes}
+    assert (nodes["click [9]"].status, nodes["click [1]"].status) == ("failed", "terminal")
+    assert nodes["click [9]"].llm_calls == 1 and nodes["click [9]"].notes["description"].startswith("The action")
+    assert tree.final_path[-1] == nodes["click [1]"].id and nodes["click [1]"].answer == "done"
+    assert run.ops("end_trial")[0][1]["outcome"] == "finished: the task is judged complete"
+    assert agent.config()["history_mode"] == "append_all" and agent.config()["remedies"] == 1
+
+
 def test_deep_backtracking_returns_to_an_earlier_state_when_a_states_remedies_are_spent():
     script = {
         "plan": ["1. Open the orders page.\n2. Open the cancelled order."],
