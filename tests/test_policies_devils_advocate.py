@@ -155,6 +155,8 @@ def drive(policy: DevilsAdvocatePolicy, web: TextWeb | None = None, goal: str = 
         handle.interactions += 1
         obs = web.run(decision.action or "")
     calls = policy.llm.log
+    for call in calls:  # every call is a conversation a chat model accepts
+        assert all(set(m) == {"role", "content"} and m["role"] in ("user", "assistant") for m in call.messages)
     prompts: dict[str, list[str]] = {}
     for call in calls:
         prompts.setdefault(call.role, []).append(call.messages[-1]["content"])
@@ -455,7 +457,13 @@ def test_a_failed_action_is_judged_with_its_error_and_every_step_is_recorded():
     assert (nodes["click [9]"].status, nodes["click [1]"].status) == ("failed", "terminal")
     assert nodes["click [9]"].llm_calls == 1 and nodes["click [9]"].notes["description"].startswith("The action")
     assert tree.final_path[-1] == nodes["click [1]"].id and nodes["click [1]"].answer == "done"
-    assert run.ops("end_trial")[0][1]["outcome"] == "finished: the task is judged complete"
+    ended = run.ops("end_trial")[0][1]
+    assert (ended["outcome"], ended["trial"], ended["answer"]) == ("finished: the task is judged complete", 1, "done")
+    assert run.decisions[-1].parsed == {"trial": 1, "answer": "done"} and tree.nodes[0].label == "task"
+    assert "None: this is the first trial." in run.prompts["plan"][0]
+    answer = run.prompts["answer"][0]
+    assert "Open my most recent cancelled order" in answer
+    assert answer.split("kept to help you answer in the end:\n")[1].startswith("None.\n")
     assert agent.config()["history_mode"] == "append_all" and agent.config()["remedies"] == 1
 
 
@@ -670,12 +678,21 @@ def test_unusable_replies_everywhere_end_cleanly_with_an_answer():
 
 
 def test_options_are_checked_and_budgets_follow_the_cap():
+    with pytest.raises(ValueError, match="remedies and max_reasks must be >= 0"):
+        make_policy("devils_advocate", remedies=-1)
+    assert make_policy("devils_advocate", remedies=0).remedies == 0  # no remedies: the first attempts only
+    with pytest.raises(RuntimeError, match="reset"):
+        make_policy("devils_advocate").act({}, None)  # type: ignore[arg-type]
+    everything = make_policy("devils_advocate")
+    everything.reset(TaskSpec("webarena/local.55", 55, "Find it", commands=()))
+    assert set(everything.commands) >= {"click", "type", "scroll", "goto", "go_back", T.NOTE}
     with pytest.raises(ValueError, match="remedy_mode"):
         make_policy("devils_advocate", remedy_mode="sampled")
     with pytest.raises(ValueError, match="retry_on"):
         make_policy("devils_advocate", retry_on="always")
     p = make_policy("devils_advocate")
     assert (p.preset, p.max_interactions, p.max_steps, p.allows_lookahead()) == ("webarena", 30, 31, False)
+    assert (p.context_tokens, p.max_reasks, p.remedies, p.max_trials) == (8192, 2, 2, 7)
     per_trial = make_policy("devils_advocate", cap_scope="trial")
     assert per_trial.max_interactions == 30 * 7
     settings_ = p.llm.describe()["roles"]
