@@ -1,5 +1,7 @@
 """Plan-and-Act end to end on local tasks (real browser, sites and evaluator, litellm's real call path):
-a scripted executor writes the task's reference steps in the WebRL grammar, scripted planners write plans.
+in the main run the scripted executor only carries out the newest plan (each element found by role and
+name on the page in its prompt), so its reward is the plans' doing; elsewhere it writes the task's reference
+steps in the WebRL grammar, read off the page the env gave, and scripted planners write plans.
 
 The tests walk the method's machinery: the roles per step, what each role is shown (no element id for the
 planners, old pages replaced for the executor), re-asks, dropdowns chosen by label, answers delivered with
