@@ -13,7 +13,7 @@ from webarena_gym.llm import Script
 from webarena_gym.policies import make_policy
 from webarena_gym.policies.base import TaskSpec
 from webarena_gym.policies.plan_and_act import TABLE1_GRID, PlanAndActPolicy, prompts
-from webarena_gym.policies.plan_and_act.parsing import AnswerFormatError, parse_action, parse_plan, plan_steps
+from webarena_gym.policies.plan_and_act.parsing import AnswerFormatError, parse_action, parse_plan, plan_steps, tagged
 from webarena_gym.wrappers.actions.webrl_grammar import COMMANDS
 from webarena_gym.wrappers.observations.html import PLACEHOLDER, Element, ElementInfo, HtmlPage, Option, strip_ids
 
@@ -172,6 +172,21 @@ def test_parse_plan_cot_tags():
                          ("[Start of Plan]\n\n[End of Plan]", "empty")]:  # fmt: skip
         with pytest.raises(AnswerFormatError, match=re.escape(message)):
             parse_plan(bad, cot=True)
+
+
+def test_tagged_blocks_end_at_the_first_end_tag_after_the_last_start_tag():
+    text = "I mention [End of Plan] first.\n[Start of Plan]\nP\n[End of Plan]\nAnd [End of Plan] again."
+    assert tagged(text, prompts.PLAN_TAGS) == ("I mention [End of Plan] first.", "P")
+    assert (
+        parse_plan(PLAN, cot=False).reasoning == ""
+        and parse_action('do(action="Click", element="1")', False).reasoning == ""
+    )
+    with pytest.raises(
+        AnswerFormatError, match=re.escape("the plan between [Start of Plan] and [End of Plan] is empty")
+    ):
+        parse_plan("[Start of Plan]\n[End of Plan]", cot=True)
+    with pytest.raises(AnswerFormatError, match=re.escape("every step needs a '## Step N' line, a 'Reasoning:' line")):
+        parse_plan("Open the orders.", cot=False)
 
 
 def test_parse_action_forms():
