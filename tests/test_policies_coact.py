@@ -327,6 +327,61 @@ def test_pass_check_revise_uses_its_own_reasons_and_is_capped_per_phase():
     assert policy.state()["counters"]["local_revisions"] == 3 and policy.state()["phase_revisions"] == {"1": 3}
 
 
+def test_a_global_revision_restarts_at_phase_1_of_the_new_plan():
+    revised = plan(("Open the alphabetical index.", "The index is shown."), ("Read the B forums.", "They are known."))
+    gp = Brain(global_plan=TWO_PHASES, decide=decision("revise"), revise=revised, collation=collation("x"))
+    la = Brain(
+        local_plan=[actions("click [13]"), actions("click [40]"), actions("click [15]")],
+        pass_check=[decision("move"), decision("request", "Sorting is not offered here.")],
+    )
+    policy = coact(gp, la)
+    assert [policy.act(PAGE, None).parsed["phase"] for _ in range(2)] == [1, 2]
+    got = policy.act(PAGE, None)  # phase 2 asks for a new global plan
+    assert got.parsed["calls"] == [
+        "local_agent.pass_check", "global_planner.decide", "global_planner.revise", "local_agent.local_plan"
+    ]  # fmt: skip
+    assert got.action == "click [15]" and (got.parsed["phase"], got.parsed["plan_version"]) == (1, 2)
+    local_plan = got.llm_calls[-1].messages[-1]["content"]
+    assert "OBJECTIVE: Open the alphabetical index.\n" in local_plan
+    assert "EXPECTED STATE: The index is shown." in local_plan
+
+
+def test_false_check_may_not_move_on_a_move_answer_is_asked_again():
+    gp = Brain(global_plan=ONE_PHASE, collation=collation("x"))
+    la = Brain(
+        local_plan=actions("click [13]", "tap the sort link"),
+        false_check=[decision("move"), decision("revise", "Line 2 was not an action.")],
+        revise=actions("click [15]"),
+    )
+    policy = coact(gp, la)
+    policy.act(PAGE, None)
+    got = policy.act(PAGE, None)
+    assert got.action == "click [15]"
+    assert got.parsed["calls"] == ["local_agent.false_check", "local_agent.revise"]
+    reask = got.llm_calls[1].messages[-1]["content"]
+    assert "'move' is not one of revise, request" in reask
+    assert [o["decision"] for o in policy.state()["outcomes"]] == ["revise"]
+
+
+def test_every_prompt_shows_the_observation_cut_to_1920_tokens_by_default():
+    import litellm
+
+    lines = [f"[{i}] link 'Forum number {i}'" for i in range(1500)]
+    page = {"text": "\n".join(lines), "url": "http://forum/"}
+    gp = Brain(global_plan=ONE_PHASE, collation=collation("x"))
+    policy = coact(gp, Brain(local_plan=actions("click [13]")))
+    got = policy.act(page, None)
+    assert len(got.llm_calls) == 2
+    for call in got.llm_calls:
+        user = call.messages[-1]["content"]
+        shown = user.split("OBSERVATION:\n", 1)[1].split("\nURL: http://forum/", 1)[0]
+        assert page["text"].startswith(shown[:-20]) and "Forum number 1499'" not in shown
+        tokens = len(litellm.encode(model=policy.llm.model_for(call.role), text=shown))
+        assert 1900 <= tokens <= 1920, tokens
+    whole = coact(Brain(global_plan=ONE_PHASE), Brain(local_plan=actions("click [13]")), max_obs_tokens=None)
+    assert "Forum number 1499'" in whole.act(page, None).llm_calls[0].messages[-1]["content"]
+
+
 def test_global_replans_are_capped_then_overruled():
     gp = Brain(global_plan=ONE_PHASE, decide=decision("revise"), revise=ONE_PHASE, collation=collation("x"))
     la = Brain(local_plan=actions("click [13]"), pass_check=decision("request"), overruled=actions("click [15]"))

@@ -156,6 +156,8 @@ def drive(policy: DevilsAdvocatePolicy, web: TextWeb | None = None, goal: str = 
         handle.interactions += 1
         obs = web.run(decision.action or "")
     calls = policy.llm.log
+    for call in calls:  # every call is a conversation a chat model accepts
+        assert all(set(m) == {"role", "content"} and m["role"] in ("user", "assistant") for m in call.messages)
     prompts: dict[str, list[str]] = {}
     for call in calls:
         prompts.setdefault(call.role, []).append(call.messages[-1]["content"])
@@ -453,6 +455,75 @@ def test_no_mapping_when_the_page_comes_back_the_same():
     assert "element_map" not in run.roles and run.handle.gotos == 2
 
 
+def test_the_mapped_element_id_is_the_one_clicked_after_going_back():
+    script = {
+        "plan": ["1. Scroll down the home page.\n2. Open the orders page."],
+        "action": ["scroll [down]", "click [2]"],
+        "remedy": ["scroll [up]", "click [3]"],  # chosen on the scrolled page, where [3] was 'Orders'
+        "align": [YES, NO, YES],
+        "task_check": ["NO", "YES"],
+        "subtask_check": ["YES"],
+        "element_map": ["On the new screen it is [1]."],
+        "answer": ["###Answer done"],
+    }
+    run = drive(policy(script, remedies=1))
+    assert run.actions == ["scroll [down]", "click [2]", "click [1]", "stop [done]"]
+    assert run.ops("goto") == [("goto", HOME)] and run.handle.web.url == "http://shop.test/orders"
+    assert "[3]" in run.prompts["element_map"][0] and "click [1]" in run.prompts["align"][-1]
+
+
+def test_a_page_at_the_same_url_with_other_content_is_another_state():
+    script = {
+        "plan": ["1. Open the orders page."],
+        "action": ["scroll [down]"],
+        "remedy": ["click [1]"],
+        "align": [NO, YES],
+        "task_check": ["YES"],
+        "answer": ["###Answer done"],
+    }
+    agent = policy(script, remedies=1)
+    run = drive(agent)
+    assert run.actions == ["scroll [down]", "click [1]", "stop [done]"]
+    # the scroll left the URL as it was, but the page it recorded for the remedy is the unscrolled one
+    assert run.ops("goto") == [("goto", HOME)] and agent.state()["counters"]["backtracks"] == 1
+    assert "element_map" not in run.roles  # the page came back as recorded
+    assert run.decisions[1].parsed["origin"] == "remedy 1"
+
+
+def test_a_failed_action_is_judged_with_its_error_and_every_step_is_recorded():
+    script = {
+        "plan": ["1. Open the orders page."],
+        "action": ["click [9]"],
+        "remedy": ["click [1]"],
+        "align": [NO, YES],
+        "task_check": ["YES"],
+        "answer": ["###Answer done"],
+    }
+    agent = policy(script, remedies=1)
+    run = drive(agent)
+    assert run.actions == ["click [9]", "click [1]", "stop [done]"]
+    failed = "(The action could not be carried out: element [9] is not on the page)"
+    assert failed in run.prompts["align"][0] and "could not be carried out" not in run.prompts["align"][1]
+    first = run.decisions[0]
+    assert first.thought == "trial 1, step 1 of 1 (Open the orders page.): first attempt"
+    assert (first.parsed["step"], first.parsed["action"], first.parsed["subtask"]) == ("Open the orders page.",
+                                                                                      "click [9]", 0)  # fmt: skip
+    tree = agent.search_tree()
+    assert tree is not None
+    nodes = {n.label: n for n in tree.nodes}
+    assert (nodes["click [9]"].status, nodes["click [1]"].status) == ("failed", "terminal")
+    assert nodes["click [9]"].llm_calls == 1 and nodes["click [9]"].notes["description"].startswith("The action")
+    assert tree.final_path[-1] == nodes["click [1]"].id and nodes["click [1]"].answer == "done"
+    ended = run.ops("end_trial")[0][1]
+    assert (ended["outcome"], ended["trial"], ended["answer"]) == ("finished: the task is judged complete", 1, "done")
+    assert run.decisions[-1].parsed == {"trial": 1, "answer": "done"} and tree.nodes[0].label == "task"
+    assert "None: this is the first trial." in run.prompts["plan"][0]
+    answer = run.prompts["answer"][0]
+    assert "Open my most recent cancelled order" in answer
+    assert answer.split("kept to help you answer in the end:\n")[1].startswith("None.\n")
+    assert agent.config()["history_mode"] == "append_all" and agent.config()["remedies"] == 1
+
+
 def test_deep_backtracking_returns_to_an_earlier_state_when_a_states_remedies_are_spent():
     script = {
         "plan": ["1. Open the orders page.\n2. Open the cancelled order."],
@@ -664,12 +735,21 @@ def test_unusable_replies_everywhere_end_cleanly_with_an_answer():
 
 
 def test_options_are_checked_and_budgets_follow_the_cap():
+    with pytest.raises(ValueError, match="remedies and max_reasks must be >= 0"):
+        make_policy("devils_advocate", remedies=-1)
+    assert make_policy("devils_advocate", remedies=0).remedies == 0  # no remedies: the first attempts only
+    with pytest.raises(RuntimeError, match="reset"):
+        make_policy("devils_advocate").act({}, None)  # type: ignore[arg-type]
+    everything = make_policy("devils_advocate")
+    everything.reset(TaskSpec("webarena/local.55", 55, "Find it", commands=()))
+    assert set(everything.commands) >= {"click", "type", "scroll", "goto", "go_back", T.NOTE}
     with pytest.raises(ValueError, match="remedy_mode"):
         make_policy("devils_advocate", remedy_mode="sampled")
     with pytest.raises(ValueError, match="retry_on"):
         make_policy("devils_advocate", retry_on="always")
     p = make_policy("devils_advocate")
     assert (p.preset, p.max_interactions, p.max_steps, p.allows_lookahead()) == ("webarena", 30, 31, False)
+    assert (p.context_tokens, p.max_reasks, p.remedies, p.max_trials) == (8192, 2, 2, 7)
     per_trial = make_policy("devils_advocate", cap_scope="trial")
     assert per_trial.max_interactions == 30 * 7
     settings_ = p.llm.describe()["roles"]

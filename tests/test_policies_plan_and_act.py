@@ -13,7 +13,7 @@ from webarena_gym.llm import Script
 from webarena_gym.policies import make_policy
 from webarena_gym.policies.base import TaskSpec
 from webarena_gym.policies.plan_and_act import TABLE1_GRID, PlanAndActPolicy, prompts
-from webarena_gym.policies.plan_and_act.parsing import AnswerFormatError, parse_action, parse_plan, plan_steps
+from webarena_gym.policies.plan_and_act.parsing import AnswerFormatError, parse_action, parse_plan, plan_steps, tagged
 from webarena_gym.wrappers.actions.webrl_grammar import COMMANDS
 from webarena_gym.wrappers.observations.html import PLACEHOLDER, Element, ElementInfo, HtmlPage, Option, strip_ids
 
@@ -174,6 +174,21 @@ def test_parse_plan_cot_tags():
             parse_plan(bad, cot=True)
 
 
+def test_tagged_blocks_end_at_the_first_end_tag_after_the_last_start_tag():
+    text = "I mention [End of Plan] first.\n[Start of Plan]\nP\n[End of Plan]\nAnd [End of Plan] again."
+    assert tagged(text, prompts.PLAN_TAGS) == ("I mention [End of Plan] first.", "P")
+    assert (
+        parse_plan(PLAN, cot=False).reasoning == ""
+        and parse_action('do(action="Click", element="1")', False).reasoning == ""
+    )
+    with pytest.raises(
+        AnswerFormatError, match=re.escape("the plan between [Start of Plan] and [End of Plan] is empty")
+    ):
+        parse_plan("[Start of Plan]\n[End of Plan]", cot=True)
+    with pytest.raises(AnswerFormatError, match=re.escape("every step needs a '## Step N' line, a 'Reasoning:' line")):
+        parse_plan("Open the orders.", cot=False)
+
+
 def test_parse_action_forms():
     paper = parse_action('# Element: Go\ndo(action="click", element="16")}', cot=False)
     assert paper.action.call() == 'do(action="Click", element="16")' and paper.action.comments == ("# Element: Go",)
@@ -272,6 +287,26 @@ def test_dynamic_loop_replans_once_per_step_after_the_first(cot):
         for call in d.llm_calls:
             text = str(call.messages)
             assert (' id="' in text) == (call.role == "executor"), call.role
+
+
+@pytest.mark.parametrize("cot", [True, False])
+def test_the_executor_follows_the_newest_plan_and_the_replanner_sees_every_action(cot):
+    versions = iter(range(1, 10))
+    script = Script({
+        "planner": [plan_answer(cot)],
+        "replanner": Script.forever(lambda messages: plan_answer(cot, next(versions))),
+        "executor": [click(f"{i}1", cot) for i in (1, 2, 3)],
+    })  # fmt: skip
+    decisions = run_steps(make_policy("plan_and_act", script=script, cot=cot), 3)
+    for step, decision in enumerate(decisions):
+        executor = "\n".join(str(m["content"]) for m in decision.llm_calls[-1].messages)
+        assert f"Version {step}." in executor
+        assert not any(f"Version {v}." in executor for v in range(3) if v != step)
+    for step in (1, 2):
+        replanner = decisions[step].llm_calls[0].messages[-1]["content"]
+        listed = replanner.rsplit("Previous Actions", 1)[1]  # the section's heading in either style
+        assert [f'element="{i}1"' in listed for i in (1, 2, 3)] == [i <= step for i in (1, 2, 3)]
+        assert f"- Action {step}:" in listed and f"- Action {step + 1}:" not in listed
 
 
 def test_static_plan_and_no_planner():

@@ -1,5 +1,7 @@
 """Plan-and-Act end to end on local tasks (real browser, sites and evaluator, litellm's real call path):
-a scripted executor writes the task's reference steps in the WebRL grammar, scripted planners write plans.
+in the main run the scripted executor only carries out the newest plan (each element found by role and
+name on the page in its prompt), so its reward is the plans' doing; elsewhere it writes the task's reference
+steps in the WebRL grammar, read off the page the env gave, and scripted planners write plans.
 
 The tests walk the method's machinery: the roles per step, what each role is shown (no element id for the
 planners, old pages replaced for the executor), re-asks, dropdowns chosen by label, answers delivered with
@@ -52,6 +54,48 @@ def plan_and_act(name: str, task_id: int, *, prefix: tuple = (), wrong_answer: s
     return oracle.attach(make_policy(name, script=script, **config))
 
 
+# The reference route of ANSWER_TASK as plan steps that name each element by its role and accessible name.
+ROUTE = ("Click the link 'Forums'", "Click the link 'Alphabetical'", "Answer 'books, boston'")
+_PLAN_STEP = re.compile(r"^Step: (Click the (link|button) '([^']+)'|Answer '([^']*)')\.?$", re.M)
+_TAGS = {"link": "a", "button": "button"}
+
+
+def route_plan(steps: tuple[str, ...], cot: bool) -> str:
+    text = "\n".join(f"## Step {i}\nReasoning: That is the way there.\nStep: {s}." for i, s in enumerate(steps, 1))
+    return f"I will look at the page first.\n[Start of Plan]\n{text}\n[End of Plan]" if cot else text
+
+
+def route_planners(cot: bool, route: tuple[str, ...] = ROUTE) -> dict:
+    """A planner that writes the whole route, and a replanner that drops the steps already carried out
+    (counted off the previous actions its prompt lists)."""
+
+    def replan(messages: list[dict]) -> str:
+        done = len(re.findall(r"^- Action \d+:", messages[-1]["content"], re.M))
+        return route_plan(route[done:], cot)
+
+    return {"planner": [route_plan(route, cot)], "replanner": Script.forever(replan)}
+
+
+def plan_follower(cot: bool):
+    """A scripted executor that carries out the first step of the newest plan in its prompt, finding the
+    element by role and name on the page its prompt shows: what it does depends on the plans alone."""
+
+    def execute(messages: list[dict]) -> str:
+        planned = [m["content"] for m in messages if _PLAN_STEP.search(m["content"])][-1]
+        step = _PLAN_STEP.search(planned)
+        assert step is not None
+        if step.group(4) is not None:
+            action = f"exit(message={json.dumps(step.group(4))})"
+        else:
+            tag, name = _TAGS[step.group(2)], step.group(3)
+            found = re.search(rf'<{tag} id="([^"]+)"[^>]*>\s*{re.escape(name)}\s*</{tag}>', messages[-1]["content"])
+            assert found, f"no {step.group(2)} {name!r} on the page shown"
+            action = f'# Element: the {step.group(2)} {name}\ndo(action="Click", element="{found.group(1)}")'
+        return f"The plan's next step.\n[Start of Action]\n{action}\n[End of Action]" if cot else action
+
+    return execute
+
+
 def roles(traj) -> list[list[str]]:
     return [[c["role"] for c in s.llm_calls] for s in traj.steps]
 
@@ -60,8 +104,15 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def follow(name: str, route: tuple[str, ...] = ROUTE):
+    """``name`` with route planners and the plan-following executor."""
+    cot = registered_defaults(name).get("cot", True)
+    script = Script({**route_planners(cot, route), "executor": Script.forever(plan_follower(cot))})
+    return make_policy(name, script=script)
+
+
 def test_plan_and_act_plans_replans_executes_and_answers():
-    traj = run_episode(f"webarena/local.{ANSWER_TASK}", plan_and_act("plan_and_act", ANSWER_TASK))
+    traj = run_episode(f"webarena/local.{ANSWER_TASK}", follow("plan_and_act"))
     assert traj.err_msg is None, traj.stack_trace
     assert traj.terminated and traj.reward == 1.0, traj.evaluation
     assert roles(traj) == [["planner", "executor"], ["replanner", "executor"], ["replanner", "executor"]]
@@ -82,11 +133,23 @@ def test_plan_and_act_plans_replans_executes_and_answers():
     state = traj.final_policy_state
     assert [(v["version"], v["role"]) for v in state["plan_versions"]] == [(0, "planner"), (1, "replanner"),
                                                                           (2, "replanner")]  # fmt: skip
-    for step, version, round_ in zip(traj.steps, state["plan_versions"], state["rounds"], strict=True):
+    for i, (step, version, round_) in enumerate(zip(traj.steps, state["plan_versions"], state["rounds"], strict=True)):
         assert version["html_sha256"] == sha256(strip_ids(step.observation))
         assert round_["html_sha256"] == sha256(step.observation) == step.parsed["executor"]["html_sha256"]
-        assert step.parsed["plan"]["text"].endswith(f"Plan version {version['version']}.\nStep: Finish the task.")
+        assert step.parsed["plan"]["text"].startswith(
+            f"## Step 1\nReasoning: That is the way there.\nStep: {ROUTE[i]}."
+        )
         assert step.parsed["executor"]["action"] == step.action
+
+
+def test_the_reward_follows_the_plans():
+    """The executor only carries out plans: the same route with another answer in its last step fails."""
+    wrong = (*ROUTE[:2], "Answer 'books, news'")
+    traj = run_episode(f"webarena/local.{ANSWER_TASK}", follow("plan_and_act", wrong))
+    assert traj.err_msg is None, traj.stack_trace
+    assert [s.action.split("\n")[0] for s in traj.steps[:2]] == ["# Element: the link Forums",
+                                                                 "# Element: the link Alphabetical"]  # fmt: skip
+    assert traj.terminated and traj.reward == 0.0 and traj.steps[-1].action.endswith('exit(message="books, news")')
 
 
 def test_paper_prompts_static_plan_placeholders_and_a_dropdown_by_label():

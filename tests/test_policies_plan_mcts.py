@@ -6,6 +6,7 @@ on the local suite are in ``test_policies_plan_mcts_e2e.py``."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from webarena_gym.llm import LLMError, Script, text_of
 from webarena_gym.policies import make_policy
@@ -32,6 +34,7 @@ from webarena_gym.policies.plan_mcts.tree import (
     Step,
     backpropagate,
     descend,
+    path_to,
     uct_score,
     uct_select,
 )
@@ -98,7 +101,9 @@ def test_uct_takes_unvisited_edges_first_in_planner_order_then_the_formula():
     assert uct_select(es, 1.0).subplan == "p1"  # 0.2 + sqrt(ln 4) > 0.5 + sqrt(ln 4 / 3)
     assert uct_select(es, 0.0).subplan == "p0"  # no exploration: the best Q
     assert uct_select(edges((2, 0.5), (2, 0.5)), 1.0).subplan == "p0"  # ties: the Planner's order
-    with pytest.raises(ValueError):
+    # N(s) is the sum of the visits, no more: 0.72 + sqrt(ln 4 / 3) > 0.2 + sqrt(ln 4), but not with ln 5
+    assert uct_select(edges((1, 0.2), (3, 0.72)), 1.0).subplan == "p1"
+    with pytest.raises(ValueError, match="no edges to select from"):
         uct_select([], 1.0)
 
 
@@ -478,6 +483,11 @@ def test_an_iteration_selects_simulates_refines_expands_and_backs_up():
     }  # fmt: skip
     repair_micro = model.prompts["micro"][1]
     assert section(repair_micro, "### Initial State (Before Subplan Execution) ###").endswith("so far: click [1]")
+    assert section(repair_micro, "### Interaction History (Actions for This Subplan) ###").endswith(
+        "click [2] -> http://site/2"
+    )
+    assert (tree.nodes[0].state, tree.nodes[0].url, tree.nodes[0].llm_calls) == ("s0", "http://site/0", 1)
+    assert fixed.notes["restore_method"] == "exact" and fixed.notes["thought"] == "option 0"
     # the Macro check judges the whole step, from the node's page, with every action of the edge
     first_macro = model.prompts["macro"][0]
     assert section(first_macro, "### Initial State (Before Current Subplan) ###").endswith("actions so far:")
@@ -493,6 +503,73 @@ def test_an_iteration_selects_simulates_refines_expands_and_backs_up():
     # H_P reached the Planner with the repaired subplan and its macro status
     assert "1. Fixed way. [Completed]" in model.prompts["planner"][1]
     assert "Fixed way. [Completed] status C, score 0.50" in model.prompts["macro"][-1]
+
+
+@pytest.mark.parametrize("codes, success", [("AAC", True), ("ACC", False), ("AC", False), ("AAAC", True)])
+def test_a_success_candidate_needs_most_macro_samples_to_say_a(codes, success):
+    samples = iter(codes)
+    model = Model([("Answer it.",)], {"Answer it.": ["stop [42]"]}, macro=lambda subplan: next(samples))
+    policy, decision, _ = search(model, iterations=1, macro_samples=len(codes))
+    answer = policy.search.tree.nodes[1]
+    assert answer.status == "terminal" and answer.notes["macro"] == list(codes)
+    stopped = "success candidate found" if success else "iteration budget spent"
+    assert policy.state()["stopped"] == stopped and decision.action == "stop [42]"
+
+
+@pytest.mark.parametrize("max_depth", [1, 2])
+def test_nodes_at_the_depth_limit_are_not_expanded(max_depth):
+    model = Model([("A.",), ("B.",), ("C.",)], {"A.": ["click [1]"], "B.": ["click [2]"], "C.": ["click [3]"]})
+    policy, _, _ = search(model, iterations=4, max_depth=max_depth)
+    assert len(model.prompts["planner"]) == max_depth  # the root, then one node per level above the limit
+    executed = [n.label for n in policy.search.tree.nodes if n.visits]
+    assert executed == ["A.", "B."][:max_depth]
+
+
+@pytest.mark.parametrize("final_select, chosen", [("max_q", "B."), ("max_visits", "A.")])
+def test_the_final_path_follows_the_highest_q_or_the_most_visits(final_select, chosen):
+    # A (status C, Q 0.5) and B (status B, Q 0.75) are visited once each: Q decides for max_q; for
+    # max_visits the tie goes to the Planner's order
+    model = Model([("A.", "B.")], {"A.": ["click [1]"], "B.": ["click [2]"]},
+                  macro=lambda subplan: {"A.": "C", "B.": "B"}[subplan])  # fmt: skip
+    policy, _, handle = search(model, iterations=2, max_depth=1, final_select=final_select)
+    tree = policy.search.tree
+    node = next(n for n in tree.nodes if n.label == chosen)
+    assert (node.visits, tree.final_path[:2]) == (1, [0, node.id])
+    assert handle.state[:1] == (node.actions[0],)  # the environment was brought to the chosen leaf
+
+
+def test_a_leaf_without_an_answer_gets_one_from_the_final_answer_subplan():
+    final = P.texts()["final_subplan"]
+    model = Model([("A.",)], {"A.": ["stop []"], final: ["stop [from the leaf]"]})
+    policy, decision, handle = search(model, iterations=1)
+    tree = policy.search.tree
+    a, last = tree.nodes[1], tree.nodes[tree.final_path[-1]]
+    assert a.answer == "" and a.status == "expanded"  # an empty answer: not terminal, the Operator is asked again
+    assert decision.action == "stop [from the leaf]" and tree.final_path == [0, a.id, last.id]
+    assert (last.label, last.status, last.answer, last.llm_calls) == (final, "terminal", "from the leaf", 1)
+    assert last.notes["kind"] == "final answer" and last.actions == ["stop [from the leaf]"]
+    silent = Model([("A.",)], {"A.": ["click [1]"]})
+    assert search(silent, iterations=1)[1].action == "stop []"  # the final subplan gave no answer either
+
+
+def test_an_unusable_planner_leaves_nothing_to_explore():
+    script = Script(
+        {"planner": Script.forever("no plan today"), "operator": Script.forever(operator_answer("stop [?]"))}
+    )
+    policy = make_policy("plan_mcts", script=script, model="gpt-4o")
+    policy.reset(TASK)
+    handle = FakeHandle()
+    decision = policy.act(handle.obs(), handle)
+    assert policy.state()["stopped"] == "nothing to explore" and decision.action == "stop [?]"
+    assert policy.state()["unusable_answers"][0].startswith("planner: ")
+
+
+def test_best_macro_never_answers_from_a_failed_state():
+    model = Model([("A.",), ("B.",)], {"A.": ["click [1]"], "B.": ["click [2]"]}, micro={"B.": False}, macro="E")
+    policy, _, _ = search(model, iterations=2, refinement="none", expand_after_failure=True, final_select="best_macro")
+    tree = policy.search.tree
+    b = next(n for n in tree.nodes if n.label == "B.")
+    assert b.status == "failed" and b.id not in tree.final_path and tree.final_path[1] == 1
 
 
 def test_refine_from_parent_undoes_the_failed_attempt():
@@ -564,6 +641,7 @@ def test_micro_only_and_macro_only_rewards():
     policy, decision, _ = search(Model(plans, {"A.": ["stop [x]"]}, macro="E"), reward="micro")
     a = policy.search.tree.nodes[1]
     assert (a.reward, a.status, "macro" in a.notes) == (1.0, "terminal", False) and decision.action == "stop [x]"
+    assert policy.state()["stopped"] == "success candidate found"  # no macro samples: the micro check decides
     model = Model([("A.",)], {"A.": ["click [1]"]}, micro={"A.": False}, macro="B")
     policy, _, _ = search(model, reward="macro", iterations=1)
     a = policy.search.tree.nodes[1]
@@ -604,6 +682,7 @@ def test_beam_search_keeps_the_best_children_per_level():
     assert executed == ["A.", "B.", "C.", "A1."]  # level 1 in full, then the best child's candidates
     assert len(model.prompts["planner"]) == 3  # the root, then A and C (the two best); B is dropped
     assert tree.nodes[0].status == "expanded" and policy.state()["iterations"] == 4
+    assert policy.state()["stopped"] == "iteration budget spent"
 
 
 def test_action_level_search_runs_planner_commands_directly():
@@ -645,6 +724,40 @@ def test_provider_outage_propagates_with_the_tree_so_far():
 def test_uct_formula_value():
     e = edges((2, 0.5))[0]
     assert uct_score(e, 8, 1.0) == pytest.approx(0.5 + math.sqrt(math.log(8) / 2))
+    assert uct_score(e, 1, 1.0) == uct_score(e, 0, 1.0) == 0.5  # ln N(s) is 0 until a second visit
+
+
+def test_a_page_keeps_url_text_error_and_a_colour_screenshot_encoded_once():
+    shot = np.zeros((4, 5, 3), dtype=np.uint8)
+    shot[1, 2] = (255, 0, 0)
+    page = Page.of(
+        {"url": "http://site/1", "text": "[1] link 'A'", "last_action_error": "boom", "som_screenshot": shot}
+    )
+    assert (page.url, page.text, page.error, page.screenshot is shot) == ("http://site/1", "[1] link 'A'", "boom", True)
+    png = page.png()
+    assert png is not None and png.startswith(b"\x89PNG") and page.png() is png
+    decoded = np.asarray(Image.open(io.BytesIO(png)))
+    assert decoded.shape == (4, 5, 3) and tuple(decoded[1, 2]) == (255, 0, 0)
+    empty = Page.of({"url": None, "text": None, "last_action_error": None})
+    assert (empty.url, empty.text, empty.error, empty.screenshot, empty.png()) == ("", "", "", None, None)
+    for unusable in (np.zeros((4, 5), dtype=np.uint8), np.zeros((1, 5, 3), dtype=np.uint8), "not an image"):
+        assert Page.of({"som_screenshot": unusable}).screenshot is None  # a grey or one-row image is no screenshot
+    assert Page.of({"som_screenshot": np.zeros((2, 1, 3), dtype=np.uint8)}).screenshot is not None
+
+
+def test_a_history_step_line_names_the_page_reached_and_the_error():
+    assert Step("click [1]").line() == "click [1]"
+    assert Step("click [1]", url="http://site/1").line() == "click [1] -> http://site/1"
+    assert Step("click [9]", error="no element 9").line() == "click [9] (error: no element 9)"
+
+
+def test_path_to_a_node_outside_the_tree_is_an_error():
+    root, stranger = node(), node(1)
+    root.edges = edges((1, 0.5))
+    root.edges[0].child = child = node(1)
+    assert path_to(root, child) == [root.edges[0]] and path_to(root, root) == []
+    with pytest.raises(ValueError, match="target is not in this tree"):
+        path_to(root, stranger)
 
 
 def test_tree_dict_reports_iterations():
