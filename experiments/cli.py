@@ -20,6 +20,10 @@ BASELINE_LABELS = {
 DEMO_RANDOM_STEPS = 10  # the floor needs no 30-step budget to show it fails; keeps `make demo` short
 DEMO_LLM_POLICIES = ("react", "agentoccam")
 EXIT_USAGE = 2  # options the harness cannot run with (argparse's code for a bad command line)
+# Options a label leaves out: the model and budget it shows already, and where and how the model is
+# reached (which does not make another policy). Every other option is in the label, so two --policy
+# variants of one method never share a label (a study refuses that: reports could not tell them apart).
+LABEL_HIDDEN_OPTIONS = frozenset({"model", "max_steps", "api_base", "timeout", "retries", "backoff_s", "cache_dir"})
 EXIT_STOPPED = 3  # the study stopped at a configuration error (missing key, unknown model, context too small)
 
 
@@ -29,7 +33,7 @@ class UsageError(ValueError):
 
 def _policy_spec(text: str, model: str | None, max_steps: int | None = None):
     """`name` or `name:key=value,key=value` -> PolicySpec; LLM policies get the study's model (and,
-    from the demo, its decision budget ``max_steps``)."""
+    from the demo, its decision budget ``max_steps``). ``label=...`` names the configuration in reports."""
     from webarena_gym.experiments.compare import PolicySpec
 
     name, _, rest = text.partition(":")
@@ -42,18 +46,25 @@ def _policy_spec(text: str, model: str | None, max_steps: int | None = None):
             config[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             config[key.strip()] = value
+    own_label = config.pop("label", None)  # the report's name for this configuration, not an option
     if name in BASELINE_LABELS:
         label = BASELINE_LABELS[name]
         if "max_steps" in config:
             label = label.replace("(", f"({config['max_steps']} steps, ", 1)
-        return PolicySpec(name, config, label)
+        return PolicySpec(name, config, str(own_label or label + _shown_options(config)))
     if max_steps is not None:
         config.setdefault("max_steps", max_steps)
     model = config.setdefault("model", model)
     if not model:
         raise UsageError(f"policy {name!r} needs a model: pass --model or set {MODEL_ENV_VAR}")
     steps = f" ({config['max_steps']} steps)" if "max_steps" in config else ""
-    return PolicySpec(name, config, f"{name} [{model}]{steps}")
+    return PolicySpec(name, config, str(own_label or f"{name} [{model}]{steps}{_shown_options(config)}"))
+
+
+def _shown_options(config: dict) -> str:
+    """The options a label shows (all but :data:`LABEL_HIDDEN_OPTIONS`), as `` key=value,...``."""
+    shown = {k: v for k, v in config.items() if k not in LABEL_HIDDEN_OPTIONS}
+    return " " + ",".join(f"{k}={v}" for k, v in sorted(shown.items())) if shown else ""
 
 
 def _env_kwargs(args: argparse.Namespace) -> dict:
@@ -99,11 +110,22 @@ def _study_policies(args: argparse.Namespace) -> list:
     return policies
 
 
+def _check_tasks(spec: str) -> None:
+    """An unknown task id or task-set filter is a usage error, said before anything starts."""
+    from webarena_gym.experiments.tasksets import resolve
+
+    try:
+        resolve(spec)
+    except ValueError as exc:
+        raise UsageError(f"--tasks {spec!r}: {exc}") from None
+
+
 def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
     from webarena_gym.experiments.compare import StudyConfigError, StudyStopped, compare
     from webarena_gym.experiments.report import build_report
     from webarena_gym.llm.redaction import redact
 
+    _check_tasks(args.tasks)
     api_base = _api_base(args)
     if api_base:  # WebArena's hosted judge is not on the user's server
         _judge_with_the_model(args, args.model, "the policies' model on --api-base")
@@ -131,7 +153,7 @@ def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
             llm_timeout_s=args.llm_timeout,
             step_timeout_s=args.step_timeout,
         )
-    except StudyConfigError as exc:
+    except (StudyConfigError, FileExistsError, FileNotFoundError) as exc:  # FileExists: --resume missing
         raise UsageError(str(exc)) from None
     except StudyStopped as exc:
         report = build_report(args.out)
@@ -146,7 +168,10 @@ def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from webarena_gym.experiments.report import build_report
+    from webarena_gym.experiments.store import MANIFEST_FILE, RESULTS_FILE
 
+    if not any((Path(args.study) / name).is_file() for name in (MANIFEST_FILE, RESULTS_FILE)):
+        raise UsageError(f"{args.study} is not a study directory (no {MANIFEST_FILE}); pass a compare --out folder")
     report = build_report(args.study, errors_as_failures=args.errors_as_failures)
     print((report / "summary.md").read_text())
     print(f"report: {report / 'index.html'}")
@@ -203,6 +228,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             )
         return 0
 
+    _check_tasks(args.tasks)
     for t in resolve(args.tasks):
         webarena = "none" if t.webarena_template is None else t.webarena_template
         print(

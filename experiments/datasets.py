@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from webarena_gym.experiments.cli import EXIT_USAGE
 from webarena_gym.experiments.dataset_files import (
     chat_record,
     llamafactory_entries,
@@ -37,6 +38,7 @@ from webarena_gym.experiments.dataset_files import (
 from webarena_gym.experiments.store import RESULTS_FILE, EpisodeResult, StudyStore
 from webarena_gym.experiments.trajectory import Trajectory
 from webarena_gym.llm.messages import text_of
+from webarena_gym.llm.redaction import write_text
 
 SPLIT_SEED = 42
 
@@ -113,20 +115,36 @@ def export_study(
     roles: Sequence[str] = (),
     validation_fraction: float = 0.0,
     seed: int = SPLIT_SEED,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Write the study's training files into ``out`` (see the module docstring); returns the counts."""
+    """Write the study's training files into ``out`` (see the module docstring); returns the counts.
+
+    ``out`` must be empty or missing, unless ``force``: then the files of an earlier export there are
+    deleted first, so no stale split survives. Episodes whose trajectory cannot be read are left out
+    and listed under ``unreadable``.
+    """
     study, out = Path(study), Path(out)
     chosen = episodes(study, min_reward=min_reward, max_reward=max_reward, policies=policies, sites=sites)
     steps: list[dict[str, Any]] = []
     chats: list[dict[str, Any]] = []
+    unreadable: list[str] = []
+    exported: list[EpisodeResult] = []
     for result in chosen:
-        s, c = _records(study, result, roles)
+        try:
+            s, c = _records(study, result, roles)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # a torn or missing trajectory
+            unreadable.append(f"{result.key}: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        exported.append(result)
         steps += s
         chats += c
+    _clear_previous_export(out, force)
     roots = [study.resolve(), out.resolve(), Path.cwd()]
     steps, chats = sanitize(steps, roots), sanitize(chats, roots)
     configs: dict[str, dict[str, str]] = {}
-    counts: dict[str, Any] = {"episodes": len(chosen)}
+    counts: dict[str, Any] = {"episodes": len(exported)}
+    if unreadable:
+        counts["unreadable"] = unreadable
     for name, records in (("steps", steps), ("chat", chats)):
         train, validation = split_groups(records, lambda r: r["task_id"], validation_fraction, seed)
         for split, part in (("train", train), ("validation", validation)):
@@ -138,14 +156,27 @@ def export_study(
         out,
         f"Training data from the study {study.name}",
         configs,
-        f"Exported by webarena-gym from {len(chosen)} episodes. `steps`: one record per step (observation, "
+        f"Exported by webarena-gym from {len(exported)} episodes. `steps`: one record per step (observation, "
         "action, reward, done, the model's output). `chat`: one record per model call, `messages` in the "
         "chat format TRL, torchtune and LLaMA-Factory read.",
     )
     if "chat" in configs:
         entries = llamafactory_entries({f"{study.name}_{s}": p for s, p in configs["chat"].items()}, chat=True)
-        (out / "dataset_info.json").write_text(json.dumps(entries, indent=1))
+        write_text(out / "dataset_info.json", json.dumps(entries, indent=1))
     return counts
+
+
+class OutputNotEmptyError(FileExistsError):
+    """``out`` holds files and ``force`` was not given."""
+
+
+def _clear_previous_export(out: Path, force: bool) -> None:
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise OutputNotEmptyError(f"{out} is not empty; pick a new --out or pass --force to replace an export there")
+    for stale in [*(out / "data").glob("*.jsonl"), out / "README.md", out / "dataset_info.json"]:
+        stale.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--site", action="append", default=[], help="keep this site (or multisite); repeatable")
     p.add_argument("--role", action="append", default=[], help="chat file: only calls of this role; repeatable")
     p.add_argument("--validation-fraction", type=float, default=0.0, help="tasks held out as the validation split")
+    p.add_argument("--force", action="store_true", help="replace an earlier export in --out")
     args = p.parse_args(argv)
     try:
         counts = export_study(
@@ -169,11 +201,18 @@ def main(argv: list[str] | None = None) -> int:
             sites=args.site,
             roles=args.role,
             validation_fraction=args.validation_fraction,
+            force=args.force,
         )
+    except OutputNotEmptyError as error:
+        print(f"webarena-gym dataset: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    unreadable = counts.pop("unreadable", [])
     print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+    for episode in unreadable:
+        print(f"skipped, its trajectory cannot be read: {episode}", file=sys.stderr)
     if not counts["episodes"]:
         print("no finished episode passed the filters; nothing but the dataset card was written")
     return 0

@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from webarena_gym.llm import LLM, CallSettings, LLMCall, Script
+from webarena_gym.llm.client import DEFAULT_MAX_REPLY_CHARS
 
 Obs = dict[str, Any]
 Info = dict[str, Any]
@@ -277,7 +278,17 @@ def example_action(obs: Obs, commands: Sequence[str]) -> str:
 
 # -- LLM options shared by every method ----------------------------------------------------------------
 
-COMMON_LLM_OPTIONS = ("model", "api_base", "cache_dir", "retries", "timeout", "script", "backoff_s", "llm")
+COMMON_LLM_OPTIONS = (
+    "model",
+    "api_base",
+    "cache_dir",
+    "retries",
+    "timeout",
+    "script",
+    "backoff_s",
+    "max_reply_chars",
+    "llm",
+)
 ROLE_SETTINGS = ("model", "temperature", "top_p", "max_tokens", "api_base")
 
 
@@ -291,6 +302,7 @@ def build_llm(
     timeout: float = 120.0,
     script: Script | dict[str, list[Any]] | None = None,
     backoff_s: float = 2.0,
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     llm: LLM | None = None,
     **role_options: Any,
 ) -> LLM:
@@ -320,6 +332,7 @@ def build_llm(
         script=script,
         backoff_s=backoff_s,
         api_base=api_base,
+        max_reply_chars=max_reply_chars,
     )
 
 

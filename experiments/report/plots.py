@@ -22,6 +22,12 @@ def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, 
     return points, [r["policy"] for r in rows if status[r["policy"]] == "unknown"]
 
 
+def plain(text: str) -> str:
+    """``text`` as matplotlib shows it literally: a ``$`` would start a mathtext formula, which a label
+    such as ``$a\\x$`` makes fail (and with it the whole report)."""
+    return text.replace("$", r"\$")
+
+
 def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     import matplotlib
 
@@ -36,7 +42,7 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
         xs = [j + i * width for j in range(len(cols))]
         ys = [100 * row["success"][c]["mean"] for c in cols]
         errs = [100 * row["success"][c]["stderr"] for c in cols]
-        ax.bar(xs, ys, width, yerr=errs, capsize=2, label=row["policy"])
+        ax.bar(xs, ys, width, yerr=errs, capsize=2, label=plain(row["policy"]))
     ax.set_xticks([j + width * (len(rows) - 1) / 2 for j in range(len(cols))])
     ax.set_xticklabels([SITE_TITLES[c] for c in cols], rotation=20)
     ax.set_ylabel("success rate (%)")
@@ -51,9 +57,10 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[str]:
     points, unknown = cost_points(summary)
     for cost, sr, label, bound in points:
         ax.scatter([cost], [sr], facecolors="none" if bound else None, edgecolors="C0" if bound else None)
-        ax.annotate(("≥ " if bound else "") + label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        text = ("≥ " if bound else "") + plain(label)
+        ax.annotate(text, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
     if unknown:
-        fig.text(0.01, 0.01, "cost unknown (not plotted): " + "; ".join(unknown), fontsize=7, color="grey")
+        fig.text(0.01, 0.01, "cost unknown (not plotted): " + plain("; ".join(unknown)), fontsize=7, color="grey")
     frontier, best = [], -1.0
     for cost, sr, _, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
         if sr > best:
@@ -80,7 +87,7 @@ def write_trial_plot(summary: dict[str, Any], out: Path) -> list[str]:
         return []
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, curve in curves:
-        ax.plot(range(1, len(curve) + 1), [100 * v for v in curve], marker="o", label=label)
+        ax.plot(range(1, len(curve) + 1), [100 * v for v in curve], marker="o", label=plain(label))
     ax.set_xlabel("trial")
     ax.set_ylabel("success rate (%)")
     ax.set_ylim(0, 105)
