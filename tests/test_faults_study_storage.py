@@ -30,7 +30,6 @@ from webarena_gym.experiments.compare import (
 from webarena_gym.experiments.report import build_report
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 from webarena_gym.experiments.trajectory import Trajectory
-from webarena_gym.llm import files
 
 TASKS = [tasksets.TaskInfo(f"webarena/local.{i}", i, ("shopping",), 1, ("string_match",)) for i in range(2)]
 RELEASE = "release-the-runner"
@@ -148,7 +147,7 @@ def test_a_full_disk_while_writing_the_trajectory_is_a_storage_error_that_resume
     compare([policy], [task], study, runner=succeed, progress=False)  # a study with its manifest
     store = StudyStore(study)
     job = EpisodeJob(policy, task, 1, 1, str(store.episode_dir(f"{task.env_id}|1", 1, "full")), str(study), None, {})
-    monkeypatch.setattr(files.os, "write", disk_full_for_trajectories)
+    monkeypatch.setattr(os, "write", disk_full_for_trajectories)
     result = run_job(job)
     monkeypatch.undo()
     assert (result.status, result.error_kind) == ("error", "storage") and "could not be written" in result.err_msg
