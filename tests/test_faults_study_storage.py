@@ -181,12 +181,16 @@ def test_a_torn_trajectory_is_not_counted_done_and_the_dataset_export_skips_it(t
 # -- 11: inputs that crashed a study or its tools --------------------------------------------------------
 
 
-def test_a_300_character_model_string_and_a_mathtext_label_still_give_a_study_and_a_report(tmp_path):
+def test_a_300_character_model_string_gives_bounded_folder_names(tmp_path):
     long = PolicySpec("react", {"model": "openai/" + "m" * 300}, "react [" + "m" * 300 + "]")
-    math = PolicySpec("random", {"max_steps": 1}, r"cost $5 \x$ and $a^$")
-    out = compare([long, math], TASKS, tmp_path / "s", runner=succeed, progress=False)
-    assert len(StudyStore(out).latest()) == 4
+    out = compare([long], TASKS, tmp_path / "s", runner=succeed, progress=False)
+    assert len(StudyStore(out).latest()) == 2
     assert all(len(p.name) <= 120 for p in (out / "episodes").iterdir())
+
+
+def test_a_label_matplotlib_would_read_as_a_formula_still_gives_a_report(tmp_path):
+    math = PolicySpec("random", {"max_steps": 1}, r"cost $5 \x$ and $a^$")
+    out = compare([math], TASKS, tmp_path / "s", runner=succeed, progress=False)
     report = build_report(out)
     assert (report / "success_by_site.png").stat().st_size > 0 and (report / "index.html").exists()
 
