@@ -7,7 +7,9 @@ import argparse
 import datetime as _dt
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -393,6 +395,11 @@ def main(argv: list[str] | None = None) -> int:
     from webarena_gym.llm.redaction import install_log_redaction, redact
 
     install_log_redaction()
+    # A command started in the background by a script (``cmd &``) inherits SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt for it: `kill -INT` would not stop a study. Ctrl-C is how a study
+    # stops cleanly, so it is always Python's KeyboardInterrupt here.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in PASS_THROUGH:  # its own parser gets every argument, `--help` and options first too
         args = argparse.Namespace(func=PASS_THROUGH[argv[0]][0], command=argv[0], rest=argv[1:])
