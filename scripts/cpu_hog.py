@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=600.0, help="longest time a busy process runs")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the command to run under load")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed hog still stops its busy loops
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     code = [sys.executable, "-c", BUSY_LOOP.format(seconds=args.seconds)]
     hogs = [subprocess.Popen(code) for _ in range(args.procs)]
