@@ -56,6 +56,16 @@ def trajectory_intact(episode_dir: Path) -> bool:
         return False
 
 
+def file_name(text: str, suffix: str = "") -> str:
+    """``text`` as a file name ending in ``suffix``: unsafe characters replaced, cut to
+    :data:`MAX_DIR_NAME` characters with a hash of the whole name at the end when longer."""
+    name = _slug(text)
+    if len(name) + len(suffix) > MAX_DIR_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        name = f"{name[: MAX_DIR_NAME - len(suffix) - len(digest) - 1]}-{digest}"
+    return name + suffix
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
@@ -133,12 +143,7 @@ class StudyStore:
     # -- results --------------------------------------------------------------------------------
     def episode_dir(self, key: str, attempt: int, label: str = "") -> Path:
         """``episodes/<label>_<key>__a<attempt>``, cut to :data:`MAX_DIR_NAME` characters."""
-        name = _slug(f"{label}|{key}" if label else key)
-        suffix = f"__a{attempt}"
-        if len(name) + len(suffix) > MAX_DIR_NAME:
-            digest = hashlib.sha256(name.encode()).hexdigest()[:12]
-            name = f"{name[: MAX_DIR_NAME - len(suffix) - len(digest) - 1]}-{digest}"
-        return self.root / "episodes" / f"{name}{suffix}"
+        return self.root / "episodes" / file_name(f"{label}|{key}" if label else key, f"__a{attempt}")
 
     def append(self, result: EpisodeResult) -> None:
         line = redacted_json(asdict(result), sort_keys=True, default=str) + "\n"

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from webarena_gym.experiments.report.tables import all_tables
-from webarena_gym.experiments.store import EpisodeResult, StudyStore
+from webarena_gym.experiments.store import EpisodeResult, StudyStore, file_name
 from webarena_gym.llm.messages import IMAGE_REF_PREFIX
 from webarena_gym.llm.redaction import write_text
 
@@ -25,7 +24,7 @@ _env = Environment(
 
 
 def _page_name(r: EpisodeResult) -> str:
-    return "ep_" + re.sub(r"[^A-Za-z0-9._-]+", "_", r.key) + ".html"
+    return file_name(f"ep_{r.policy}|{r.key}", ".html")
 
 
 def _content(message: dict[str, Any]) -> str:
