@@ -7,7 +7,9 @@ import argparse
 import datetime as _dt
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -24,6 +26,12 @@ DEMO_STEPS = 5  # the LLM methods' step budget in the demo: enough to see each w
 # and Plan-MCTS's search make several LLM calls per step, which a hosted model needs more than 30 s for.
 DEMO_STEP_TIMEOUT_S = 120.0
 EXIT_USAGE = 2  # options the harness cannot run with (argparse's code for a bad command line)
+# Options a label leaves out: the model and budget it shows already, and where and how the model is
+# reached (which does not make another policy). Every other option is in the label, so two --policy
+# variants of one method never share a label (a study refuses that: reports could not tell them apart).
+LABEL_HIDDEN_OPTIONS = frozenset(
+    {"model", "max_steps", "max_actions", "api_base", "timeout", "retries", "backoff_s", "cache_dir"}
+)
 EXIT_STOPPED = 3  # the study stopped at a configuration error (missing key, unknown model, context too small)
 
 
@@ -33,7 +41,8 @@ class UsageError(ValueError):
 
 def _policy_spec(text: str, model: str | None, defaults: dict | None = None):
     """`name` or `name:key=value,key=value` -> PolicySpec; LLM policies get the study's model (and,
-    from the demo, the ``defaults`` of its budget, under the options written in ``text``)."""
+    from the demo, the ``defaults`` of its budget, under the options written in ``text``). ``label=...``
+    names the configuration in reports."""
     from webarena_gym.experiments.compare import PolicySpec
 
     name, _, rest = text.partition(":")
@@ -46,18 +55,25 @@ def _policy_spec(text: str, model: str | None, defaults: dict | None = None):
             config[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             config[key.strip()] = value
+    own_label = config.pop("label", None)  # the report's name for this configuration, not an option
     if name in BASELINE_LABELS:
         label = BASELINE_LABELS[name]
         if "max_steps" in config:
             label = label.replace("(", f"({config['max_steps']} steps, ", 1)
-        return PolicySpec(name, config, label)
+        return PolicySpec(name, config, str(own_label or label + _shown_options(config)))
     config = {**(defaults or {}), **config}
     model = config.setdefault("model", model)
     if not model:
         raise UsageError(f"policy {name!r} needs a model: pass --model or set {MODEL_ENV_VAR}")
     step_option = STEP_OPTIONS.get(_method(name), "max_steps")
     steps = f" ({config[step_option]} steps)" if step_option in config else ""
-    return PolicySpec(name, config, f"{name} [{model}]{steps}")
+    return PolicySpec(name, config, str(own_label or f"{name} [{model}]{steps}{_shown_options(config)}"))
+
+
+def _shown_options(config: dict) -> str:
+    """The options a label shows (all but :data:`LABEL_HIDDEN_OPTIONS`), as `` key=value,...``."""
+    shown = {k: v for k, v in config.items() if k not in LABEL_HIDDEN_OPTIONS}
+    return " " + ",".join(f"{k}={v}" for k, v in sorted(shown.items())) if shown else ""
 
 
 # The option that holds a method's step budget where it is not ``max_steps`` (Devil's Advocate caps the
@@ -142,11 +158,22 @@ def _study_policies(args: argparse.Namespace) -> list:
     return policies
 
 
+def _check_tasks(spec: str) -> None:
+    """An unknown task id or task-set filter is a usage error, said before anything starts."""
+    from webarena_gym.experiments.tasksets import resolve
+
+    try:
+        resolve(spec)
+    except ValueError as exc:
+        raise UsageError(f"--tasks {spec!r}: {exc}") from None
+
+
 def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
     from webarena_gym.experiments.compare import StudyConfigError, StudyStopped, compare
     from webarena_gym.experiments.report import build_report
     from webarena_gym.llm.redaction import redact
 
+    _check_tasks(args.tasks)
     api_base = _api_base(args)
     if api_base:  # WebArena's hosted judge is not on the user's server
         _judge_with_the_model(args, args.model, "the policies' model on --api-base")
@@ -175,7 +202,7 @@ def cmd_compare(args: argparse.Namespace, policies: list | None = None) -> int:
             llm_timeout_s=args.llm_timeout,
             step_timeout_s=args.step_timeout,
         )
-    except StudyConfigError as exc:
+    except (StudyConfigError, FileExistsError, FileNotFoundError) as exc:  # FileExists: --resume missing
         raise UsageError(str(exc)) from None
     except StudyStopped as exc:
         report = build_report(args.out)
@@ -199,7 +226,10 @@ def _print_summary(report: Path) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from webarena_gym.experiments.report import build_report
+    from webarena_gym.experiments.store import MANIFEST_FILE, RESULTS_FILE
 
+    if not any((Path(args.study) / name).is_file() for name in (MANIFEST_FILE, RESULTS_FILE)):
+        raise UsageError(f"{args.study} is not a study directory (no {MANIFEST_FILE}); pass a compare --out folder")
     _print_summary(build_report(args.study, errors_as_failures=args.errors_as_failures))
     return 0
 
@@ -281,6 +311,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             )
         return 0
 
+    _check_tasks(args.tasks)
     for t in resolve(args.tasks):
         webarena = "none" if t.webarena_template is None else t.webarena_template
         print(
@@ -487,6 +518,11 @@ def main(argv: list[str] | None = None) -> int:
     from webarena_gym.llm.redaction import install_log_redaction, redact
 
     install_log_redaction()
+    # A command started in the background by a script (``cmd &``) inherits SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt for it: `kill -INT` would not stop a study. Ctrl-C is how a study
+    # stops cleanly, so it is always Python's KeyboardInterrupt here.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in PASS_THROUGH:  # its own parser gets every argument, `--help` and options first too
         args = argparse.Namespace(func=PASS_THROUGH[argv[0]][0], command=argv[0], rest=argv[1:])

@@ -14,10 +14,13 @@ would fail every episode alike: the study stops at the first one with :class:`St
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from webarena_gym.experiments import tasksets
 from webarena_gym.experiments.executors import make_executor
 from webarena_gym.experiments.reproducibility import machine_record
-from webarena_gym.experiments.store import EpisodeResult, StudyStore, episode_key
+from webarena_gym.experiments.store import RESULTS_FILE, EpisodeResult, StudyStore, episode_key, trajectory_intact
 from webarena_gym.experiments.tasksets import TaskInfo
 
 if TYPE_CHECKING:
@@ -33,10 +36,16 @@ if TYPE_CHECKING:
 
 DEFAULT_STEP_TIMEOUT_S = 30.0  # per step of budget; an episode's deadline is max_steps times this
 STEP_TIMEOUT_MARGIN_S = 30.0  # browser and evaluation time per step beyond one LLM call's timeout
+LOCK_FILE = "study.lock"
+STORAGE_FAILURE = "the episode's trajectory could not be written (disk full?); --resume runs it again"
 
 
 class StudyConfigError(ValueError):
     """The study cannot start as configured (e.g. a policy option no policy accepts)."""
+
+
+class StudyBusyError(StudyConfigError):
+    """Another run holds the study directory."""
 
 
 class StudyStopped(RuntimeError):
@@ -69,6 +78,18 @@ class PolicySpec:
     def display(self) -> str:
         return self.label or self.name
 
+    def key(self) -> str:
+        """A short stable hash of the name and every option (sorted): what tells two configurations
+        apart in episode keys and folder names, whatever their labels say."""
+        blob = json.dumps({"name": self.name, "config": self.config}, sort_keys=True, default=_option_text)
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def _option_text(value: Any) -> str:
+    """An option JSON cannot hold (a scripted LLM, an LLM object) by its type: a repr would carry a
+    memory address, which changes from run to run."""
+    return f"<{type(value).__qualname__}>"
+
 
 @dataclass
 class EpisodeJob:
@@ -82,10 +103,11 @@ class EpisodeJob:
     env_kwargs: dict[str, Any]
     max_interactions: int | None = None
     screenshots: bool = False
+    policy_key: str = ""  # PolicySpec.key, or the label when resuming a study written before keys existed
 
     @property
     def key(self) -> str:
-        return episode_key(self.policy.display(), self.task.env_id, self.seed)
+        return episode_key(self.policy_key or self.policy.key(), self.task.env_id, self.seed)
 
 
 def _uses_llm(spec: PolicySpec) -> bool:
@@ -113,6 +135,7 @@ def _result_base(job: EpisodeJob, status: str, **kw: Any) -> EpisodeResult:
         seed=job.seed,
         status=status,
         attempt=job.attempt,
+        policy_key=job.policy_key or job.policy.key(),
         **kw,
     )
 
@@ -143,12 +166,14 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
     )
     stats = traj.stats()
     error = traj.infrastructure_error
+    stored = trajectory_intact(Path(job.out_dir))
     return _result_base(
         job,
         # An outage (model provider, browser, sites, judge) is an error; a policy that crashed or gave
-        # up mid-episode still produced a scored episode, which is the policy's failure.
-        status="error" if error else "done",
-        error_kind=(traj.error_kind or traj.error_source) if error else None,
+        # up mid-episode still produced a scored episode, which is the policy's failure. An episode whose
+        # trajectory could not be written (a full disk) is an error too: nothing shows what it did.
+        status="error" if error or not stored else "done",
+        error_kind=(traj.error_kind or traj.error_source) if error else (None if stored else "storage"),
         reward=float(traj.reward),
         n_steps=len(traj.steps),
         llm_calls=int(stats["cum_llm_calls"]),
@@ -171,7 +196,7 @@ def run_job(job: EpisodeJob, build_policy: Callable[[EpisodeJob], Policy] | None
         observation_tokens=sum(traj.observation_tokens()),
         policy_counters=_policy_counters(traj.final_policy_state),
         **_search_figures(traj.tree, traj.counters["interactions"]),
-        err_msg=traj.err_msg,
+        err_msg=traj.err_msg if stored else STORAGE_FAILURE,
         trajectory=os.path.relpath(job.out_dir, job.study_dir),
         extra={"reproducibility": _episode_record(job, traj.reset_info)},
     )
@@ -238,6 +263,24 @@ def _ordering(tasks: Sequence[TaskInfo], n_groups: int) -> tuple[dict[str, set[s
     return deps, note
 
 
+@contextmanager
+def _study_lock(root: Path) -> Iterator[None]:
+    """Hold the study directory for one run: a second ``compare`` (or a ``--resume``) on it while this
+    one runs would run its episodes twice and interleave their records."""
+    from filelock import FileLock, Timeout
+
+    root.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(root / LOCK_FILE), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise StudyBusyError(f"{root} is in use by another run of this study; wait for it to end or stop it") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def compare(
     policies: Sequence[PolicySpec],
     tasks: str | Sequence[TaskInfo],
@@ -276,105 +319,139 @@ def compare(
     """
     task_list = tasksets.resolve(tasks) if isinstance(tasks, str) else list(tasks)
     seeds = list(seeds)
-    policies = [_with_llm_options(p, api_base, llm_timeout_s, llm_budget or {}) for p in policies]
-    if runner is None:
-        _check_policies(policies)
-    env_kwargs = dict(env_kwargs or {})
-    judge_options = {k: v for k, v in (("api_base", api_base), ("timeout", llm_timeout_s)) if v is not None}
-    if judge_options:
-        env_kwargs["judge_options"] = {**judge_options, **env_kwargs.get("judge_options", {})}
     store = StudyStore(out)
-    groups = [(p, s) for p in policies for s in seeds]
-    deps, ordering_note = _ordering(task_list, len(groups))
-    manifest = {
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "policies": [asdict(p) | {"label": p.display()} for p in policies],
-        "tasks": [t.env_id for t in task_list],
-        "task_set": tasks if isinstance(tasks, str) else None,
-        "seeds": seeds,
-        "model": model,
-        "executor": executor,
-        "n_workers": n_workers,
-        "max_steps": max_steps,
-        "max_interactions": max_interactions,
-        "llm_budget": dict(llm_budget or {}),
-        "api_base": api_base,
-        "llm_timeout_s": llm_timeout_s,
-        "step_timeout_s": step_timeout(step_timeout_s, llm_timeout_s),
-        "episode_timeout_s": episode_timeout_s,
-        "env_kwargs": dict(env_kwargs or {}),  # the evaluator and its judge, among others
-        "ordering": ordering_note,
-        "code_revision": machine_record()["code_revision"],
-        "reproducibility": machine_record(),
-    }
     if resume:
-        previous = store.read_manifest()
-        manifest["created"] = previous.get("created", manifest["created"])
-        manifest["resumed"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    elif (Path(out) / "results.jsonl").exists():
-        raise FileExistsError(f"{out} already holds a study; pass resume=True (--resume) to continue it")
-    store.write_manifest(manifest)
+        store.read_manifest()  # no study there: say so before the lock creates the directory
+    with _study_lock(store.root):
+        previous = store.read_manifest() if resume else None
+        keys = _policy_keys(policies, previous)
+        policies = [_with_llm_options(p, api_base, llm_timeout_s, llm_budget or {}) for p in policies]
+        if runner is None:
+            _check_policies(policies)
+        env_kwargs = dict(env_kwargs or {})
+        judge_options = {k: v for k, v in (("api_base", api_base), ("timeout", llm_timeout_s)) if v is not None}
+        if judge_options:
+            env_kwargs["judge_options"] = {**judge_options, **env_kwargs.get("judge_options", {})}
+        groups = [(p, k, s) for p, k in zip(policies, keys, strict=True) for s in seeds]
+        deps, ordering_note = _ordering(task_list, len(groups))
+        manifest = {
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "policies": [asdict(p) | {"label": p.display(), "key": k} for p, k in zip(policies, keys, strict=True)],
+            "tasks": [t.env_id for t in task_list],
+            "task_set": tasks if isinstance(tasks, str) else None,
+            "seeds": seeds,
+            "model": model,
+            "executor": executor,
+            "n_workers": n_workers,
+            "max_steps": max_steps,
+            "max_interactions": max_interactions,
+            "llm_budget": dict(llm_budget or {}),
+            "api_base": api_base,
+            "llm_timeout_s": llm_timeout_s,
+            "step_timeout_s": step_timeout(step_timeout_s, llm_timeout_s),
+            "episode_timeout_s": episode_timeout_s,
+            "env_kwargs": dict(env_kwargs or {}),  # the evaluator and its judge, among others
+            "ordering": ordering_note,
+            "code_revision": machine_record()["code_revision"],
+            "reproducibility": machine_record(),
+        }
+        if previous is not None:
+            manifest["created"] = previous.get("created", manifest["created"])
+            manifest["resumed"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        elif (store.root / RESULTS_FILE).exists():
+            raise FileExistsError(f"{out} already holds a study; pass resume=True (--resume) to continue it")
+        store.write_manifest(manifest)
 
-    latest = store.latest()
-    made = store.attempt_counts()
-    counted = store.attempt_counts(configuration_errors=False)
-    jobs: list[EpisodeJob] = []
-    finished_keys: set[str] = set()
-    for policy, seed in groups:
-        for task in task_list:
-            key = episode_key(policy.display(), task.env_id, seed)
-            prev = latest.get(key)
-            if prev and (prev.status == "done" or counted.get(key, 0) >= max_attempts):
-                finished_keys.add(key)
-                continue
-            attempt = made.get(key, 0) + 1
-            jobs.append(
-                EpisodeJob(
-                    policy=policy,
-                    task=task,
-                    seed=seed,
-                    attempt=attempt,
-                    out_dir=str(store.episode_dir(key, attempt).resolve()),
-                    study_dir=str(store.root.resolve()),
-                    max_steps=max_steps if max_steps is not None else task.max_steps,
-                    max_interactions=max_interactions,
-                    env_kwargs=dict(env_kwargs),
-                    screenshots=screenshots,
+        latest = store.latest()
+        made = store.attempt_counts()
+        counted = store.attempt_counts(configuration_errors=False)
+        jobs: list[EpisodeJob] = []
+        finished_keys: set[str] = set()
+        for policy, policy_key, seed in groups:
+            for task in task_list:
+                key = episode_key(policy_key, task.env_id, seed)
+                prev = latest.get(key)
+                if prev and prev.status == "done" and not _recorded(store, prev):
+                    prev = None  # a torn trajectory (a study from before atomic writes): run the episode again
+                if prev and (prev.status == "done" or counted.get(key, 0) >= max_attempts):
+                    finished_keys.add(key)
+                    continue
+                attempt = made.get(key, 0) + 1
+                jobs.append(
+                    EpisodeJob(
+                        policy=policy,
+                        task=task,
+                        seed=seed,
+                        attempt=attempt,
+                        out_dir=str(store.episode_dir(key, attempt, policy.display()).resolve()),
+                        study_dir=str(store.root.resolve()),
+                        max_steps=max_steps if max_steps is not None else task.max_steps,
+                        max_interactions=max_interactions,
+                        env_kwargs=dict(env_kwargs),
+                        screenshots=screenshots,
+                        policy_key=policy_key,
+                    )
                 )
+
+        def ready(job: EpisodeJob, group_index: dict[tuple[str, int], int]) -> bool:
+            mine = group_index[(job.policy_key, job.seed)]
+            if any(episode_key(job.policy_key, d, job.seed) not in finished_keys for d in deps[job.task.env_id]):
+                return False
+            if ordering_note.startswith("real") and mine > 0:
+                _, k, s = groups[mine - 1]
+                return all(episode_key(k, t.env_id, s) in finished_keys for t in task_list)
+            return True
+
+        group_index = {(k, s): i for i, (_, k, s) in enumerate(groups)}
+        per_step = step_timeout(step_timeout_s, llm_timeout_s)
+
+        def deadline(job: EpisodeJob) -> float:
+            if episode_timeout_s:
+                return float(episode_timeout_s)
+            budget = job.max_steps or job.policy.config.get("max_steps") or _default_budget(job.policy)
+            return int(budget) * per_step
+
+        _run_jobs(
+            store,
+            jobs,
+            lambda j: ready(j, group_index),
+            finished_keys,
+            executor,
+            n_workers,
+            ray_address,
+            deadline,
+            progress,
+            len(groups) * len(task_list),
+            runner or run_job,
+        )
+        return store.root
+
+
+def _recorded(store: StudyStore, result: EpisodeResult) -> bool:
+    """Whether a finished episode's trajectory is whole on disk (a result without one has none to check)."""
+    return not result.trajectory or trajectory_intact(store.root / result.trajectory)
+
+
+def _policy_keys(policies: Sequence[PolicySpec], previous: dict[str, Any] | None) -> list[str]:
+    """Each policy's key; refuses (:class:`StudyConfigError`) two policies the study could not tell apart.
+
+    A study written before keys existed (its manifest's policies have no ``key``) goes on keying its
+    episodes by label, so ``resume`` finds what it already ran.
+    """
+    legacy = previous is not None and any("key" not in p for p in previous.get("policies") or ())
+    keys = [p.display() if legacy else p.key() for p in policies]
+    labels: dict[str, str] = {}
+    for spec, key in zip(policies, keys, strict=True):
+        if keys.count(key) > 1:
+            raise StudyConfigError(
+                f"policy {spec.display()!r} is given twice with the same configuration; a study runs each once"
             )
-
-    def ready(job: EpisodeJob, group_index: dict[tuple[str, int], int]) -> bool:
-        mine = group_index[(job.policy.display(), job.seed)]
-        if any(episode_key(job.policy.display(), d, job.seed) not in finished_keys for d in deps[job.task.env_id]):
-            return False
-        if ordering_note.startswith("real") and mine > 0:
-            p, s = groups[mine - 1]
-            return all(episode_key(p.display(), t.env_id, s) in finished_keys for t in task_list)
-        return True
-
-    group_index = {(p.display(), s): i for i, (p, s) in enumerate(groups)}
-    per_step = step_timeout(step_timeout_s, llm_timeout_s)
-
-    def deadline(job: EpisodeJob) -> float:
-        if episode_timeout_s:
-            return float(episode_timeout_s)
-        budget = job.max_steps or job.policy.config.get("max_steps") or _default_budget(job.policy)
-        return int(budget) * per_step
-
-    _run_jobs(
-        store,
-        jobs,
-        lambda j: ready(j, group_index),
-        finished_keys,
-        executor,
-        n_workers,
-        ray_address,
-        deadline,
-        progress,
-        len(groups) * len(task_list),
-        runner or run_job,
-    )
-    return store.root
+        if labels.setdefault(spec.display(), key) != key:
+            raise StudyConfigError(
+                f"two different configurations share the label {spec.display()!r}; reports could not tell them "
+                "apart: give each its own label (--policy name:label=...,key=value)"
+            )
+    return keys
 
 
 def _default_budget(spec: PolicySpec) -> int:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from webarena_gym.llm import Message
-from webarena_gym.llm.redaction import redact
+from webarena_gym.llm.files import write_atomic
+from webarena_gym.llm.redaction import redact, redacted_json, write_text
 
 ChatTemplate = Callable[[Sequence[Message]], str]
 
@@ -82,14 +83,9 @@ def sanitize(value: Any, roots: Sequence[str | os.PathLike[str]] = ()) -> Any:
 
 def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            n += 1
-    os.replace(tmp, path)
-    return n
+    lines = [redacted_json(record) + "\n" for record in records]
+    write_atomic(path, "".join(lines))
+    return len(lines)
 
 
 def chat_record(messages: Sequence[Message], answer: str, **meta: Any) -> dict[str, Any]:
@@ -119,7 +115,7 @@ def write_card(out: Path, title: str, configs: dict[str, dict[str, str]], body: 
             lines += [f"  - split: {split}", f"    path: {json.dumps(path)}"]
     lines += ["---", "", f"# {title}", "", body.strip(), ""]
     out.mkdir(parents=True, exist_ok=True)
-    (out / "README.md").write_text("\n".join(lines))
+    write_text(out / "README.md", "\n".join(lines))
 
 
 def llamafactory_entries(files: dict[str, str], chat: bool) -> dict[str, Any]:

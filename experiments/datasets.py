@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from webarena_gym.experiments.cli import EXIT_USAGE
 from webarena_gym.experiments.dataset_files import (
     chat_record,
     llamafactory_entries,
@@ -38,6 +39,7 @@ from webarena_gym.experiments.dataset_files import (
 from webarena_gym.experiments.store import RESULTS_FILE, EpisodeResult, StudyStore
 from webarena_gym.experiments.trajectory import StepRecord, Trajectory
 from webarena_gym.llm.messages import text_of
+from webarena_gym.llm.redaction import write_text
 
 SPLIT_SEED = 42
 
@@ -150,24 +152,40 @@ def export_study(
     validation_fraction: float = 0.0,
     seed: int = SPLIT_SEED,
     keep_rejected: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Write the study's training files into ``out`` (see the module docstring); returns the counts.
+
     ``keep_rejected`` keeps the answers the policy or the env refused in the chat file, each with its
-    reason in ``rejected`` (None on the others); by default they are left out, as no model should learn them."""
+    reason in ``rejected`` (None on the others); by default they are left out, as no model should learn
+    them. ``out`` must be empty or missing, unless ``force``: then the files of an earlier export there
+    are deleted first, so no stale split survives. Episodes whose trajectory cannot be read are left out
+    and listed under ``unreadable``.
+    """
     study, out = Path(study), Path(out)
     chosen = episodes(study, min_reward=min_reward, max_reward=max_reward, policies=policies, sites=sites)
     steps: list[dict[str, Any]] = []
     chats: list[dict[str, Any]] = []
+    unreadable: list[str] = []
+    exported: list[EpisodeResult] = []
     for result in chosen:
-        s, c = _records(study, result, roles, keep_rejected)
+        try:
+            s, c = _records(study, result, roles, keep_rejected)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # a torn or missing trajectory
+            unreadable.append(f"{result.key}: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        exported.append(result)
         steps += s
         chats += c
+    _clear_previous_export(out, force)
     roots = [study.resolve(), out.resolve(), Path.cwd()]
     steps, chats = sanitize(steps, roots), sanitize(chats, roots)
     configs: dict[str, dict[str, str]] = {}
-    counts: dict[str, Any] = {"episodes": len(chosen)}
+    counts: dict[str, Any] = {"episodes": len(exported)}
     refused = sum(1 for step in steps for o in step["model_output"] if not o["accepted"])
     counts["rejected_answers"] = refused  # left out of the chat file unless keep_rejected
+    if unreadable:
+        counts["unreadable"] = unreadable
     for name, records in (("steps", steps), ("chat", chats)):
         train, validation = split_groups(records, lambda r: r["task_id"], validation_fraction, seed)
         for split, part in (("train", train), ("validation", validation)):
@@ -179,14 +197,27 @@ def export_study(
         out,
         f"Training data from the study {study.name}",
         configs,
-        f"Exported by webarena-gym from {len(chosen)} episodes. `steps`: one record per step (observation, "
+        f"Exported by webarena-gym from {len(exported)} episodes. `steps`: one record per step (observation, "
         "action, reward, done, the model's output). `chat`: one record per model call, `messages` in the "
         "chat format TRL, torchtune and LLaMA-Factory read.",
     )
     if "chat" in configs:
         entries = llamafactory_entries({f"{study.name}_{s}": p for s, p in configs["chat"].items()}, chat=True)
-        (out / "dataset_info.json").write_text(json.dumps(entries, indent=1))
+        write_text(out / "dataset_info.json", json.dumps(entries, indent=1))
     return counts
+
+
+class OutputNotEmptyError(FileExistsError):
+    """``out`` holds files and ``force`` was not given."""
+
+
+def _clear_previous_export(out: Path, force: bool) -> None:
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise OutputNotEmptyError(f"{out} is not empty; pick a new --out or pass --force to replace an export there")
+    for stale in [*(out / "data").glob("*.jsonl"), out / "README.md", out / "dataset_info.json"]:
+        stale.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="chat file: keep answers the policy or the env refused, flagged with their reason in 'rejected'",
     )
+    p.add_argument("--force", action="store_true", help="replace an earlier export in --out")
     args = p.parse_args(argv)
     try:
         counts = export_study(
@@ -216,11 +248,18 @@ def main(argv: list[str] | None = None) -> int:
             roles=args.role,
             validation_fraction=args.validation_fraction,
             keep_rejected=args.keep_rejected,
+            force=args.force,
         )
+    except OutputNotEmptyError as error:
+        print(f"webarena-gym dataset: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    unreadable = counts.pop("unreadable", [])
     print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+    for episode in unreadable:
+        print(f"skipped, its trajectory cannot be read: {episode}", file=sys.stderr)
     if not counts["episodes"]:
         print("no finished episode passed the filters; nothing but the dataset card was written")
     return 0

@@ -35,7 +35,6 @@ The command line writes JSON lines, one rollout per line::
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import sys
@@ -44,6 +43,8 @@ from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, cast
 
+from webarena_gym.llm.files import write_atomic
+from webarena_gym.llm.redaction import redacted_json
 from webarena_gym.llm.script import Script
 
 Messages = list[dict[str, Any]]
@@ -312,14 +313,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_steps=args.max_steps,
         policy_config=config,
     )
-    out = sys.stdout if args.out == "-" else open(args.out, "w")  # noqa: SIM115 - closed below
-    try:
-        for rollouts in groups.values():
-            for rollout in rollouts:
-                out.write(json.dumps(rollout.to_dict()) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    text = "".join(redacted_json(r.to_dict()) + "\n" for rollouts in groups.values() for r in rollouts)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.out, text)
     return 0
 
 

@@ -16,6 +16,7 @@ torn last line (power loss mid-write) is skipped on reading. Every line and the 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -24,14 +25,45 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from webarena_gym.llm.files import write_atomic
 from webarena_gym.llm.redaction import redacted_json
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "study.json"
 
 
-def episode_key(policy_label: str, env_id: str, seed: int) -> str:
-    return f"{policy_label}|{env_id}|{seed}"
+# Episode folder names are cut to this many characters (a hash of the whole name kept at the end): a
+# 300-character model string in a label must not make a name the file system refuses.
+MAX_DIR_NAME = 120
+
+
+def episode_key(policy_key: str, env_id: str, seed: int) -> str:
+    """What identifies an episode in a study: its policy configuration's key (``PolicySpec.key``; the
+    label in studies written before keys existed), the task and the seed."""
+    return f"{policy_key}|{env_id}|{seed}"
+
+
+def trajectory_intact(episode_dir: Path) -> bool:
+    """Whether ``episode_dir`` holds a whole ``trajectory.json`` (written, and ending as a JSON object
+    does): what tells a finished episode from one whose record was lost or torn."""
+    path = episode_dir / "trajectory.json"
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - 64))
+            return fh.read().rstrip().endswith(b"}")
+    except OSError:
+        return False
+
+
+def file_name(text: str, suffix: str = "") -> str:
+    """``text`` as a file name ending in ``suffix``: unsafe characters replaced, cut to
+    :data:`MAX_DIR_NAME` characters with a hash of the whole name at the end when longer."""
+    name = _slug(text)
+    if len(name) + len(suffix) > MAX_DIR_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        name = f"{name[: MAX_DIR_NAME - len(suffix) - len(digest) - 1]}-{digest}"
+    return name + suffix
 
 
 def _slug(text: str) -> str:
@@ -77,15 +109,16 @@ class EpisodeResult:
     search_budget: int | None = None  # ... out of its iteration budget
     err_msg: str | None = None
     # what failed an "error" episode: provider | configuration (an LLM's, the judge's included) | browser |
-    # sites | evaluator | timeout | worker
+    # sites | evaluator | timeout | worker | storage (its trajectory could not be written)
     error_kind: str | None = None
     trajectory: str | None = None  # path relative to the study directory
     attempt: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
+    policy_key: str = ""  # the configuration's key (PolicySpec.key); "" in studies written before keys existed
 
     @property
     def key(self) -> str:
-        return episode_key(self.policy, self.env_id, self.seed)
+        return episode_key(self.policy_key or self.policy, self.env_id, self.seed)
 
     @property
     def success(self) -> bool:
@@ -99,9 +132,7 @@ class StudyStore:
     # -- manifest -------------------------------------------------------------------------------
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        tmp = self.root / (MANIFEST_FILE + ".tmp")
-        tmp.write_text(redacted_json(manifest, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.root / MANIFEST_FILE)
+        write_atomic(self.root / MANIFEST_FILE, redacted_json(manifest, indent=2, sort_keys=True))
 
     def read_manifest(self) -> dict[str, Any]:
         path = self.root / MANIFEST_FILE
@@ -110,8 +141,9 @@ class StudyStore:
         return json.loads(path.read_text(encoding="utf-8"))
 
     # -- results --------------------------------------------------------------------------------
-    def episode_dir(self, key: str, attempt: int) -> Path:
-        return self.root / "episodes" / f"{_slug(key)}__a{attempt}"
+    def episode_dir(self, key: str, attempt: int, label: str = "") -> Path:
+        """``episodes/<label>_<key>__a<attempt>``, cut to :data:`MAX_DIR_NAME` characters."""
+        return self.root / "episodes" / file_name(f"{label}|{key}" if label else key, f"__a{attempt}")
 
     def append(self, result: EpisodeResult) -> None:
         line = redacted_json(asdict(result), sort_keys=True, default=str) + "\n"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from webarena_gym.llm.budget import LLM_BUDGETS
+from webarena_gym.llm.files import write_atomic
 from webarena_gym.llm.redaction import REDACTED, redact, redacted_json
 
 SCHEMA_VERSION = "2.0"
@@ -291,19 +292,22 @@ class Trajectory:
         return data
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``trajectory.json``, ``summary_info.json``, ``images/`` and ``network.har`` (a recorded
-        trace) into ``directory``; returns the first."""
+        """Write ``images/``, ``network.har`` (a recorded trace), ``summary_info.json`` and ``trajectory.json``
+        into ``directory``; returns the last.
+
+        Each file is written atomically and ``trajectory.json`` last, so its presence means the whole
+        record is on disk; a failed write raises ``OSError``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         if self.images:
             (directory / "images").mkdir(exist_ok=True)
             for digest, data in self.images.items():
-                (directory / "images" / f"{digest}.png").write_bytes(data)
+                write_atomic(directory / "images" / f"{digest}.png", data)
         if self.network is not None:
-            (directory / NETWORK_FILE).write_text(redacted_json(self.network, indent=1), encoding="utf-8")
+            write_atomic(directory / NETWORK_FILE, redacted_json(self.network, indent=1))
+        write_atomic(directory / "summary_info.json", redacted_json(self.summary_info(), indent=1))
         path = directory / "trajectory.json"
-        path.write_text(redacted_json(self.to_dict(), indent=1), encoding="utf-8")
-        (directory / "summary_info.json").write_text(redacted_json(self.summary_info(), indent=1), encoding="utf-8")
+        write_atomic(path, redacted_json(self.to_dict(), indent=1))
         return path
 
     @classmethod

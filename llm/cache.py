@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from webarena_gym.llm.messages import Message
+from webarena_gym.llm.redaction import redact
 
 
 class ResponseCache:
@@ -47,10 +48,11 @@ class ResponseCache:
     def put(
         self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int, cost: float | None
     ) -> None:
-        # First writer wins, so concurrent processes agree on one answer per key.
+        # First writer wins, so concurrent processes agree on one answer per key. A key a provider echoed
+        # in its answer is not kept (the replay then shows it redacted, as the trajectory does).
         self._conn().execute(
             "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, model, text, prompt_tokens, completion_tokens, cost, time.time()),
+            (key, redact(model), redact(text), prompt_tokens, completion_tokens, cost, time.time()),
         )
 
     def __len__(self) -> int:

@@ -18,6 +18,10 @@
 * A server whose chat template takes text only (llama.cpp's answer to a content list: HTTP 500 "can
   only concatenate str (not "list") to str") is recognised at its first refusal, which is not retried;
   the client then sends text only (see :attr:`LLM.text_fallback`).
+* A reply is kept up to ``max_reply_chars`` characters (a provider may ignore ``max_tokens``); the
+  length of a cut reply is recorded (``LLMCall.replies_cut``), so a trajectory shows what was dropped.
+* A scripted LLM never reaches a provider: its calls carry a placeholder key and an address nothing
+  listens on, whatever the script holds.
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ DEFAULT_MODEL = "gpt-4-turbo"
 # The output bound of a role that sets none: without one, a local server generates until the episode is
 # killed (and keeps generating for nobody). Large enough for any method's structured answer.
 DEFAULT_MAX_TOKENS = 2048
+# Characters kept of one reply: well above any method's structured answer at DEFAULT_MAX_TOKENS, yet a
+# server that ignores max_tokens cannot fill a trajectory (and memory) with gigabytes.
+DEFAULT_MAX_REPLY_CHARS = 64_000
+# What a scripted call is sent with in place of the user's key and server: should litellm ever take the
+# mock for a real request, it fails at once on a port nothing serves, with no credential on the wire.
+SCRIPTED_ENDPOINT = {"api_key": "scripted-no-key", "api_base": "http://127.0.0.1:9/v1"}
 
 
 def default_model() -> str:
@@ -118,6 +128,7 @@ class LLMCall:
     attempts: int = 0
     note: str | None = None  # how the request differs from what the method built (text only)
     settings: dict[str, Any] = field(default_factory=dict)
+    replies_cut: dict[str, int] = field(default_factory=dict)  # sample index -> the reply's full length
     images: dict[str, bytes] = field(default_factory=dict, repr=False)
     # per sample, the tokens with their log-probabilities and ids (llm.logprobs.sample_tokens) when the
     # server returned them (a request with logprobs=True); None otherwise
@@ -187,6 +198,15 @@ def describe_error(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {str(exc).strip()[:500]}")
 
 
+def _mock_reply(answer: Any) -> Any:
+    """litellm's mock for a scripted answer. litellm takes a false ``mock_response`` ("" or None) for no
+    mock at all and calls the provider, so an empty answer goes as a whole response object."""
+    if isinstance(answer, BaseException):
+        return answer
+    text = "" if answer is None else str(answer)
+    return text or {"choices": [{"message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}
+
+
 class LLM:
     """A litellm-backed client with per-role settings; see the module docstring for the guarantees.
 
@@ -194,8 +214,8 @@ class LLM:
     ``backoff_s * 2**attempt`` (with jitter) up to ``max_backoff_s``. ``timeout`` is per attempt: a
     call that outlives it is abandoned and its connection closed, which makes OpenAI-compatible servers
     (vLLM, SGLang, llama.cpp's) stop generating it. ``max_tokens`` bounds the reply of every role that
-    sets no bound of its own. ``limits`` are the per-episode LLM budget (:mod:`llm.budget`), counted
-    from :meth:`begin_episode`.
+    sets no bound of its own, and ``max_reply_chars`` the characters kept of each reply. ``limits`` are
+    the per-episode LLM budget (:mod:`llm.budget`), counted from :meth:`begin_episode`.
 
     ``text_fallback`` (default on): when the server rejects content parts or images, the call and every
     later one are sent as text (images replaced by a stand-in line, :func:`llm.messages.as_text_only`),
@@ -219,9 +239,11 @@ class LLM:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         limits: LLMLimits | None = None,
         text_fallback: bool = True,
+        max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     ):
         self.model = model or default_model()
         self.max_tokens = max_tokens
+        self.max_reply_chars = max_reply_chars
         self.roles = dict(roles or {})
         self.retries = retries
         self.timeout = float(timeout)
@@ -258,6 +280,7 @@ class LLM:
             "retries": self.retries,
             "timeout": self.timeout,
             "max_tokens": self.max_tokens,
+            "max_reply_chars": self.max_reply_chars,
             "cache": self.cache is not None,
             "limits": self.limits.to_dict(),
             "text_fallback": self.text_fallback,
@@ -346,6 +369,9 @@ class LLM:
                 call.attempts = attempts
                 call.prompt_tokens, call.completion_tokens = prompt_tokens, completion_tokens
                 for i, text in zip(missing, texts, strict=True):
+                    if len(text) > self.max_reply_chars:
+                        call.replies_cut[str(i)] = len(text)
+                        text = text[: self.max_reply_chars]
                     call.responses[i] = text
                     if self.cache is not None:
                         share = None if paid_cost is None else paid_cost / len(missing)
@@ -427,11 +453,12 @@ class LLM:
         if n > 1:
             kwargs["n"] = n
         if self.script is not None:
+            kwargs.update(SCRIPTED_ENDPOINT)
             answer = self.script.next(role, messages)
             if answer == Script.TIMEOUT:
                 kwargs.update(mock_response="", mock_timeout=True)
             else:
-                kwargs["mock_response"] = answer
+                kwargs["mock_response"] = _mock_reply(answer)
         response = litellm.completion(model=model, messages=messages, **kwargs)
         texts = [escape_surrogates(choice.message.content or "") for choice in response.choices]
         tokens = [sample_tokens(response, choice) for choice in response.choices]

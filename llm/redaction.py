@@ -18,12 +18,19 @@ import re
 import traceback
 from typing import Any
 
+from webarena_gym.llm.files import write_atomic
+
 REDACTED = "<redacted>"
 _KEY_SHAPES = re.compile(
     r"(?<![A-Za-z0-9])(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}"
-    r"|hf_[A-Za-z0-9]{12,}|gsk_[A-Za-z0-9]{12,}|xai-[A-Za-z0-9]{12,}|r8_[A-Za-z0-9]{12,}"
+    r"|hf_[A-Za-z0-9]{12,}|gsk_[A-Za-z0-9]{12,}|xai-[A-Za-z0-9]{12,}|r8_[A-Za-z0-9]{12,}|pplx-[A-Za-z0-9]{12,}"
+    r"|nvapi-[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|Bearer\s+[A-Za-z0-9._~+/\-]{16,}=*)"
 )
+# A password (or token) in a URL: ``scheme://user:pass@host`` keeps its scheme and host.
+_URL_USERINFO = re.compile(r"(?<=://)[^\s/?#@'\"<>]+@")
+# Keys without a shape of their own (Azure OpenAI's 32 hex digits) where a header or option names them.
+_NAMED_KEY = re.compile(r"(?i)(api[-_]?key[\"']?\s*[:=]\s*[\"']?)([0-9a-f]{32})(?![0-9A-Za-z])")
 _CREDENTIAL_VARIABLE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
 # Values this short are not secrets worth the damage of redacting them everywhere ("1", "true", "dummy").
 _MIN_SECRET_LEN = 6
@@ -41,12 +48,14 @@ def credential_values() -> list[str]:
 
 
 def redact(text: str) -> str:
-    """``text`` with credential values (also in their JSON-escaped form) and key-shaped strings
-    replaced by ``<redacted>``."""
+    """``text`` with credential values (also in their JSON-escaped form), URL passwords, named keys and
+    key-shaped strings replaced by ``<redacted>``."""
     for value in credential_values():
         for form in {value, json.dumps(value, ensure_ascii=False)[1:-1]}:
             if form in text:
                 text = text.replace(form, REDACTED)
+    text = _URL_USERINFO.sub(REDACTED + "@", text)
+    text = _NAMED_KEY.sub(lambda m: m.group(1) + REDACTED, text)
     return _KEY_SHAPES.sub(REDACTED, text)
 
 
@@ -66,9 +75,8 @@ def redacted_json(value: Any, **kwargs: Any) -> str:
 
 
 def write_text(path: Any, text: str) -> None:
-    """Write ``text`` redacted, as UTF-8, with any lone surrogate escaped."""
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(redact(escape_surrogates(text)))
+    """Write ``text`` redacted, as UTF-8, with any lone surrogate escaped, atomically (:mod:`llm.files`)."""
+    write_atomic(path, redact(escape_surrogates(text)))
 
 
 def install_log_redaction() -> None:

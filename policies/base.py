@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from webarena_gym.llm import LLM, CallSettings, LLMCall, LLMLimits, Script
+from webarena_gym.llm.client import DEFAULT_MAX_REPLY_CHARS
 
 Obs = dict[str, Any]
 Info = dict[str, Any]
@@ -309,6 +310,7 @@ COMMON_LLM_OPTIONS = (
     "timeout",
     "script",
     "backoff_s",
+    "max_reply_chars",
     "llm",
     "max_llm_calls",
     "max_llm_tokens",
@@ -329,6 +331,7 @@ def build_llm(
     timeout: float = 120.0,
     script: Script | dict[str, list[Any]] | None = None,
     backoff_s: float = 2.0,
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     llm: LLM | None = None,
     max_llm_calls: int | None = None,
     max_llm_tokens: int | None = None,
@@ -378,6 +381,7 @@ def build_llm(
         api_base=api_base,
         limits=limits,
         text_fallback=bool(text_fallback),
+        max_reply_chars=max_reply_chars,
     )
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from study_support import gated_server, model_options, stop_after_first_episode
 
 from webarena_gym.experiments.cli import UsageError, _policy_spec
 
@@ -108,50 +109,23 @@ def test_demo_with_a_model_judges_with_it_unless_told_otherwise(monkeypatch):
 @pytest.mark.browser
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resume_finishes_without_repeats(tmp_path):
-    import signal
-    import time
-
     study = tmp_path / "s"
-    tasks = "webarena/local.121,webarena/local.203,webarena/local.400,webarena/local.9"
-    args = [
-        sys.executable,
-        "-m",
-        "webarena_gym.experiments.cli",
-        "compare",
-        "--policy",
-        "reference",
-        "--tasks",
-        tasks,
-        "--out",
-        str(study),
-        "--workers",
-        "1",
-        "--no-progress",
-    ]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    results = study / "results.jsonl"
-    deadline = time.monotonic() + 300
-    while not (results.exists() and results.read_text().count("\n") >= 1) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "--resume" in err
-    done_before = results.read_text().count("\n")
-    assert 1 <= done_before < 4
-
-    out = cli(
-        "compare",
-        "--policy",
-        "reference",
-        "--tasks",
-        tasks,
-        "--out",
-        str(study),
-        "--workers",
-        "1",
-        "--no-progress",
-        "--resume",
-    )
+    tasks = "webarena/local.500,webarena/local.501,webarena/local.502,webarena/local.503"
+    server, gate = gated_server()  # the second episode's model call is held: Ctrl-C finds the study running
+    try:
+        base = ["compare", *model_options(server), "--tasks", tasks, "--out", str(study), "--workers", "1"]
+        base.append("--no-progress")
+        env = {k: v for k, v in os.environ.items() if k != "WEBARENA_GYM_MODEL"}
+        results = study / "results.jsonl"
+        command = [sys.executable, "-m", "webarena_gym.experiments.cli", *base]
+        code, err = stop_after_first_episode(command, env, results)
+        assert code == 130 and "--resume" in err, err[-3000:]
+        done_before = results.read_text().count("\n")
+        assert 1 <= done_before < 4
+        gate.open()
+        out = cli(*base, "--resume", env_extra={"OPENAI_API_KEY": "local-dummy"})
+    finally:
+        server.close()
     assert out.returncode == 0, out.stderr[-3000:]
     keys = [(r["env_id"], r["attempt"]) for r in map(json.loads, results.read_text().splitlines())]
     assert sorted(k for k, _ in keys) == sorted(tasks.split(","))  # every task once: none lost, none twice

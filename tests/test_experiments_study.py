@@ -49,9 +49,20 @@ def environment_probe(job) -> EpisodeResult:
     return _result_base(job, "done", reward=1.0, err_msg=json.dumps(seen))
 
 
-def report_worker(job) -> EpisodeResult:
-    time.sleep(0.2)  # long enough that both workers are busy before either asks for more
-    return _result_base(job, "done", reward=1.0, err_msg=str(os.getpid()))
+def report_worker_in_step(job) -> EpisodeResult:
+    """Reports its worker's pid; a worker's k-th episode ends only once another worker has started its
+    k-th, so neither runs out of tasks on its own sites while the other is still starting (a loaded
+    machine can delay a worker's start by seconds, and a worker with nothing left on its sites rightly
+    takes the other site's tasks)."""
+    marks = Path(job.study_dir) / "started"
+    marks.mkdir(exist_ok=True)
+    me = str(os.getpid())
+    k = len(list(marks.glob(f"{me}.*")))
+    (marks / f"{me}.{k}").touch()
+    deadline = time.monotonic() + 300
+    while not any(m.name.split(".")[0] != me for m in marks.glob(f"*.{k}")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _result_base(job, "done", reward=1.0, err_msg=me)
 
 
 POLICY = PolicySpec("reference", label="reference solutions (non-LLM upper bound)")
@@ -85,7 +96,7 @@ def test_workers_stay_on_the_sites_they_have_running(tmp_path):
         tasksets.TaskInfo(f"webarena/local.{i}", i, (("shopping",), ("reddit",))[i % 2], 1, ("string_match",))
         for i in range(8)
     ]
-    out = compare([POLICY], interleaved, tmp_path / "study", runner=report_worker, n_workers=2, progress=False)
+    out = compare([POLICY], interleaved, tmp_path / "study", runner=report_worker_in_step, n_workers=2, progress=False)
     sites_by_worker: dict[str, set] = {}
     for r in StudyStore(out).latest().values():
         sites_by_worker.setdefault(r.err_msg, set()).add(r.site_group)

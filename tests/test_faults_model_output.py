@@ -238,7 +238,7 @@ SPEC = [PolicySpec("react", label="react")]
 def test_resume_retries_outages_but_not_a_policys_failures(tmp_path):
     out = compare(SPEC, TASKS, tmp_path / "s", runner=outage_on_first_attempt, progress=False)
     latest = StudyStore(out).latest()
-    assert [latest[f"react|test/shop.{i}|0"].status for i in range(3)] == ["done", "error", "done"]
+    assert [latest[f"{SPEC[0].key()}|test/shop.{i}|0"].status for i in range(3)] == ["done", "error", "done"]
     assert summarize(out)["rows"][0]["success"]["all"]["mean"] == 0.5
     compare(SPEC, TASKS, out, runner=outage_on_first_attempt, progress=False, resume=True)
     attempts = [(r.task_id, r.attempt) for r in StudyStore(out).attempts()]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from env_support import alive, bid_of, browser_processes, task_config
+from study_support import gated_server, model_options, stop_after_first_episode
 
 from webarena_gym.benchmarks.support.procs import children_map, process_table
 from webarena_gym.envs.env import WebArenaEnv
@@ -198,13 +199,12 @@ def test_a_finished_study_leaves_no_temporary_files(tmp_path):
 
 @pytest.mark.slow
 def test_a_study_stopped_with_ctrl_c_leaves_no_temporary_files(tmp_path):
-    args, env = study(tmp_path, STUDY_TASKS)
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    results = tmp_path / "study" / "results.jsonl"
-    deadline = time.monotonic() + 300
-    while not (results.exists() and results.read_text().count("\n") >= 1) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and "--resume" in err
+    server, _ = gated_server()  # the second episode's model call is held: Ctrl-C finds the study running
+    try:
+        args, env = study(tmp_path, STUDY_TASKS)
+        args = [a for a in args if a not in ("--policy", "reference")] + model_options(server)
+        code, err = stop_after_first_episode(args, env, tmp_path / "study" / "results.jsonl")
+    finally:
+        server.close()
+    assert code == 130 and "--resume" in err, err[-3000:]
     assert sorted(os.listdir(env["TMPDIR"])) == []

@@ -279,7 +279,7 @@ def test_every_stage_on_local_tasks_then_resume_and_export(tmp_path):
     assert dataset_main([str(out / "stage1" / "study"), "--out", str(by_policy), "--policy", "react"]) == 0
     assert not (by_policy / "data").exists()
     study_args = [str(out / "stage1" / "study"), "--out", str(by_policy), "--policy", "plan_and_act_no_planner"]
-    assert dataset_main([*study_args, "--max-reward", "0", "--validation-fraction", "0.5"]) == 0
+    assert dataset_main([*study_args, "--max-reward", "0", "--validation-fraction", "0.5", "--force"]) == 0  # replaces
     unscored = schemas.validate_file("steps", by_policy / "data/steps.train.jsonl")
     unscored += schemas.validate_file("steps", by_policy / "data/steps.validation.jsonl")
     assert {s["task_id"].split("#")[0] for s in unscored} == {"webarena/local.203", "webarena/local.224"}

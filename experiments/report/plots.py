@@ -47,6 +47,12 @@ def cost_points(summary: dict[str, Any]) -> tuple[list[tuple[float, float, str, 
     return points, [r["policy"] for r in rows if status[r["policy"]] == "unknown"]
 
 
+def plain(text: str) -> str:
+    """``text`` as matplotlib shows it literally: a ``$`` would start a mathtext formula, which a label
+    such as ``$a\\x$`` makes fail (and with it the whole report)."""
+    return text.replace("$", r"\$")
+
+
 def _pyplot():
     import matplotlib
 
@@ -72,7 +78,7 @@ def by_site_plot(summary: dict[str, Any], out: Path) -> Plot:
     nrows = math.ceil(len(panels) / ncols)
     height = max(1.6, 0.42 * len(rows) + 0.9)
     fig, axes = plt.subplots(nrows, ncols, figsize=(12, height * nrows), sharey=True, squeeze=False)
-    labels = [textwrap.fill(policy_label(r), LABEL_CHARS) for r in rows]
+    labels = [textwrap.fill(plain(policy_label(r)), LABEL_CHARS) for r in rows]
     ys = list(range(len(rows)))[::-1]  # the first policy on top, as in the tables
     for ax, site in zip(axes.flat, panels, strict=False):
         means = [100 * r["success"][site]["mean"] for r in rows]
@@ -107,9 +113,10 @@ def cost_plot(summary: dict[str, Any], out: Path) -> Plot:
     fig, ax = plt.subplots(figsize=(6, 4))
     for cost, sr, label, bound in points:
         ax.scatter([cost], [sr], facecolors="none" if bound else None, edgecolors="C0" if bound else None)
-        ax.annotate(("≥ " if bound else "") + label, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        text = ("≥ " if bound else "") + plain(label)
+        ax.annotate(text, (cost, sr), fontsize=8, xytext=(4, 4), textcoords="offset points")
     if unknown:
-        fig.text(0.01, 0.01, "cost unknown (not plotted): " + "; ".join(unknown), fontsize=7, color="grey")
+        fig.text(0.01, 0.01, "cost unknown (not plotted): " + plain("; ".join(unknown)), fontsize=7, color="grey")
     frontier, best = [], -1.0
     for cost, sr, _, _ in points:  # cheapest first: a point is on the frontier if it beats all cheaper ones
         if sr > best:
@@ -133,7 +140,7 @@ def trial_plot(summary: dict[str, Any], out: Path) -> Plot | None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, curve in curves:
-        ax.plot(range(1, len(curve) + 1), [100 * v for v in curve], marker="o", label=label)
+        ax.plot(range(1, len(curve) + 1), [100 * v for v in curve], marker="o", label=plain(label))
     ax.set_xlabel("trial")
     ax.set_ylabel("success rate (%)")
     ax.set_ylim(0, 105)
@@ -181,7 +188,7 @@ def spend_plot(summary: dict[str, Any], out: Path) -> Plot | None:
                 fmt="o",
                 color=color,
                 capsize=3,
-                label=policy_label(row),
+                label=plain(policy_label(row)),
             )
         ax.set_xlabel(label)
         ax.set_ylabel("success rate (%)")

@@ -472,7 +472,7 @@ def disagreement_table(summary: dict[str, Any]) -> Table | None:
             str(d["seed"]),
             f"{d['original']:g}: {d['original_reason']}",
             f"{d['rescored']:g}: {d['reason']}",
-            page_name(d["key"]),
+            page_name(d["policy"], d["key"]),
         ]  # fmt: skip
         for evaluator, a in (summary.get("agreement") or {}).items()
         for d in a["disagreements"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from markupsafe import Markup, escape
 
 from webarena_gym.experiments.report.plots import Plot
 from webarena_gym.experiments.report.tables import all_tables
-from webarena_gym.experiments.store import EpisodeResult, StudyStore
+from webarena_gym.experiments.store import EpisodeResult, StudyStore, file_name
 from webarena_gym.llm.messages import IMAGE_REF_PREFIX
 from webarena_gym.llm.redaction import write_text
 
@@ -28,9 +27,10 @@ _env = Environment(
 _env.filters["breakable"] = lambda text: escape(text).replace("/", Markup("/<wbr>"))
 
 
-def page_name(key: str) -> str:
-    """The viewer's page of the episode ``key`` (report tables link to it)."""
-    return "ep_" + re.sub(r"[^A-Za-z0-9._-]+", "_", key) + ".html"
+def page_name(policy: str, key: str) -> str:
+    """The viewer's page of an episode (report tables link to it): named by its policy's label, for a
+    reader, and its key, which tells apart configurations the label may not; bounded in length."""
+    return file_name(f"ep_{policy}|{key}", ".html")
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -123,7 +123,7 @@ def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str,
 
 def write_html(store: StudyStore, summary: dict[str, Any], plots: list[Plot], out: Path) -> Path:
     latest = sorted(store.latest().values(), key=lambda r: (r.policy, r.task_id, r.seed))
-    pages = [page_name(r.key) for r in latest]
+    pages = [page_name(r.policy, r.key) for r in latest]
     for i, r in enumerate(latest):
         traj = _load_trajectory(store.root, r)
         episode_dir = store.root / (r.trajectory or "")
@@ -149,7 +149,7 @@ def write_html(store: StudyStore, summary: dict[str, Any], plots: list[Plot], ou
         manifest=summary["manifest"],
         tables=all_tables(summary),
         plots=plots,
-        errors=[e | {"page": page_name(e["key"])} for e in summary.get("errors", [])],
+        errors=[e | {"page": page_name(e["policy"], e["key"])} for e in summary.get("errors", [])],
         by_policy=list(by_policy.items()),
     )
     write_text(out / "index.html", index)

@@ -19,6 +19,7 @@ from webarena_gym.experiments.synth import stage1, stage2, stage3, stage4, summa
 from webarena_gym.experiments.synth.context import FIXED_ON_RESUME, Run, SynthConfig
 from webarena_gym.experiments.synth.splits import Exclusion, SeedLeakError, Splits, seed_tasks, split
 from webarena_gym.experiments.synth.teacher import Teacher
+from webarena_gym.llm.redaction import write_text
 
 if TYPE_CHECKING:
     from webarena_gym.experiments.compare import EpisodeJob
@@ -50,7 +51,7 @@ def _write_manifest(run: Run, splits: Splits, resume: bool) -> None:
         created = previous.get("created", created)
     run.dir.mkdir(parents=True, exist_ok=True)
     splits_data = splits.to_dict(run.cfg.validation_fraction, run.cfg.split_seed)
-    (run.dir / "splits.json").write_text(json.dumps(splits_data, indent=1))
+    write_text(run.dir / "splits.json", json.dumps(splits_data, indent=1))
     manifest: dict[str, Any] = {
         "created": created,
         "options": options,
@@ -62,7 +63,7 @@ def _write_manifest(run: Run, splits: Splits, resume: bool) -> None:
     }
     if resume:
         manifest["resumed"] = _now()
-    (run.dir / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    write_text(run.dir / MANIFEST, json.dumps(manifest, indent=1))
 
 
 def run(

@@ -188,7 +188,7 @@ def rollouts(run: Run, seeds: list[SeedTask]) -> dict[str, Any] | None:
     left = sum(
         1
         for t in tasks
-        if (r := latest.get(episode_key(cfg.demonstrator.display(), t.env_id, cfg.seed))) is None or r.status != "done"
+        if (r := latest.get(episode_key(cfg.demonstrator.key(), t.env_id, cfg.seed))) is None or r.status != "done"
     )
     model = str(cfg.demonstrator.config.get("model") or "")
     run.costs.estimate("stage 1: rollouts", [demonstrator_estimate(model, left, DEMO_CALLS_PER_STEP)])

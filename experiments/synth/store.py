@@ -17,11 +17,13 @@ import fcntl
 import hashlib
 import json
 import os
-import threading
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from webarena_gym.llm.files import write_atomic
+from webarena_gym.llm.redaction import redacted_json
 
 
 class JsonlStore:
@@ -61,7 +63,7 @@ class JsonlStore:
 
     def append(self, records: Iterable[dict[str, Any]]) -> None:
         """Append ``records`` in one write (a batch lands whole or is dropped as a whole on reading)."""
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        text = "".join(redacted_json(r, sort_keys=True) + "\n" for r in records)
         if not text:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,9 +79,7 @@ class JsonlStore:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _rewrite(self, records: list[dict[str, Any]]) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records))
-        os.replace(tmp, self.path)
+        write_atomic(self.path, "".join(redacted_json(r, sort_keys=True) + "\n" for r in records))
 
 
 def sha256(text: str) -> str:
@@ -97,9 +97,7 @@ class PageStore:
         path = self.root / f"{digest}.html"
         if not path.exists():
             self.root.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(page, encoding="utf-8")
-            os.replace(tmp, path)
+            write_atomic(path, page)
         return digest
 
     def get(self, digest: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from webarena_gym.experiments.synth.context import FILES
 from webarena_gym.experiments.synth.store import JsonlStore
+from webarena_gym.llm.redaction import write_text
 
 
 def _load(run_dir: Path, name: str) -> list[dict[str, Any]]:
@@ -72,6 +73,6 @@ def write(run_dir: str | Path) -> str:
     run_dir = Path(run_dir)
     summary = summarize(run_dir)
     text = markdown(summary)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    (run_dir / "summary.md").write_text(text)
+    write_text(run_dir / "summary.json", json.dumps(summary, indent=1))
+    write_text(run_dir / "summary.md", text)
     return text

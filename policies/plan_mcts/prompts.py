@@ -291,6 +291,8 @@ def _json_object(text: str) -> dict[str, Any]:
         value = json.loads(body[start : end + 1])
     except json.JSONDecodeError as exc:
         raise AnswerError(f"the JSON object does not parse ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:  # json's decoder recurses per level: thousands of "[" exhaust the stack
+        raise AnswerError("the JSON object nests too deeply; answer with a flat object") from None
     if not isinstance(value, dict):
         raise AnswerError("the answer must be a JSON object")
     return value
