@@ -75,9 +75,11 @@ def test_with_a_model_the_demo_runs_every_llm_method_on_a_short_budget(monkeypat
     by_name = {p.name: p for p in policies}
     methods = {"react", "agentoccam", "coact", "plan_and_act", "devils_advocate", "plan_mcts"}
     assert set(by_name) == methods | {"reference", "random"}
+    extra = {"devils_advocate": " max_trials=2", "plan_mcts": " iterations=3"}  # a label shows what sets it apart
     for name in methods:
         steps = by_name[name].config.get("max_steps", by_name[name].config.get("max_actions"))
-        assert steps == cli.DEMO_STEPS and by_name[name].label == f"{name} [{MODEL}] ({cli.DEMO_STEPS} steps)"
+        assert steps == cli.DEMO_STEPS
+        assert by_name[name].label == f"{name} [{MODEL}] ({cli.DEMO_STEPS} steps){extra.get(name, '')}"
     assert by_name["devils_advocate"].config["max_trials"] == 2 and by_name["plan_mcts"].config["iterations"] == 3
     for spec in policies:  # every method accepts its demo budget
         assert make_policy(spec.name, **spec.config).name == spec.name
