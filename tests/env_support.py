@@ -7,6 +7,7 @@ import functools
 import http.server
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,39 @@ class _Server:
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - http.server's signature
         pass
+
+
+class FunctionServer:
+    """A quiet HTTP server on a free port of 127.0.0.1 whose every request (GET, POST, HEAD) is answered
+    by ``answer(handler)``: a test's small site is one function."""
+
+    def __init__(self, answer: Callable[[http.server.BaseHTTPRequestHandler], None]) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, format, *args):  # noqa: A002 - http.server's signature
+                pass
+
+            def do_GET(self) -> None:
+                answer(self)
+
+            do_POST = do_HEAD = do_GET
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def send_html(handler: http.server.BaseHTTPRequestHandler, body: bytes, status: int = 200) -> None:
+    """Answer ``handler``'s request with the page ``body``."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "text/html")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 class StaticSites:

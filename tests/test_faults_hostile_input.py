@@ -8,12 +8,10 @@ any of its scripts ran.
 
 from __future__ import annotations
 
-import http.server
-import threading
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from env_support import bid_of, task_config
+from env_support import FunctionServer, bid_of, send_html, task_config
 
 from webarena_gym.envs.env import WebArenaEnv
 from webarena_gym.envs.sites import FixedSiteHost
@@ -26,34 +24,17 @@ class _Sites:
 
     def __init__(self) -> None:
         self.outside_hits: list[str] = []
-        self.outside = self._serve(self._outside_page)
-        self.site = self._serve(self._site_page)
-
-    def _serve(self, page) -> tuple[http.server.ThreadingHTTPServer, str]:
-        sites = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, format, *args):  # noqa: A002 - http.server's signature
-                pass
-
-            def do_GET(self) -> None:
-                page(self, sites)
-
-            do_POST = do_GET
-            do_HEAD = do_GET
-
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+        self.outside = FunctionServer(lambda handler: self._outside_page(handler, self))
+        self.site = FunctionServer(lambda handler: self._site_page(handler, self))
 
     @property
     def url(self) -> str:
-        return self.site[1]
+        return self.site.url
 
     @property
     def outside_url(self) -> str:
         # another origin for the browser (localhost is not 127.0.0.1), served by the outside server
-        return f"http://localhost:{self.outside[0].server_address[1]}"
+        return f"http://localhost:{self.outside.port}"
 
     @staticmethod
     def _outside_page(handler, sites: _Sites) -> None:
@@ -84,18 +65,12 @@ class _Sites:
         )
 
     def close(self) -> None:
-        for httpd, _ in (self.site, self.outside):
-            httpd.shutdown()
-            httpd.server_close()
+        self.site.close()
+        self.outside.close()
 
 
 def _html(handler, body: str) -> None:
-    data = f"<!doctype html><html><body>{body}</body></html>".encode()
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/html")
-    handler.send_header("Content-Length", str(len(data)))
-    handler.end_headers()
-    handler.wfile.write(data)
+    send_html(handler, f"<!doctype html><html><body>{body}</body></html>".encode())
 
 
 @pytest.fixture(scope="module")

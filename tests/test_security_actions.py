@@ -8,11 +8,8 @@ fakes the URL a ``url_match`` task reads) to a real Chromium on a site of this t
 
 from __future__ import annotations
 
-import http.server
-import threading
-
 import pytest
-from env_support import bid_of, task_config
+from env_support import FunctionServer, bid_of, send_html, task_config
 
 from webarena_gym.envs.action_parser import ActionCall, ActionSyntaxError, canonical, parse_action
 from webarena_gym.envs.env import WebArenaEnv
@@ -26,33 +23,10 @@ JS_DOCUMENT_TITLE = "javascript:document.title='pwned'"
 JS_PUSH_STATE = "javascript:history.pushState({}, '', '/orders');void 0"
 
 
-class _Site:
-    """One page with a file input on 127.0.0.1 (any path serves it)."""
-
-    def __init__(self) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, format, *args):  # noqa: A002 - http.server's signature
-                pass
-
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(SITE_HTML)))
-                self.end_headers()
-                self.wfile.write(SITE_HTML)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture(scope="module")
 def site():
-    served = _Site()
+    """One page with a file input on 127.0.0.1 (any path serves it)."""
+    served = FunctionServer(lambda handler: send_html(handler, SITE_HTML))
     yield served
     served.close()
 

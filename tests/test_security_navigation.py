@@ -3,13 +3,11 @@ navigation that the agent's own action breaks (Chromium's error page) counted as
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from env_support import bid_of, task_config
+from env_support import FunctionServer, bid_of, send_html, task_config
 
 from webarena_gym.envs.env import WebArenaEnv
 from webarena_gym.envs.local.data import build
@@ -70,47 +68,28 @@ DEAD_PORT_URL = "http://127.0.0.1:1/x"  # nothing listens on port 1: the navigat
 SCRIPT_URL = "javascript:document.title='pwned'"
 
 
-class _Site:
+def _task_site(handler) -> None:
     """A page of the task's site, and a path that redirects wherever its ``to`` says."""
-
-    def __init__(self) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, format, *args):  # noqa: A002 - http.server's signature
-                pass
-
-            def do_GET(self) -> None:
-                path = urlsplit(self.path)
-                if path.path == "/redirect":
-                    self.send_response(302)
-                    self.send_header("Location", parse_qs(path.query)["to"][0])
-                    self.end_headers()
-                    return
-                body = (
-                    f"<!doctype html><html><head><title>Task site</title></head><body><h1>Task site</h1>"
-                    f'<a href="/redirect?to={DEAD_PORT_URL}">Broken link</a><a href="/page2">Second page</a>'
-                    f'<a href="{SCRIPT_URL}">Script link</a>'
-                    f'<a href=" \tJaVa&#9;Script:{SCRIPT_URL[11:]}">Disguised link</a>'
-                    f'<form action="{SCRIPT_URL}"><button>Script form</button></form>'
-                    f'<div style="height: 3000px"></div></body></html>'
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    path = urlsplit(handler.path)
+    if path.path == "/redirect":
+        handler.send_response(302)
+        handler.send_header("Location", parse_qs(path.query)["to"][0])
+        handler.end_headers()
+        return
+    body = (
+        f"<!doctype html><html><head><title>Task site</title></head><body><h1>Task site</h1>"
+        f'<a href="/redirect?to={DEAD_PORT_URL}">Broken link</a><a href="/page2">Second page</a>'
+        f'<a href="{SCRIPT_URL}">Script link</a>'
+        f'<a href=" \tJaVa&#9;Script:{SCRIPT_URL[11:]}">Disguised link</a>'
+        f'<form action="{SCRIPT_URL}"><button>Script form</button></form>'
+        f'<div style="height: 3000px"></div></body></html>'
+    ).encode()
+    send_html(handler, body)
 
 
 @pytest.fixture(scope="module")
 def site():
-    served = _Site()
+    served = FunctionServer(_task_site)
     yield served
     served.close()
 
@@ -180,45 +159,30 @@ def test_the_login_redirect_attack_stays_on_the_site_and_the_episode_goes_on():
         env.close()
 
 
-class _SlowSortSite:
+def _slow_sort_site(delay_s: float):
     """A product list whose sort dropdown submits its form on change (as task 52's category page does),
     served slowly: the navigation is still in flight when the action returns."""
 
-    def __init__(self, delay_s: float) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, format, *args):  # noqa: A002 - http.server's signature
-                pass
+    def answer(handler) -> None:
+        order = parse_qs(urlsplit(handler.path).query).get("order", ["position"])[0]
+        if order != "position":
+            time.sleep(delay_s)
+        body = (
+            f"<!doctype html><html><head><title>Sorted by {order}</title></head><body>"
+            f"<h1>Sorted by {order}</h1><form action='/list'><label>Sort by <select name='order' "
+            "onchange='this.form.submit()'><option value='position'>Position</option>"
+            "<option value='price'>Price</option></select></label></form></body></html>"
+        ).encode()
+        send_html(handler, body)
 
-            def do_GET(self) -> None:
-                order = parse_qs(urlsplit(self.path).query).get("order", ["position"])[0]
-                if order != "position":
-                    time.sleep(delay_s)
-                body = (
-                    f"<!doctype html><html><head><title>Sorted by {order}</title></head><body>"
-                    f"<h1>Sorted by {order}</h1><form action='/list'><label>Sort by <select name='order' "
-                    "onchange='this.form.submit()'><option value='position'>Position</option>"
-                    "<option value='price'>Price</option></select></label></form></body></html>"
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    return answer
 
 
 @pytest.mark.browser
 def test_a_select_that_submits_its_form_completes_as_a_navigation():
     """The option's change submits the form and the next page answers slowly: the step waits for that
     navigation instead of reading a page being replaced ("Execution context was destroyed")."""
-    served = _SlowSortSite(delay_s=2.0)
+    served = FunctionServer(_slow_sort_site(delay_s=2.0))
     host = FixedSiteHost({"shopping": served.url})
     config = task_config(require_login=False, start_url="__SHOPPING__/list")
     env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")

@@ -7,11 +7,8 @@ it gets, on another origin of 127.0.0.1 (as another local site would be).
 
 from __future__ import annotations
 
-import http.server
-import threading
-
 import pytest
-from env_support import task_config
+from env_support import FunctionServer, send_html, task_config
 
 from webarena_gym.envs.env import WebArenaEnv
 from webarena_gym.envs.sites import FixedSiteHost
@@ -39,57 +36,34 @@ class _Servers:
     def __init__(self) -> None:
         self.outside_hits: list[str] = []
         self.done: list[str] = []
-        self.outside = self._serve(self._outside)
-        self.site = self._serve(self._site)
-
-    def _serve(self, answer) -> http.server.ThreadingHTTPServer:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, format, *args):  # noqa: A002 - http.server's signature
-                pass
-
-            def do_GET(self) -> None:
-                answer(self)
-
-            do_POST = do_GET
-
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        return httpd
+        self.outside = FunctionServer(self._outside)
+        self.site = FunctionServer(self._site)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.site.server_address[1]}"
+        return self.site.url
 
     def _outside(self, handler) -> None:
         self.outside_hits.append(handler.path)
-        _send(handler, b"<p>outside</p>")
+        send_html(handler, b"<p>outside</p>")
 
     def _site(self, handler) -> None:
         channel = handler.path.strip("/")
         if handler.path.startswith("/done?"):
             self.done.append(handler.path[len("/done?") :])
-            _send(handler, b"")
+            send_html(handler, b"")
             return
-        port = self.outside.server_address[1]
+        port = self.outside.port
         body = CHANNELS.get(channel, "").format(outside=f"http://localhost:{port}", outside_ws=f"ws://localhost:{port}")
         script = f"<script>function report() {{ fetch('/done?{channel}'); }}</script>"
-        _send(
+        send_html(
             handler,
             f"<!doctype html><html><head><title>{channel}</title>{script}</head><body>{body}</body></html>".encode(),
         )
 
     def close(self) -> None:
-        for httpd in (self.site, self.outside):
-            httpd.shutdown()
-            httpd.server_close()
-
-
-def _send(handler, body: bytes) -> None:
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/html")
-    handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
+        self.site.close()
+        self.outside.close()
 
 
 @pytest.fixture(scope="module")
