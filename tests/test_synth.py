@@ -304,7 +304,7 @@ def _records(run_dir: Path) -> dict[str, list[dict]]:
 @pytest.mark.slow
 def test_a_killed_run_resumes_without_repeating_or_duplicating_items(tmp_path):
     run_dir = tmp_path / "run"
-    trajectory_fixture(run_dir, 6)  # 1 plan + 5 replans + 1 + 5 + 6 CoT traces, then 6 expansion calls
+    trajectory_fixture(run_dir, 6)  # 1 plan + 5 replans + 1 + 5 + 6 CoT traces, then 6 expansion calls and 12 traces
     env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": "sk-local-test"}
     with TeacherServer(teacher_script(), delay=0.4) as server:
         proc = subprocess.Popen(synth_command(run_dir, server.url), env=env, cwd=tmp_path)
@@ -332,10 +332,12 @@ def test_a_killed_run_resumes_without_repeating_or_duplicating_items(tmp_path):
         keys = [r["key"] for r in records]
         assert len(keys) == len(set(keys)), f"duplicates in {name}"
         schemas.validate_records(name, records)
-    assert len(after["plans"]) == 1 and len(after["replans"]) == 5 and len(after["cot"]) == 12
+    # Stage 2's 12 traces, and one more per expansion pair (the reasoning of its plan, synthetic_cot)
+    assert len(after["plans"]) == 1 and len(after["replans"]) == 5 and len(after["cot"]) == 12 + 12
     assert len(after["expansion"]) == 12 and len({r["batch"] for r in after["expansion"]}) == 6
     stage2_items = 1 + 5 + 12
-    assert len(server.roles) == stage2_items + 6 - done_before  # the resumed run asked only for what was missing
+    # the resumed run asked only for what was missing
+    assert len(server.roles) == stage2_items + 6 + 12 - done_before
     for name, old in before.items():  # what was there before the kill is kept as it was
         assert all(record in after[name] for record in old)
     assert "[stage 2] estimate before starting" in done.stdout and "[stage 3] spent: $" in done.stdout

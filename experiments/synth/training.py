@@ -82,8 +82,15 @@ class Examples:
         return traj["study"] if traj else "synthetic"
 
     def planner(self, cot: bool) -> Iterable[tuple[list, str, dict]]:
-        for p in self.load["plans"]:
-            meta = self._meta("grounded", p["task_id"], p["site"], self._study(p))
+        """Grounded plans, then the synthetic ones; with CoT, the pairs whose reasoning was written
+        (the grounded ones by Stage 2, the synthetic ones by synthetic_cot)."""
+        grounded = ((p, self._meta("grounded", p["task_id"], p["site"], self._study(p))) for p in self.load["plans"])
+        synthetic = (
+            (p, self._meta(source, p["key"], p["site"], "synthetic"))
+            for source in ("expansion", "targeted")
+            for p in self.load[source]
+        )
+        for p, meta in (*grounded, *synthetic):
             page = strip_ids(self.pages.get(p["page"]))
             trace = self.cot.get(("plan", p["key"]))
             if not cot:
@@ -91,16 +98,6 @@ class Examples:
             elif trace:
                 target = cot_target(trace["reasoning"], trace["output"], pa.PLAN_TAGS)
                 yield pa.planner_messages(p["intent"], page, True), target, meta
-        for source in ("expansion", "targeted"):  # with CoT, the pairs whose reasoning was written (synthetic_cot)
-            for p in self.load[source]:
-                meta = self._meta(source, p["key"], p["site"], "synthetic")
-                page = strip_ids(self.pages.get(p["page"]))
-                trace = self.cot.get(("plan", p["key"]))
-                if not cot:
-                    yield pa.planner_messages(p["intent"], page, False), p["plan"], meta
-                elif trace:
-                    target = cot_target(trace["reasoning"], trace["output"], pa.PLAN_TAGS)
-                    yield pa.planner_messages(p["intent"], page, True), target, meta
 
     def replanner(self, cot: bool) -> Iterable[tuple[list, str, dict]]:
         for r in self.load["replans"]:
