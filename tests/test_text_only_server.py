@@ -95,7 +95,8 @@ def test_every_method_runs_against_a_text_only_server_by_the_readme_command(tmp_
         server = ModelServer(reply, text_only=True)
         argv[argv.index("--api-base") + 1] = server.url
     argv[argv.index("--tasks") + 1] = EXACT_TASK  # one task of the section's site
-    extra = [a for m in methods for a in ("--policy", m)] + ["--max-llm-calls", "6"]
+    given = {argv[i + 1] for i, a in enumerate(argv) if a == "--policy"}  # the README's own (a study runs each once)
+    extra = [a for m in methods if m not in given for a in ("--policy", m)] + ["--max-llm-calls", "6"]
     try:
         out = run_cli(*argv, *extra, "--out", str(tmp_path / "demo"), env=readme_exports(), timeout=1500)
     finally:
