@@ -222,11 +222,7 @@ class WebArenaTask(EnvTask):
                 only=only,
             )
         except Exception as exc:  # noqa: BLE001 - reported, not a verdict
-            logger.warning("evaluation of task %s failed: %s", self.config.get("task_id"), exc)
-            return {
-                "score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}",
-                "error_source": "env", "error_kind": "evaluator",
-            }  # fmt: skip
+            return self._evaluator_failed("evaluation", answer, exc)
         out = {"score": float(result.score), "answer": answer, "details": result.details}
         judge_failure = next(
             (f for f in result.details.get("judge", {}).get("failures", []) if f["kind"] in JUDGE_OUTAGES), None
@@ -235,15 +231,19 @@ class WebArenaTask(EnvTask):
             out.update(error=judge_failure["error"], error_source="llm", error_kind=judge_failure["kind"])
         return out
 
+    def _evaluator_failed(self, what: str, answer: str, exc: Exception) -> dict[str, Any]:
+        """An evaluator that raised gives no verdict: an env error the report counts apart, not a score."""
+        logger.warning("%s of task %s failed: %s", what, self.config.get("task_id"), exc)
+        return {
+            "score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}",
+            "error_source": "env", "error_kind": "evaluator",
+        }  # fmt: skip
+
     def _evaluate_verified(self, answer: str, network: Sequence[dict], final_url: str) -> dict[str, Any]:
         """The package's verdict on the response and the requests (it reads no page, so a look-ahead gets
         the full evaluation too)."""
         try:
             result = verified.score(self.raw_config["verified"], answer, network, self.host.urls())
         except Exception as exc:  # noqa: BLE001 - reported, not a verdict
-            logger.warning("WebArena-Verified evaluation of task %s failed: %s", self.config.get("task_id"), exc)
-            return {
-                "score": 0.0, "answer": answer, "details": {}, "error": f"{type(exc).__name__}: {exc}",
-                "error_source": "env", "error_kind": "evaluator",
-            }  # fmt: skip
+            return self._evaluator_failed("WebArena-Verified evaluation", answer, exc)
         return {"answer": answer, "final_url": final_url, **result}
