@@ -288,6 +288,7 @@ class Trajectory:
     def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if k not in ("images", "network")}
         data = jsonable(data)
+        data["steps"] = [share_replies(step) for step in data["steps"]]
         data["summary"] = self.summary_info()
         return data
 
@@ -315,6 +316,7 @@ class Trajectory:
         data = upgrade(data)
         validate(data)
         data = {k: v for k, v in data.items() if k != "summary"}
+        data["steps"] = [expand_replies(s) for s in data.get("steps", [])]
         data["steps"] = [StepRecord(**s) for s in data.get("steps", [])]
         return cls(**data)
 
@@ -324,6 +326,66 @@ class Trajectory:
         if path.is_dir():
             path = path / "trajectory.json"
         return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+# -- each model reply stored once -------------------------------------------------------------------
+
+# Fields of a step that repeat (part of) a model reply; shorter copies cost less than a pointer.
+_REPLY_FIELDS = ("thought", "parsed", "policy_state")
+_SHARED_MIN_CHARS = 200
+
+
+def share_replies(step: dict[str, Any]) -> dict[str, Any]:
+    """A written step in which every copy of (a part of) a model reply in its thought, parsed fields or
+    policy state is replaced by ``""`` plus a pointer in ``reply_refs`` into the call holding the reply:
+    a runaway reply is stored once, not once per field that repeats it."""
+    replies = [
+        (i, j, text)
+        for i, call in enumerate(step.get("llm_calls") or ())
+        for j, text in enumerate(call.get("responses") or ())
+        if len(text) >= _SHARED_MIN_CHARS
+    ]
+    if not replies:
+        return step
+    refs: list[dict[str, Any]] = []
+
+    def share(value: Any, path: list[str | int]) -> Any:
+        if isinstance(value, dict):
+            return {k: share(v, [*path, k]) for k, v in value.items()}
+        if isinstance(value, list):
+            return [share(v, [*path, n]) for n, v in enumerate(value)]
+        if isinstance(value, str) and len(value) >= _SHARED_MIN_CHARS:
+            for i, j, text in replies:
+                start = text.find(value)
+                if start >= 0:
+                    refs.append({"path": path, "call": i, "response": j, "start": start, "end": start + len(value)})
+                    return ""
+        return value
+
+    shared = {k: share(v, [k]) if k in _REPLY_FIELDS else v for k, v in step.items()}
+    if refs:
+        shared["reply_refs"] = refs
+    return shared
+
+
+def expand_replies(step: dict[str, Any]) -> dict[str, Any]:
+    """The step as recorded: each ``reply_refs`` pointer replaced by the reply text it points to (the
+    inverse of :func:`share_replies`; readers of ``trajectory.json`` call it before using a step)."""
+    refs = step.get("reply_refs")
+    if not refs:
+        return step
+    step = json.loads(json.dumps({k: v for k, v in step.items() if k != "reply_refs"}))
+    for ref in refs:
+        try:
+            text = step["llm_calls"][ref["call"]]["responses"][ref["response"]][ref["start"] : ref["end"]]
+            *parents, last = ref["path"]
+            holder = step
+            for key in parents:
+                holder = holder[key]
+            holder[last] = text
+        except (KeyError, IndexError, TypeError, ValueError):  # a damaged pointer: that field stays empty
+            continue
+    return step
 
 
 # -- schema --------------------------------------------------------------------------------------------
@@ -407,6 +469,10 @@ STEP_SCHEMA: dict[str, Any] = {
         "truncated": {"type": "boolean"},
         "timings": {"type": "object", "additionalProperties": _NUM},
         "screenshot": _STR_OR_NULL,
+        "reply_refs": {
+            "type": "array",
+            "items": {"type": "object", "required": ["path", "call", "response", "start", "end"]},
+        },
     },
 }
 

@@ -14,6 +14,7 @@ import pytest
 from model_server import ModelServer
 
 from webarena_gym.experiments.rollout import run_episode
+from webarena_gym.experiments.trajectory import Trajectory
 from webarena_gym.llm import LLM, Script
 from webarena_gym.llm.client import DEFAULT_MAX_REPLY_CHARS
 from webarena_gym.policies import make_policy
@@ -57,3 +58,17 @@ def test_plan_mcts_parsers_reject_deep_nesting_as_an_unusable_answer(depth):
     nested = '{"subplans": ' + "[" * depth + "]" * depth + "}"
     with pytest.raises(P.AnswerError, match="nests too deeply"):
         P.parse_subplans(nested, 3)
+
+
+@pytest.mark.browser
+def test_a_long_reply_is_stored_once_in_the_trajectory_and_read_back_whole(tmp_path):
+    """A reply repeated by the step's thought and parsed fields is written once; loading restores them."""
+    reasoning = "Let's think step by step. MARK-7f3a " + "the page lists orders. " * 2_000
+    reply = f"{reasoning} In summary, the next action I will perform is ```stop [done]```"
+    policy = make_policy("react", script=Script({"actor": Script.forever(reply)}))
+    run_episode("webarena/local.9", policy, out_dir=tmp_path, max_steps=1)
+    written = (tmp_path / "trajectory.json").read_text()
+    assert written.count("MARK-7f3a") == 1
+    step = Trajectory.load(tmp_path).steps[0]
+    assert "MARK-7f3a" in step.thought and step.parsed["raw"] == reply
+    assert step.llm_calls[0]["responses"] == [reply]

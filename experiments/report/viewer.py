@@ -17,6 +17,7 @@ from markupsafe import Markup, escape
 from webarena_gym.experiments.report.plots import Plot
 from webarena_gym.experiments.report.tables import all_tables
 from webarena_gym.experiments.store import EpisodeResult, StudyStore, file_name
+from webarena_gym.experiments.trajectory import expand_replies
 from webarena_gym.llm.messages import IMAGE_REF_PREFIX
 from webarena_gym.llm.redaction import write_text
 
@@ -82,9 +83,13 @@ def _load_trajectory(study: Path, r: EpisodeResult) -> dict[str, Any]:
         return {}
     path = study / r.trajectory / "trajectory.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        traj = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    if not isinstance(traj, dict):
+        return {}
+    traj["steps"] = [expand_replies(step) for step in traj.get("steps") or () if isinstance(step, dict)]
+    return traj
 
 
 def _steps(traj: dict[str, Any], episode_dir: Path, out: Path) -> list[dict[str, Any]]:
