@@ -197,3 +197,34 @@ def test_a_select_that_submits_its_form_completes_as_a_navigation():
     finally:
         env.close()
         served.close()
+
+
+def _hanging_site(handler) -> None:
+    """A page whose button starts a script that never yields: the agent's click hangs the tab."""
+    send_html(
+        handler,
+        b"<!doctype html><html><head><title>Hang</title></head><body>"
+        b"<button onclick='setTimeout(() => { for (;;) {} }, 0)'>Hang</button></body></html>",
+    )
+
+
+@pytest.mark.browser
+def test_a_page_the_agent_hung_ends_the_episode_as_its_failure_not_a_browser_error(monkeypatch):
+    """A browser call that times out while Chromium still answers is the agent's doing: the episode ends
+    as failed (no infrastructure error to leave out of reports or re-run), and the browser serves on."""
+    monkeypatch.setenv("WEBARENA_GYM_BROWSER_CALL_TIMEOUT", "8")
+    served = FunctionServer(_hanging_site)
+    host = FixedSiteHost({"shopping": served.url})
+    config = task_config(require_login=False, start_url="__SHOPPING__/")
+    env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")
+    try:
+        obs, _ = env.reset(seed=0)
+        obs, reward, terminated, truncated, info = env.step(f"click({bid_of(obs, 'button', 'Hang')!r})")
+        assert terminated and not truncated and reward == 0.0
+        assert "error" not in info and "error_kind" not in info and "page_hung" in info
+        assert "stopped answering after the agent's action" in obs["last_action_error"]
+        obs, _ = env.reset(seed=0)  # the same browser runs the next episode
+        assert obs["url"].startswith(served.url) and not obs["last_action_error"]
+    finally:
+        env.close()
+        served.close()
