@@ -1,0 +1,120 @@
+"""The local suite in WebArena-Verified form (offline): every linked task's form is derived from its
+WebArena eval and its template, and the package's own evaluator scores the expected response (and the
+reference page's navigation) 1 and a wrong answer or a wrong page 0."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import pytest
+
+from webarena_gym.envs.evaluation.verified import parse_response, results_schema, score
+from webarena_gym.envs.local import registry
+from webarena_gym.envs.local.reference import fill_placeholders
+from webarena_gym.envs.local.verified import MissingVerifiedForm, expected_response, task_type, verified_form
+from webarena_gym.envs.registration import local_task_config
+from webarena_gym.envs.verified import verified_tasks
+
+URLS = {
+    "shopping": "http://127.0.0.1:9001",
+    "shopping_admin": "http://127.0.0.1:9002/admin",
+    "reddit": "http://127.0.0.1:9003",
+    "gitlab": "http://127.0.0.1:9004",
+    "wikipedia": "http://127.0.0.1:9005",
+    "map": "http://127.0.0.1:9006",
+    "homepage": "http://127.0.0.1:9007",
+}
+
+
+def _navigation(url: str) -> dict:
+    request = {"method": "GET", "url": url, "headers": [{"name": "accept", "value": "text/html"}]}
+    response = {"status": 200, "headers": [], "cookies": [], "content": {"size": -1, "mimeType": "text/html"}}
+    request.update(httpVersion="HTTP/1.1", cookies=[])
+    return {"request": request, "response": {**response, "redirectURL": ""}}
+
+
+def _forms() -> dict[int, dict]:
+    out = {}
+    for task in registry.load_tasks():
+        try:
+            form = verified_form(task)
+        except MissingVerifiedForm:
+            continue
+        if form is not None:
+            out[task["task_id"]] = form
+    return out
+
+
+def _trace(task: dict) -> list[dict]:
+    """A trace that opened the task's reference page (its first alternative), or none for a task without one."""
+    url = task["eval"].get("reference_url") or ""
+    return (
+        [_navigation(fill_placeholders(url.split("|OR|")[0].strip(), URLS))]
+        if "url_match" in task["eval"]["eval_types"]
+        else []
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="mutate tasks without url_match and 45 retrieve tasks need stored values")
+def test_every_linked_local_task_has_a_verified_form():
+    missing = []
+    for task in registry.load_tasks():
+        try:
+            verified_form(task)
+        except MissingVerifiedForm as exc:
+            missing.append(str(exc))
+    assert not missing, "\n".join(missing)
+
+
+def test_a_form_takes_its_schema_from_the_template_s_verified_tasks_and_its_values_from_the_local_eval():
+    forms = _forms()
+    assert len(forms) >= 240
+    by_template = collections.defaultdict(set)
+    for task in verified_tasks():
+        by_template[task["intent_template_id"]].add(json.dumps(results_schema(task), sort_keys=True))
+    for task_id, form in forms.items():
+        task = registry.get_task(task_id)
+        schema = results_schema(form)
+        if task_type(task) == "retrieve" and schema != {"type": "array", "items": {"type": "string"}}:
+            assert json.dumps(schema, sort_keys=True) in by_template[form["intent_template_id"]], task_id
+        expected = expected_response(form)
+        assert parse_response(json.dumps(expected), schema)["task_type"] == task_type(task).upper()
+    order = registry.get_task(0)  # "Get the order number of my most recent cancelled order": must_include 195
+    assert expected_response(forms[0])["retrieved_data"] == ["195"] and order["eval"]["reference_answers"]
+
+
+def test_a_local_config_carries_its_form_and_a_local_only_task_none():
+    linked = next(t for t in registry.load_tasks() if registry.webarena_template_id(t) is not None)
+    local_only = next(t for t in registry.load_tasks() if registry.webarena_template_id(t) is None)
+    assert local_task_config(linked["task_id"])["verified"] == verified_form(linked)
+    assert "verified" not in local_task_config(local_only["task_id"])
+
+
+def _samples() -> list[int]:
+    """One task per eval-type combination and per results_schema shape among the derived forms."""
+    seen: dict[str, int] = {}
+    for task_id, form in sorted(_forms().items()):
+        task = registry.get_task(task_id)
+        seen.setdefault("+".join(task["eval"]["eval_types"]), task_id)
+        seen.setdefault(json.dumps(results_schema(form), sort_keys=True), task_id)
+        if expected_response(form)["status"] != "SUCCESS":
+            seen.setdefault("not found", task_id)
+    return sorted(set(seen.values()))
+
+
+@pytest.mark.parametrize("task_id", _samples())
+def test_the_package_scores_the_expected_response_1_and_a_wrong_answer_or_page_0(task_id):
+    task, form = registry.get_task(task_id), _forms()[task_id]
+    right = expected_response(form)
+    assert score(form, json.dumps(right), _trace(task), URLS)["score"] == 1.0
+    wrong_status = {**right, "status": "UNKNOWN_ERROR" if right["status"] == "SUCCESS" else "SUCCESS"}
+    assert score(form, json.dumps(wrong_status), _trace(task), URLS)["score"] == 0.0
+    if right["retrieved_data"]:
+        first = right["retrieved_data"][0]
+        other = first + 1 if isinstance(first, (int, float)) and not isinstance(first, bool) else "Zanzibar 9999"
+        wrong_data = {**right, "retrieved_data": [other, *right["retrieved_data"][1:]]}
+        assert score(form, json.dumps(wrong_data), _trace(task), URLS)["score"] == 0.0
+    if "url_match" in task["eval"]["eval_types"]:
+        elsewhere = [_navigation(fill_placeholders(task["start_url"].split("|AND|")[0].strip(), URLS) + "/elsewhere")]
+        assert score(form, json.dumps(right), elsewhere, URLS)["score"] == 0.0
