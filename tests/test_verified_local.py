@@ -91,6 +91,15 @@ def test_a_local_config_carries_its_form_and_a_local_only_task_none():
     assert "verified" not in local_task_config(local_only["task_id"])
 
 
+def test_a_shop_search_matches_the_index_action_of_its_route():
+    task = next(t for t in registry.load_tasks() if "catalogsearch/result/?" in t["eval"].get("reference_url", ""))
+    form, response = verified_form(task), json.dumps(expected_response(verified_form(task)))
+    url = fill_placeholders(task["eval"]["reference_url"], URLS).replace("/result/?", "/result/index/?")
+    assert score(form, response, [_navigation(url)], URLS)["score"] == 1.0
+    wrong = url.replace("/result/index/?", "/advanced/?")
+    assert score(form, response, [_navigation(wrong)], URLS)["score"] == 0.0
+
+
 def _samples() -> list[int]:
     """One task per eval-type combination and per results_schema shape among the derived forms."""
     seen: dict[str, int] = {}
@@ -116,5 +125,9 @@ def test_the_package_scores_the_expected_response_1_and_a_wrong_answer_or_page_0
         wrong_data = {**right, "retrieved_data": [other, *right["retrieved_data"][1:]]}
         assert score(form, json.dumps(wrong_data), _trace(task), URLS)["score"] == 0.0
     if "url_match" in task["eval"]["eval_types"]:
+        # WebArena's url_match reads only the reference's query keys; so does the derived check
+        opened = _trace(task)[0]["request"]["url"]
+        extra = [_navigation(opened + ("&" if "?" in opened else "?") + "page_size=50")]
+        assert score(form, json.dumps(right), extra, URLS)["score"] == 1.0
         elsewhere = [_navigation(fill_placeholders(task["start_url"].split("|AND|")[0].strip(), URLS) + "/elsewhere")]
         assert score(form, json.dumps(right), elsewhere, URLS)["score"] == 0.0

@@ -25,12 +25,14 @@ import json
 import re
 from collections import Counter
 from typing import Any
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from ..evaluation.verified import ResponseError, parse_response, results_schema
 from . import registry
 
 STORED_DIR = registry.LOCAL_DIR / "verified"
 _NOT_FOUND = "n/a"
+_MAGENTO_SITES = ("__SHOPPING__", "__SHOPPING_ADMIN__")
 _NUMBER = re.compile(r"^[-+]?\$?\s*[-+]?[\d,]*\.?\d+$")
 
 
@@ -116,8 +118,23 @@ def _response(task: dict[str, Any], schema: dict[str, Any] | None, stored: dict[
 
 
 def _navigation(task: dict[str, Any]) -> dict[str, Any]:
-    urls = [url.strip() for url in task["eval"]["reference_url"].split("|OR|") if url.strip()]
-    return {"evaluator": "NetworkEventEvaluator", "expected": {"url": urls[0] if len(urls) == 1 else urls}}
+    """WebArena's url_match as the package's check: a reference URL opened, its query keys with their values;
+    other query keys ignored (WebArena reads only the reference's). A shop path ending in "/" also matches
+    its ``index/`` action, the same page on a Magento route (the local shop's search form posts there)."""
+    refs = [url.strip() for url in task["eval"]["reference_url"].split("|OR|") if url.strip()]
+    urls = list(refs)
+    for url in refs:
+        path = urlsplit(url).path
+        if url.startswith(_MAGENTO_SITES) and path.endswith("/") and path.count("/") >= 3:
+            urls.append(urlunsplit(urlsplit(url)._replace(path=path + "index/")))
+    keys = sorted({key for url in refs for key in parse_qs(urlsplit(url).query)})
+    check: dict[str, Any] = {
+        "evaluator": "NetworkEventEvaluator",
+        "expected": {"url": urls[0] if len(urls) == 1 else urls},
+    }
+    # the package ignores a query key a pattern finds (re.search): here every key but the reference's
+    check["ignored_query_params_patterns"] = [f"^(?!(?:{'|'.join(re.escape(k) for k in keys)})$)"] if keys else ["."]
+    return check
 
 
 def verified_form(task: dict[str, Any]) -> dict[str, Any] | None:
