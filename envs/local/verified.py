@@ -14,7 +14,8 @@ derived from its WebArena ``eval`` block and the template:
 
 What cannot be derived (values of a schema of objects, the request a mutation sends to a local site) is
 stored per task in ``verified/<site>.json``: ``{"<task_id>": {"retrieved_data": [...]}}`` replaces the
-derived answer, ``{"network": [<NetworkEventEvaluator config>, ...]}`` adds checks. A linked task with
+derived answer, ``"results_schema"`` the template's where the local question asks for something else
+(``"why"`` says what), ``{"network": [<NetworkEventEvaluator config>, ...]}`` adds checks. A linked task with
 neither a derivable nor a stored form raises :class:`MissingVerifiedForm`.
 """
 
@@ -101,8 +102,9 @@ def _response(task: dict[str, Any], schema: dict[str, Any] | None, stored: dict[
         data = stored["retrieved_data"]
     else:
         items = (schema or {}).get("items") or {"type": "string"}
-        try:
-            data = [_typed(answer, items) for answer in answers]
+        try:  # a WebArena answer's "|OR|" alternatives: the package takes a list in place of the value
+            typed = [[_typed(alt.strip(), items) for alt in answer.split("|OR|")] for answer in answers]
+            data = [alts[0] if len(alts) == 1 else alts for alts in typed]
         except (ValueError, KeyError):
             raise MissingVerifiedForm(
                 f"local task {task['task_id']}: its answers {answers} do not fit the schema {schema}; store its "
@@ -110,7 +112,7 @@ def _response(task: dict[str, Any], schema: dict[str, Any] | None, stored: dict[
             ) from None
     response = {"task_type": kind, "status": "SUCCESS", "retrieved_data": data}
     try:
-        parse_response(json.dumps(response), schema)
+        parse_response(json.dumps(_first_alternatives(response, schema)), schema)
     except ResponseError as exc:
         problem = f"local task {task['task_id']}: its expected answer breaks the contract: {exc}"
         raise MissingVerifiedForm(problem) from None
@@ -144,7 +146,7 @@ def verified_form(task: dict[str, Any]) -> dict[str, Any] | None:
         return None
     stored = _stored().get(int(task["task_id"]), {})
     schema_text = _template_schemas().get(template)
-    schema = json.loads(schema_text) if schema_text else None
+    schema = stored.get("results_schema") or (json.loads(schema_text) if schema_text else None)
     kind = task_type(task)
     if kind == "retrieve" and (schema is None or schema.get("type") == "null"):
         schema = {"type": "array", "items": {"type": "string"}}  # the template's Verified tasks retrieve nothing
@@ -174,10 +176,19 @@ def verified_form(task: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _first_alternatives(response: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
+    """``response`` with each listed alternative replaced by the first one: a concrete answer."""
+    data, items = response.get("retrieved_data"), (schema or {}).get("items") or {}
+    if data is None or items.get("type") == "array":
+        return response
+    return {**response, "retrieved_data": [v[0] if isinstance(v, list) else v for v in data]}
+
+
 def expected_response(verified_task: dict[str, Any]) -> dict[str, Any]:
-    """The response object a Verified task expects (its ``AgentResponseEvaluator``'s)."""
+    """A response object that a Verified task's ``AgentResponseEvaluator`` expects (the first of any
+    alternatives): the reference's answer under the contract."""
     for check in verified_task["eval"]:
         if check["evaluator"] == "AgentResponseEvaluator":
-            expected = dict(check["expected"])
+            expected = _first_alternatives(dict(check["expected"]), check.get("results_schema"))
             return {**expected, "task_type": str(expected["task_type"]).upper(), "error_details": None}
     raise ValueError("the task has no AgentResponseEvaluator")
