@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import json
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,25 @@ def test_the_package_scores_the_expected_response_1_and_a_wrong_answer_or_page_0
         assert score(form, json.dumps(right), extra, URLS)["score"] == 1.0
         elsewhere = [_navigation(fill_placeholders(task["start_url"].split("|AND|")[0].strip(), URLS) + "/elsewhere")]
         assert score(form, json.dumps(right), elsewhere, URLS)["score"] == 0.0
+
+
+RECORDED = Path(__file__).resolve().parent / "data" / "verified_local" / "episodes.json"
+
+
+def test_recorded_local_episodes_are_scored_by_the_package_as_they_were_live():
+    """Answers and network traces (document requests and form posts) recorded by a local study run under
+    ``--evaluator webarena-verified``: the reference and the random baseline on a retrieval (local.0) and a
+    shop search (local.6). Scored again offline they keep their live verdicts; the reference's answer on
+    the random episode's trace (a wrong end state) fails."""
+    episodes = json.loads(RECORDED.read_text())
+    assert {(e["env_id"], e["policy"]) for e in episodes} == {
+        (env, policy) for env in ("webarena/local.0", "webarena/local.6") for policy in ("reference", "random")
+    }
+    for e in episodes:
+        form = local_task_config(int(e["env_id"].rsplit(".", 1)[1]))["verified"]
+        assert score(form, e["answer"], e["entries"], e["site_urls"])["score"] == e["reward"], e["env_id"]
+    by = {(e["env_id"], e["policy"]): e for e in episodes}
+    reference, random = by[("webarena/local.6", "reference")], by[("webarena/local.6", "random")]
+    assert reference["reward"] == 1.0 and random["reward"] == 0.0
+    form = local_task_config(6)["verified"]
+    assert score(form, reference["answer"], random["entries"], random["site_urls"])["score"] == 0.0
