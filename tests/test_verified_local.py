@@ -176,3 +176,44 @@ def test_recorded_local_episodes_are_scored_by_the_package_as_they_were_live():
     assert reference["reward"] == 1.0 and random["reward"] == 0.0
     form = local_task_config(6)["verified"]
     assert score(form, reference["answer"], random["entries"], random["site_urls"])["score"] == 0.0
+
+
+def _post(url: str, body: str) -> dict:
+    entry = _navigation(url)
+    entry["request"].update(method="POST", postData={"mimeType": "application/x-www-form-urlencoded", "text": body})
+    return entry
+
+
+def test_a_mutation_s_check_is_read_from_the_reference_trace_fields_named_by_the_eval_only():
+    from webarena_gym.experiments.verified_local import mutation_checks
+
+    task = registry.get_task(19)  # rate a purchase 5 stars with the nickname Emma Lopez (program_html)
+    shop = URLS["shopping"]
+    trace = [
+        _post(shop + "/customer/account/login/", "login%5Busername%5D=emma&login%5Bpassword%5D=%3Cscrubbed%3E"),
+        _navigation(shop + "/review/product/list/id/205/"),
+        _post(shop + "/review/product/post/id/205/", "rating=5&nickname=Emma+Lopez&title=Warm&detail=Soft+and+warm"),
+    ]
+    checks = mutation_checks(task, trace, URLS)
+    assert checks == [
+        {
+            "evaluator": "NetworkEventEvaluator",
+            "expected": {
+                "url": "__SHOPPING__/review/product/post/id/205/",
+                "http_method": "POST",
+                "post_data": {"nickname": "Emma Lopez"},  # the free text of the review is the agent's choice
+            },
+        }
+    ]
+    form = {**verified_form(registry.get_task(0)), "eval": [{"evaluator": "AgentResponseEvaluator",
+            "results_schema": {"type": "null"}, "expected": {"task_type": "mutate", "status": "SUCCESS",
+            "retrieved_data": None}}, *checks]}  # fmt: skip
+    answer = json.dumps({"task_type": "MUTATE", "status": "SUCCESS", "retrieved_data": None})
+    assert score(form, answer, trace, URLS)["score"] == 1.0
+    other = [*trace[:2], _post(shop + "/review/product/post/id/205/", "rating=5&nickname=Someone+Else&title=W")]
+    assert score(form, answer, other, URLS)["score"] == 0.0
+    # a small form keeps every field; a task that posts nothing is checked on the last page it opened
+    vote = mutation_checks(task, [_post(shop + "/wishlist/index/add/", "product=382")], URLS)
+    assert vote[0]["expected"]["post_data"] == {"product": "382"}
+    page = mutation_checks(task, [_navigation(shop + "/x"), _navigation(shop + "/contact")], URLS)
+    assert page == [{"evaluator": "NetworkEventEvaluator", "expected": {"url": "__SHOPPING__/contact"}}]
