@@ -5,7 +5,8 @@ What a mutation sends to a local site (its route, its form fields) is a fact of 
 the task's WebArena eval, so it is recorded once from the reference replays rather than derived. Per task,
 one ``NetworkEventEvaluator`` per distinct route the reference posted to (its last request there):
 
-* ``url`` the route (site base URLs put back as ``__SITE__`` placeholders) and ``http_method``;
+* ``url`` the route (site base URLs put back as ``__SITE__`` placeholders), ``http_method`` and the
+  response's status (a local form answers with a redirect);
 * ``post_data`` the fields WebArena's eval or the intent names: a value among the ``program_html``
   required contents or the intent's words (a review's nickname, a product's new status), every field of
   a form of at most two (a vote, a wishlist button). Free text the task leaves open (a review's body) and
@@ -53,12 +54,26 @@ def _named_values(task: dict[str, Any]) -> list[str]:
     return [v for v in out if v]
 
 
-def _kept_fields(task: dict[str, Any], fields: dict[str, str]) -> dict[str, str]:
+def _form_fields(text: str) -> dict[str, Any]:
+    """A urlencoded body's fields; a field sent several times (the rows ticked in a grid) as a list."""
+    out: dict[str, Any] = {}
+    for key, value in parse_qsl(text, keep_blank_values=True):
+        out[key] = [*out[key], value] if isinstance(out.get(key), list) else [out[key], value] if key in out else value
+    return out
+
+
+def _named(value: Any, named: list[str], intent: str) -> bool:
+    if isinstance(value, list):
+        return any(_named(v, named, intent) for v in value)
+    return value.lower() in named or (len(value) > 1 and value.lower() in intent)
+
+
+def _kept_fields(task: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
     fields = {k: v for k, v in fields.items() if v and v != _SCRUBBED}
     if len(fields) <= _SMALL_FORM:
         return fields
     named, intent = _named_values(task), task["intent"].lower()
-    return {k: v for k, v in fields.items() if v.lower() in named or (len(v) > 1 and v.lower() in intent)}
+    return {k: v for k, v in fields.items() if _named(v, named, intent)}
 
 
 def mutation_checks(task: dict[str, Any], entries: Sequence[dict], site_urls: dict[str, str]) -> list[dict[str, Any]]:
@@ -73,7 +88,8 @@ def mutation_checks(task: dict[str, Any], entries: Sequence[dict], site_urls: di
     for url, entry in posts.items():
         text = (entry["request"].get("postData") or {}).get("text") or ""
         expected: dict[str, Any] = {"url": _placeheld(url, site_urls), "http_method": entry["request"]["method"]}
-        fields = _kept_fields(task, dict(parse_qsl(text, keep_blank_values=True)))
+        expected["response_status"] = entry["response"]["status"]  # the package expects 200 unless told
+        fields = _kept_fields(task, _form_fields(text))
         if fields:
             expected["post_data"] = fields
         checks.append({"evaluator": "NetworkEventEvaluator", "expected": expected})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import json
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -54,16 +55,21 @@ def _forms() -> dict[int, dict]:
 
 
 def _trace(task: dict) -> list[dict]:
-    """A trace that opened the task's reference page (its first alternative), or none for a task without one."""
-    url = task["eval"].get("reference_url") or ""
-    return (
-        [_navigation(fill_placeholders(url.split("|OR|")[0].strip(), URLS))]
-        if "url_match" in task["eval"]["eval_types"]
-        else []
-    )
+    """The requests the task's Verified form asks for (the reference page opened, each mutation posted
+    with its fields and status): what a correct episode's trace holds."""
+    entries = []
+    for check in local_task_config(task["task_id"])["verified"]["eval"][1:]:
+        expected = check["expected"]
+        url = fill_placeholders(expected["url"] if isinstance(expected["url"], str) else expected["url"][0], URLS)
+        if expected.get("http_method", "GET") == "GET":
+            entries.append(_navigation(url))
+            continue
+        entry = _post(url, urlencode(expected.get("post_data") or {}, doseq=True))
+        entry["response"]["status"] = expected.get("response_status", 200)
+        entries.append(entry)
+    return entries
 
 
-@pytest.mark.xfail(strict=True, reason="144 mutate tasks without url_match need their stored request")
 def test_every_linked_local_task_has_a_verified_form():
     missing = []
     for task in registry.load_tasks():
@@ -147,6 +153,8 @@ def test_the_package_scores_the_expected_response_1_and_a_wrong_answer_or_page_0
         other = _another(right["retrieved_data"][0])
         wrong_data = {**right, "retrieved_data": [other, *right["retrieved_data"][1:]]}
         assert score(form, json.dumps(wrong_data), _trace(task), URLS)["score"] == 0.0
+    if task_type(task) == "mutate":  # no request sent: the site was not changed
+        assert score(form, json.dumps(right), [], URLS)["score"] == 0.0
     if "url_match" in task["eval"]["eval_types"]:
         # WebArena's url_match reads only the reference's query keys; so does the derived check
         opened = _trace(task)[0]["request"]["url"]
@@ -201,6 +209,7 @@ def test_a_mutation_s_check_is_read_from_the_reference_trace_fields_named_by_the
             "expected": {
                 "url": "__SHOPPING__/review/product/post/id/205/",
                 "http_method": "POST",
+                "response_status": 200,
                 "post_data": {"nickname": "Emma Lopez"},  # the free text of the review is the agent's choice
             },
         }
