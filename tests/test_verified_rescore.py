@@ -66,13 +66,13 @@ def test_rescore_a_finished_study_and_report_the_agreement(tmp_path, capsys):
     assert summary["agreement"]["agentoccam"]["confusion"]["both_pass"] == 2
     md = Path(study, "report", "summary.md").read_text()
     assert "Evaluator agreement: confusion matrix" in md and "webarena vs agentoccam" in md
-    # Under WebArena's evaluator no answer followed the response contract, so the package fails each one;
-    # a mutation whose request is not stored has no Verified form and is listed as unscored.
+    # Under WebArena's evaluator no answer followed the response contract and no trace was recorded, so the
+    # package fails each episode and says why.
     assert main(["rescore", str(study), "--evaluator", "webarena-verified"]) == 0
     verified = {(r.policy, r.env_id): r for r in load_rescored(study)["webarena-verified"]}
     assert verified[("reference", "webarena/local.121")].score == 0.0
-    unscored = verified[("reference", "webarena/local.209")]
-    assert unscored.score is None and "no WebArena-Verified form" in unscored.reason
+    mutation = verified[("reference", "webarena/local.209")]
+    assert mutation.score == 0.0 and "no network trace was recorded" in mutation.reason
     assert main(["rescore", str(tmp_path / "nothing"), "--evaluator", "webarena"]) == 2
     assert "is not a study directory" in capsys.readouterr().err
     check_reproducibility_record(study)
