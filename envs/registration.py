@@ -83,9 +83,7 @@ def task_config(env_id: str) -> dict:
     env id, as its env reads it; ValueError for any other id."""
     prefix, _, number = env_id.rpartition("/")
     if env_id.startswith(LOCAL_PREFIX):
-        from .local.registry import get_task
-
-        return get_task(int(env_id[len(LOCAL_PREFIX) :]))
+        return local_task_config(int(env_id[len(LOCAL_PREFIX) :]))
     if prefix == LITE_NAMESPACE and number.isdigit():
         return lite_task_config(int(number))
     if prefix == VERIFIED_NAMESPACE and number.isdigit():
@@ -95,6 +93,26 @@ def task_config(env_id: str) -> dict:
     if prefix == NAMESPACE and number.isdigit():
         return real_task_config(int(number))
     raise ValueError(f"{env_id} is not a WebArena-style task (local, webarena, webarena-lite or webarena-verified)")
+
+
+def local_task_config(task_id: int, verified_required: bool = False) -> dict:
+    """A local task's raw config, with its WebArena-Verified form under ``"verified"`` when it has one and
+    the package is installed (:mod:`envs.local.verified`); ``verified_required`` raises instead of leaving
+    it out (the task is to be scored by the package)."""
+    from .evaluation.verified import package_version
+    from .local.registry import get_task
+    from .local.verified import MissingVerifiedForm, verified_form
+
+    config = get_task(task_id)
+    if package_version() is None and not verified_required:
+        return config  # (required: the package's dataset reader says what to install)
+    try:
+        form = verified_form(config)
+    except MissingVerifiedForm:
+        if verified_required:
+            raise
+        return config
+    return {**config, "verified": form} if form is not None else config
 
 
 def _env_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -160,9 +178,9 @@ def make_local_env(task_id: int, task_overrides: dict[str, Any] | None = None, *
     relaxed fuzzy grader; ``task_overrides``: see :func:`_overridden`)."""
     from .env import WebArenaEnv
     from .local.host import LocalSiteHost
-    from .local.registry import get_task
 
-    config = _overridden(get_task(task_id), task_overrides)
+    config = local_task_config(task_id, verified_required=kwargs.get("evaluator") == "webarena-verified")
+    config = _overridden(config, task_overrides)
     host = functools.partial(LocalSiteHost, tuple(config["sites"]))
     return WebArenaEnv(
         task_kwargs={"config": config, "host": host},

@@ -9,7 +9,8 @@ What each evaluator reads from an episode's folder:
 * ``webarena`` / ``agentoccam``: the answer and the final URL (``string_match``, ``url_match``; a
   ``fuzzy_match`` reference calls the judge model as a live run would). ``program_html`` reads pages of
   the live site, which a finished study no longer has: such an episode is not re-scored (``score``
-  null, the reason given) rather than scored on a partial check.
+  null, the reason given) rather than scored on a partial check. An answer given under
+  WebArena-Verified's response contract is read for what it says (its retrieved data, or "N/A").
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ def rescore_episode(study: Path, result: EpisodeResult, evaluator: str, judge_mo
     options = EvalOptions.agentoccam() if evaluator == "agentoccam" else EvalOptions()
     final_url = str(recorded.get("final_url") or (recorded.get("details") or {}).get("final_url") or "")
     judge = Judge(judge_model)
-    verdict = evaluate(config, None, answer, judge=judge, last_url=final_url, urls=site_urls, options=options)
+    said = verified.plain_answer(answer)  # an answer under WebArena-Verified's contract: what it says
+    verdict = evaluate(config, None, said, judge=judge, last_url=final_url, urls=site_urls, options=options)
     return row(verdict.score, reason_of({"details": verdict.details}))
 
 

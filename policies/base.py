@@ -96,6 +96,8 @@ class TaskSpec:
     site_urls: dict[str, str] = field(default_factory=dict)  # site -> base URL (fills URL placeholders)
     commands: tuple[str, ...] = ()
     budget: Budget = field(default_factory=Budget)
+    # WebArena-Verified scoring: the final answer's form (``{"results_schema": ...}``), also stated in the goal
+    response_contract: dict[str, Any] | None = None
 
     @classmethod
     def from_reset(cls, env_id: str, obs: Obs, info: Info, budget: Budget | None = None) -> TaskSpec:
@@ -113,6 +115,7 @@ class TaskSpec:
             site_urls=dict(urls),
             commands=tuple(info.get("commands") or ()),
             budget=budget or Budget(),
+            response_contract=info.get("response_contract"),
         )
 
     def to_dict(self) -> dict[str, Any]:

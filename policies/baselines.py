@@ -8,6 +8,7 @@ Both speak the bracketed command grammar of their wrappers preset (``click [id]`
 from __future__ import annotations
 
 import ast
+import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -148,6 +149,9 @@ class ReferencePolicy(Policy):
     The default preset shows the full page with dropdown options folded in: an upper bound must reach
     every element, and WebArena's viewport view hides options and off-screen elements (with it, tasks
     that pick from a ``<select>`` or scroll fail).
+
+    Under WebArena-Verified's response contract its final answer is the response the task's Verified form
+    expects (:mod:`envs.local.verified`), in place of the solution's sentence.
     """
 
     uses_llm = False
@@ -159,6 +163,7 @@ class ReferencePolicy(Policy):
         self.replay = ReferenceReplay([], {})
         self.commands: tuple[str, ...] = ()
         self.misses = 0
+        self.response: str | None = None  # the contract's answer, when the task is scored by WebArena-Verified
 
     def config(self) -> dict[str, Any]:
         return {"preset": self.preset, "max_steps": self.max_steps, "llm": None}
@@ -173,6 +178,13 @@ class ReferencePolicy(Policy):
         self.replay = ReferenceReplay(solutions[task_id], task.site_urls)
         self.misses = 0
         self.commands = task.commands
+        self.response = None
+        if task.response_contract is not None:
+            from webarena_gym.envs.local.verified import expected_response
+            from webarena_gym.envs.registration import local_task_config
+
+            form = local_task_config(task_id, verified_required=True)["verified"]
+            self.response = json.dumps(expected_response(form))
 
     def state(self) -> dict[str, Any]:
         return {"cursor": self.replay.cursor, "n_reference_steps": len(self.replay.steps), "misses": self.misses}
@@ -196,6 +208,8 @@ class ReferencePolicy(Policy):
                 raise
             return Decision(action=None, parsed={"step": step}, error=f"reference step not resolvable yet: {exc}")
         self.misses = 0
+        if self.response is not None and command.startswith("stop "):
+            command = _bracket("stop", self.response)
         return Decision(action=command, thought="reference solution step", parsed={"step": step})
 
 

@@ -12,18 +12,23 @@ the change back.
 from __future__ import annotations
 
 import copy
+import json
 import sqlite3
 
 import pytest
 
 from webarena_gym import envs
+from webarena_gym.envs.evaluation import verified
 from webarena_gym.envs.local import registry
 from webarena_gym.envs.local.reference import to_browsergym
+from webarena_gym.envs.local.verified import expected_response
+from webarena_gym.envs.registration import local_task_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 TASKS = {task["task_id"]: task for task in registry.load_tasks()}
 SOLUTIONS = registry.load_solutions()
+
 
 # Plausible wrong final answers (a neighbouring fact, a rounding, a near-miss place).
 WRONG_ANSWERS = {
@@ -121,7 +126,7 @@ def env_for():
     def get(task_id: int):
         key = tuple(sorted(TASKS[task_id]["sites"]))
         if key not in made:
-            made[key] = envs.make(f"webarena/local.{task_id}", judge_mock=JUDGE, obs_mode="axtree")
+            made[key] = envs.make(f"webarena/local.{task_id}", judge_mock=JUDGE, obs_mode="axtree", record_network=True)
         env = made[key]
         env.unwrapped.task_kwargs["config"] = registry.get_task(task_id)
         env.unwrapped.env_id = f"webarena/local.{task_id}"
@@ -193,9 +198,23 @@ def test_reference_solution_scores_one_and_a_wrong_one_zero(env_for, task_id):
     JUDGE.wrong = WRONG_ANSWERS.get(task_id)
     reward, info, errors = replay(env, SOLUTIONS[task_id])
     assert reward == 1.0, f"task {task_id}: {info.get('evaluation')} errors={errors}"
+    verified_scores_reference(env, task_id)
     if wrong is not None:
         reward, info, _ = replay(env, wrong)
         assert reward == 0.0, f"task {task_id} wrong variant scored: {info.get('evaluation')}"
+
+
+def verified_scores_reference(env, task_id: int) -> None:
+    """The same replay under WebArena-Verified's form of the task (where it has one): the package scores
+    the response the reference sends under the contract and the replay's network trace 1."""
+    config = local_task_config(task_id)
+    if "verified" not in config:
+        assert registry.webarena_template_id(TASKS[task_id]) is None  # every linked task has one
+        return
+    form = config["verified"]
+    entries = env.get_wrapper_attr("network_trace")()["log"]["entries"]
+    result = verified.score(form, json.dumps(expected_response(form)), entries, env.unwrapped.host.urls())
+    assert result["score"] == 1.0, f"task {task_id} under WebArena-Verified: {result['details']}"
 
 
 def _state_changing_task() -> int | None:

@@ -66,13 +66,43 @@ def test_rescore_a_finished_study_and_report_the_agreement(tmp_path, capsys):
     assert summary["agreement"]["agentoccam"]["confusion"]["both_pass"] == 2
     md = Path(study, "report", "summary.md").read_text()
     assert "Evaluator agreement: confusion matrix" in md and "webarena vs agentoccam" in md
-    # A local task has no Verified form yet: every episode is listed as unscored, with the reason.
+    # Under WebArena's evaluator no answer followed the response contract and no trace was recorded, so the
+    # package fails each episode and says why.
     assert main(["rescore", str(study), "--evaluator", "webarena-verified"]) == 0
-    verified = load_rescored(study)["webarena-verified"]
-    assert all(r.score is None and "no WebArena-Verified form" in r.reason for r in verified)
+    verified = {(r.policy, r.env_id): r for r in load_rescored(study)["webarena-verified"]}
+    assert verified[("reference", "webarena/local.121")].score == 0.0
+    mutation = verified[("reference", "webarena/local.209")]
+    assert mutation.score == 0.0 and "no network trace was recorded" in mutation.reason
     assert main(["rescore", str(tmp_path / "nothing"), "--evaluator", "webarena"]) == 2
     assert "is not a study directory" in capsys.readouterr().err
     check_reproducibility_record(study)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_local_study_under_the_verified_evaluator_is_scored_both_ways(tmp_path):
+    """The local suite's Verified form end to end: the reference answers under the contract and passes the
+    package's checks (its answer, the reference page in the recorded trace); WebArena's checks re-read the
+    same episodes (the contract's data as the answer, the final URL) and agree; a wrong answer fails both."""
+    policies = [
+        PolicySpec("reference", label="reference"),
+        PolicySpec("react", {"script": {"actor": [WRONG], "final_answer": ["nothing"]}}, label="react [scripted]"),
+    ]
+    env_kwargs = {"evaluator": "webarena-verified", "record_network": True}
+    study = compare(policies, "webarena/local.121,webarena/local.9", tmp_path / "s", max_steps=5, progress=False,
+                    env_kwargs=env_kwargs)  # fmt: skip
+    results = {(r.policy, r.env_id): r for r in StudyStore(study).latest().values()}
+    assert {k: r.reward for k, r in results.items() if k[0] == "reference"} == {
+        ("reference", "webarena/local.121"): 1.0,
+        ("reference", "webarena/local.9"): 1.0,
+    }
+    assert all(r.reward == 0.0 for k, r in results.items() if k[0] != "reference")
+    assert (study / str(results[("reference", "webarena/local.9")].trajectory) / "network.har").exists()
+    assert main(["rescore", str(study), "--evaluator", "webarena"]) == 0
+    rows = load_rescored(study)["webarena"]
+    assert {(r.policy, r.env_id): r.score for r in rows} == {k: r.reward for k, r in results.items()}
+    summary = json.loads(Path(study, "report", "summary.json").read_text())
+    assert summary["agreement"]["webarena"]["kappa"] == 1.0
 
 
 def check_reproducibility_record(study: Path) -> None:

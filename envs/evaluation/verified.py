@@ -110,6 +110,19 @@ def parse_response(text: str, results_schema: dict | None) -> dict[str, Any]:
     }
 
 
+def plain_answer(text: str) -> str:
+    """What an answer under the contract says, for WebArena's string checks: its retrieved data (items
+    joined by ", "), "N/A" for a task reported not doable, or ``text`` itself when it is no response object."""
+    try:
+        response = parse_response(text, None)
+    except ResponseError:
+        return text
+    if response["status"] != "SUCCESS":
+        return "N/A"
+    data = response["retrieved_data"] or []
+    return ", ".join(item if isinstance(item, str) else json.dumps(item) for item in data)
+
+
 def _nullable_fields(schema: Any) -> Any:
     """``schema`` with every object property also allowed to be null (Verified's own expected answers hold
     null where a value is absent, e.g. a book without an author)."""
