@@ -2,13 +2,14 @@
 
 A user's unsubmitted work lives in the page: text typed into a field, boxes ticked, options chosen,
 how far the page and its scrolled panes are scrolled, which element has the focus. :func:`capture`
-reads it from a tab's main frame in one evaluation; :func:`apply` writes it back into the reloaded
-page. A control is found again by its DOM path (its id when that is unique), else by its BrowserGym
-``bid``, and must still be the same kind of element. Only values that differ are written, each
+reads it from a tab's main frame in one evaluation, and from each child frame (an ``iframe``, same
+origin or not) in one more; :func:`apply` writes it back into the reloaded page. A child frame is found
+again by its place in the frame tree and must show the same URL (else it is reported, not written). A
+control is found again by its DOM path (its id when that is unique), else by its BrowserGym ``bid``, and
+must still be the same kind of element. Only values that differ are written, each
 followed by the events the user's own input had left behind: ``input`` for typed text (plus ``change``
 unless the field still has the focus, since a browser sends ``change`` when the user leaves the field),
 ``input`` and ``change`` for boxes and options, so the page's own scripts agree with what it shows.
-Frames other than the main frame are not captured.
 
 :func:`fingerprint_items` reads what an observation shows of a page's state, the AX tree's (role,
 name, value, checked, selected, expanded, pressed, focused) of each node; a restore compares the
@@ -148,29 +149,93 @@ _APPLY_JS = (
 
 
 def capture(page: playwright.sync_api.Page) -> dict[str, Any] | None:
-    """The page state of ``page``'s main frame; None when the page cannot run scripts (a crashed tab)
-    or its own scripts broke the reading. A browser that stopped answering is not caught."""
-    try:
-        state = page.main_frame.evaluate(_CAPTURE_JS, BROWSERGYM_ID_ATTRIBUTE)
-    except BrowserCallTimeout:
-        raise
-    except playwright.sync_api.Error:
+    """The page state of ``page``'s main frame, its child frames' under ``"frames"``; None when the page
+    cannot run scripts (a crashed tab) or its own scripts broke the reading (a child frame that breaks it
+    is left out). A browser that stopped answering is not caught."""
+    state = _evaluate(page.main_frame, _CAPTURE_JS, BROWSERGYM_ID_ATTRIBUTE)
+    if not isinstance(state, dict):
         return None
-    return state if isinstance(state, dict) else None
+    frames: list[dict[str, Any]] = []
+    by_path: dict[tuple[int, ...], dict[str, Any]] = {(): state}
+    for path, frame in _child_frames(page.main_frame):
+        inner = _evaluate(frame, _CAPTURE_JS, BROWSERGYM_ID_ATTRIBUTE)
+        if not isinstance(inner, dict):
+            continue
+        parent = by_path.get(tuple(path[:-1])) or {}
+        if parent.get("focus") and parent["focus"].get("bid") == _frame_bid(frame):
+            if inner["focus"] is not None:
+                parent["focus"] = None  # focusing the element inside focuses the frame too
+        else:
+            inner["focus"] = None  # a frame without the focus still names its last focused element
+        by_path[tuple(path)] = inner
+        frames.append({"path": path, "url": frame.url, "state": inner})
+    state["frames"] = frames
+    return state
 
 
 def apply(page: playwright.sync_api.Page, state: dict[str, Any]) -> list[str]:
     """Write ``state`` (from :func:`capture`) back into ``page``; what could not be restored (the page's
-    own scripts may interfere: whatever comes back is read as text, and bounded)."""
+    own scripts may interfere: whatever comes back is read as text, and bounded). Child frames come after
+    their parent, so that focus moves into the frame that had it; they are written once the page has
+    loaded (its ``load`` event waits for its frames)."""
+    missed = _write(page.main_frame, state)
+    if state.get("frames"):
+        try:
+            page.wait_for_load_state("load")
+        except BrowserCallTimeout:
+            raise
+        except playwright.sync_api.Error:
+            pass  # a frame that did not load is reported below
+    frames = {tuple(path): frame for path, frame in _child_frames(page.main_frame)}
+    for entry in state.get("frames") or ():
+        where = "/".join(map(str, entry["path"]))
+        frame = frames.get(tuple(entry["path"]))
+        if frame is None or frame.url != entry["url"]:
+            missed.append(f"frame {where} no longer shows {entry['url'][:100]}")
+            continue
+        missed += [f"frame {where}: {line}" for line in _write(frame, entry["state"])]
+    return [str(line)[:200] for line in missed[:MAX_DIFFERENCES]]
+
+
+def _write(frame: playwright.sync_api.Frame, state: dict[str, Any]) -> list[Any]:
     try:
-        missed = page.main_frame.evaluate(_APPLY_JS, [state, BROWSERGYM_ID_ATTRIBUTE])
+        missed = frame.evaluate(_APPLY_JS, [state, BROWSERGYM_ID_ATTRIBUTE])
     except BrowserCallTimeout:
         raise
     except playwright.sync_api.Error as exc:
         return [f"the page state could not be written: {str(exc)[:200]}"]
     if not isinstance(missed, list):
         return ["the page state could not be checked: the page answered in another form"]
-    return [str(line)[:200] for line in missed[:MAX_DIFFERENCES]]
+    return missed
+
+
+def _evaluate(frame: playwright.sync_api.Frame, script: str, arg: Any) -> Any:
+    try:
+        return frame.evaluate(script, arg)
+    except BrowserCallTimeout:
+        raise
+    except playwright.sync_api.Error:
+        return None
+
+
+def _frame_bid(frame: playwright.sync_api.Frame) -> str | None:
+    """The ``bid`` of the element (``iframe``) that holds ``frame``."""
+    try:
+        return frame.frame_element().get_attribute(BROWSERGYM_ID_ATTRIBUTE)
+    except BrowserCallTimeout:
+        raise
+    except playwright.sync_api.Error:
+        return None
+
+
+def _child_frames(frame: playwright.sync_api.Frame, path: tuple[int, ...] = ()) -> list[tuple[list[int], Any]]:
+    """Every frame below ``frame`` with its place in the frame tree (child indices from the top)."""
+    found: list[tuple[list[int], Any]] = []
+    attached = [child for child in frame.child_frames if not child.is_detached()]
+    for index, child in enumerate(attached):
+        found.append(([*path, index], child))
+        found += _child_frames(child, (*path, index))
+    return found
 
 
 def fingerprint_items(axtree_object: dict[str, Any]) -> tuple[tuple[str, ...], ...]:

@@ -54,6 +54,13 @@ document.getElementById('q').addEventListener('input', e => {
 });
 </script>
 </body></html>"""
+FRAMED_HTML = """<!doctype html><html><head><title>Framed form</title></head><body>
+<h1>Checkout</h1><iframe id="inner" src="/inner.html" style="height:300px"></iframe></body></html>"""
+INNER_HTML = """<!doctype html><html><head><title>Inner form</title></head><body>
+<label>Coupon <input id="coupon" type="text"></label>
+<label><input id="terms" type="checkbox"> Accept terms</label>
+<label>Colour <select id="colour"><option>Red</option><option>Blue</option></select></label>
+</body></html>"""
 SECRET_HTML = "<!doctype html><html><head><title>Outside</title></head><body>Not a task site</body></html>"
 
 
@@ -122,6 +129,8 @@ class StaticSites:
         (root / "site" / "page2.html").write_text(PAGE2_HTML)
         (root / "site" / "dialogs.html").write_text(DIALOG_HTML)
         (root / "site" / "form.html").write_text(FORM_HTML)
+        (root / "site" / "framed.html").write_text(FRAMED_HTML)
+        (root / "site" / "inner.html").write_text(INNER_HTML)
         (root / "outside" / "secret.html").write_text(SECRET_HTML)
 
     def close(self) -> None:

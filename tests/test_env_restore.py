@@ -305,6 +305,25 @@ def test_restore_brings_back_typed_text_choices_scrolling_and_focus(make_env, st
     assert env.page.evaluate("[q.value, echo.textContent]") == ["reds shoes", "typed reds shoes"]
 
 
+def test_exact_restore_brings_back_what_was_typed_in_an_iframe(make_env, static_sites):
+    env = make_env(host=StaticSiteHost(static_sites, snapshots=True), config=task_config(
+        start_url="__SHOPPING__/framed.html"))  # fmt: skip
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Coupon')}', 'SAVE10')")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'checkbox', 'Accept terms')}')")
+    obs, *_ = env.step(f"select_option('{bid_of(obs, 'combobox', 'Colour')}', 'Blue')")
+    inner = "[coupon.value, terms.checked, colour.value]"
+    assert env.page.frame_locator("#inner").locator("body").evaluate(f"() => {inner}") == ["SAVE10", True, "Blue"]
+    snap = env.snapshot()
+
+    env.goto(f"{static_sites.site.url}/framed.html")  # the frame reloads empty
+    obs, info = env.restore(snap)
+    assert env.page.frame_locator("#inner").locator("body").evaluate(f"() => {inner}") == ["SAVE10", True, "Blue"]
+    assert info["restore_exact"] and "restore_differences" not in info, info.get("restore_differences")
+    node = next(n for n in obs["axtree_object"]["nodes"] if n.get("browsergym_id") == bid_of(obs, "textbox", "Coupon"))
+    assert node["value"]["value"] == "SAVE10"
+
+
 def test_a_restore_that_cannot_bring_the_page_back_says_what_differs(make_env, static_sites):
     """What the page's scripts built (the Add button's result) is not page state: a reload loses it,
     and the restore reports it instead of claiming to be exact."""

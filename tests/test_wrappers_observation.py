@@ -337,7 +337,8 @@ def test_clean_names():
         ("locks 1–17", "locks 1-17"),  # a dash between digits was deleted: "117"
         ("1986–1993", "1986-1993"),
         ("pp. 11—14", "pp. 11-14"),
-        ("−5 °C", "-5 C"),  # the minus sign is a dash too: the temperature stays negative
+        ("−5 °C", "-5 °C"),  # the minus sign is a dash too: the temperature stays negative
+        ("156°F", "156°F"),  # a unit sign stays
         ("15% off", "15% off"),  # a percentage is not a count
         ("€12 or £10 or ¥90", "€12 or £10 or ¥90"),
         ("3×4 tiles", "3 4 tiles"),  # any deleted symbol between word characters leaves a space

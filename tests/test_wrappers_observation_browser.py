@@ -23,8 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PAGES = Path(__file__).parent / "data" / "axtrees" / "pages"
 
 
-@pytest.fixture
-def openended(monkeypatch):
+def _open_page(monkeypatch, page: str) -> AgentOccamObservation:
     """``browsergym/openended`` on a file:// page, without the chat window's second browser."""
     import browsergym.core  # noqa: F401  registers browsergym/openended
     import browsergym.core.env as bg_env
@@ -33,14 +32,38 @@ def openended(monkeypatch):
     monkeypatch.setattr(bg_env, "Chat", HeadlessChat)
     env = gym.make(
         "browsergym/openended",
-        task_kwargs={"start_url": (PAGES / "forms.html").resolve().as_uri(), "goal": "Edit the account."},
+        task_kwargs={"start_url": (PAGES / page).resolve().as_uri(), "goal": "Edit the account."},
         headless=True,
         slow_mo=0,
         pre_observation_delay=0.0,
     )
-    wrapped = AgentOccamObservation(env)
+    return AgentOccamObservation(env)
+
+
+@pytest.fixture
+def openended(monkeypatch):
+    wrapped = _open_page(monkeypatch, "forms.html")
     yield wrapped
     wrapped.close()
+
+
+def test_date_fields_and_units_keep_their_words_on_a_real_page(monkeypatch):
+    """Chromium's date input (named sub-fields "Month Month", a "Show date picker" button, all sharing
+    the input's id) and a temperature written "156°F": every word, and the unit sign, survive the alignment."""
+    env = _open_page(monkeypatch, "weather.html")
+    try:
+        obs, _ = env.reset(seed=0)
+    finally:
+        env.close()
+    text, tree = obs["text"], obs["text_tree"]
+    for label in ("Month", "Day", "Year"):
+        assert f"spinbutton '{label}' [value:" in text  # the filled date shows its parts' values
+        assert f"spinbutton '{label}' [required: False]" in text  # the empty one its placeholders below
+    assert text.count("button 'Show date picker'") == 2 and "'Show date picker Show date picker'" not in text
+    assert "156°F" in text and "128°F" in text
+    kept = word_retention(obs["axtree_object"], tree.render(ids=False))
+    assert kept.share == 1.0, kept.missing
+    assert unreachable(obs["axtree_object"], tree) == []
 
 
 def test_wrapper_on_a_plain_browsergym_env(openended):

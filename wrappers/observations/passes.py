@@ -9,7 +9,7 @@ history, so neither view has to be re-derived from text. Passes visit only the r
 Where we depart from AgentOccam's reference rules, and why, next to the code concerned:
 * names (step 1): the reference deletes every symbol outside a short list, which merges numbers
   (``1–17`` became ``117``) and turns ``15%`` or ``$5`` into a bare count. Dashes become ``-``, a
-  symbol deleted between two word characters leaves a space, and currency and percent signs stay.
+  symbol deleted between two word characters leaves a space, and currency, percent and degree signs stay.
 * redundant text (steps 3 and 8): the reference hides a text found in its parent's or in *any*
   sibling's name. With layout nodes spliced away, parents are whole lists, articles or the page and
   siblings are every text of them, so it hid "by" in "opened 3 days ago by <author>", a rating equal
@@ -87,8 +87,8 @@ NAME_FROM_CONTENT = frozenset(
 )
 # Parents whose folded items are chosen with select_option (a menu's items are clicked instead).
 _SELECTS = frozenset({"combobox", "listbox"})
-# Kept in names: word characters, spaces, plain punctuation (AgentOccam's list), currency and percent.
-_KEPT = "\\w\\s,.!?;:\\-'\"()&/\u2019@%$\u20ac\u00a3\u00a5\u20b9\u00a2"
+# Kept in names: word characters, spaces, plain punctuation (AgentOccam's list), currency, percent, degree.
+_KEPT = "\\w\\s,.!?;:\\-'\"()&/\u2019@%$\u20ac\u00a3\u00a5\u20b9\u00a2\u00b0"
 _UNWANTED = re.compile(f"[^{_KEPT}]")
 _UNWANTED_BETWEEN_WORDS = re.compile(f"(?<=\\w)[^{_KEPT}]+(?=\\w)")
 _NEEDS_CLEANING = re.compile(f"[^{_KEPT}]|[^\\S ]|  |^ | $")  # a symbol, or whitespace to normalise
@@ -146,7 +146,7 @@ def hide_subtree(node: Node) -> None:
 
 
 def clean_name(text: str) -> str:
-    """Keep word characters, spaces, plain punctuation, currency and percent signs; dashes become ``-``;
+    """Keep word characters, spaces, plain punctuation, currency, percent and degree signs; dashes become ``-``;
     a symbol deleted between two word characters leaves a space (``1–17`` -> ``1-17``, ``a|b`` ->
     ``a b``, ``Order #42`` -> ``Order 42``); whitespace collapses."""
     if _NEEDS_CLEANING.search(text) is None:
