@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL = ROOT / "envs" / "local"
-SITES = {"reddit": (reddit, range(200, 300)), "gitlab": (gitlab, range(300, 400))}
+SITES = {"reddit": (reddit, range(200, 300)), "gitlab": (gitlab, [*range(300, 400), *range(700, 750)])}
 TASKS = {site: json.loads((LOCAL / "tasks" / f"{site}.json").read_text()) for site in SITES}
 SOLUTIONS = {site: json.loads((LOCAL / "solutions" / f"{site}.json").read_text()) for site in SITES}
 ALL = [task for site in SITES for task in TASKS[site]]
@@ -62,6 +62,11 @@ WRONG_ANSWERS = {
     336: "No",
     379: "vinta",
     392: "git clone git@gitlab.localhost:kilian/super-awesome-robot.git",
+    700: "carolibrahim@gmail.com",  # the top contributor of another project
+    701: "44",
+    702: "2",
+    703: "1",
+    704: "2",
 }
 
 
@@ -100,6 +105,9 @@ WRONG_ACTIONS: dict[int, WrongAction] = {
     263: lambda t, db: [("reddit", f"/sv/{_post_id(_targets(t)[0])}", {"choice": "1"})],  # one of two posts
     267: lambda t, db: [("reddit", f"/sv/{_post_id(u)}", {"choice": "1"}) for u in _targets(t)],  # liked, not disliked
     212: lambda t, db: [("reddit", "/submit", {"title": t["instantiation_dict"]["question"], "forum": "gaming"})],
+    281: lambda t, db: [
+        ("reddit", "/submit", {"title": "Noise-cancelling headphones under $200?", "forum": "gadgets"})
+    ],  # a fitting question in a less fitting forum
     236: lambda t, db: [("reddit", "/submit", {"title": "To Kill a Mockingbird by Harper Lee", "forum": "books"})],
     214: lambda t, db: [
         (
@@ -142,6 +150,7 @@ WRONG_ACTIONS: dict[int, WrongAction] = {
     312: lambda t, db: [
         ("gitlab", "/byteblaze/dotfiles/-/project_members", {"username": "vinta", "access_level": "20"})
     ],
+    705: lambda t, db: [("gitlab", _targets(t)[0].removeprefix("__GITLAB__") + "/notes", {"note": "Thank you"})],
     372: lambda t, db: [
         (
             "gitlab",
