@@ -151,6 +151,20 @@ WRONG_ACTIONS: dict[int, WrongAction] = {
         ("gitlab", "/byteblaze/dotfiles/-/project_members", {"username": "vinta", "access_level": "20"})
     ],
     705: lambda t, db: [("gitlab", _targets(t)[0].removeprefix("__GITLAB__") + "/notes", {"note": "Thank you"})],
+    708: lambda t, db: [
+        (
+            "gitlab",
+            "/byteblaze/gimmiethat.space/-/edit/main/index.html",
+            {"file_path": "index.html", "content": "<h1>GIVE ME SPACE</h1>", "commit_message": "Update title"},
+        )
+    ],  # the heading, not the title
+    710: lambda t, db: [
+        (
+            "gitlab",
+            "/byteblaze/timeit/-/edit/main/LICENSE",
+            {"file_path": "LICENSE", "content": "Apache License, Version 2.0", "commit_message": "Relicense"},
+        )
+    ],
     372: lambda t, db: [
         (
             "gitlab",
