@@ -67,6 +67,7 @@ WRONG_ANSWERS = {
     702: "2",
     703: "1",
     704: "2",
+    712: "TMN_bBn9Z48qVbUFZV4",  # one character short
 }
 
 
