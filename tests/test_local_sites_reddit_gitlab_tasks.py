@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL = ROOT / "envs" / "local"
-SITES = {"reddit": (reddit, range(200, 300)), "gitlab": (gitlab, range(300, 400))}
+SITES = {"reddit": (reddit, range(200, 300)), "gitlab": (gitlab, [*range(300, 400), *range(700, 750)])}
 TASKS = {site: json.loads((LOCAL / "tasks" / f"{site}.json").read_text()) for site in SITES}
 SOLUTIONS = {site: json.loads((LOCAL / "solutions" / f"{site}.json").read_text()) for site in SITES}
 ALL = [task for site in SITES for task in TASKS[site]]
@@ -62,6 +62,12 @@ WRONG_ANSWERS = {
     336: "No",
     379: "vinta",
     392: "git clone git@gitlab.localhost:kilian/super-awesome-robot.git",
+    700: "carolibrahim@gmail.com",  # the top contributor of another project
+    701: "44",
+    702: "2",
+    703: "1",
+    704: "2",
+    712: "TMN_bBn9Z48qVbUFZV4",  # one character short
 }
 
 
@@ -100,6 +106,9 @@ WRONG_ACTIONS: dict[int, WrongAction] = {
     263: lambda t, db: [("reddit", f"/sv/{_post_id(_targets(t)[0])}", {"choice": "1"})],  # one of two posts
     267: lambda t, db: [("reddit", f"/sv/{_post_id(u)}", {"choice": "1"}) for u in _targets(t)],  # liked, not disliked
     212: lambda t, db: [("reddit", "/submit", {"title": t["instantiation_dict"]["question"], "forum": "gaming"})],
+    281: lambda t, db: [
+        ("reddit", "/submit", {"title": "Noise-cancelling headphones under $200?", "forum": "gadgets"})
+    ],  # a fitting question in a less fitting forum
     236: lambda t, db: [("reddit", "/submit", {"title": "To Kill a Mockingbird by Harper Lee", "forum": "books"})],
     214: lambda t, db: [
         (
@@ -141,6 +150,21 @@ WRONG_ACTIONS: dict[int, WrongAction] = {
     ],  # assigned to someone else
     312: lambda t, db: [
         ("gitlab", "/byteblaze/dotfiles/-/project_members", {"username": "vinta", "access_level": "20"})
+    ],
+    705: lambda t, db: [("gitlab", _targets(t)[0].removeprefix("__GITLAB__") + "/notes", {"note": "Thank you"})],
+    708: lambda t, db: [
+        (
+            "gitlab",
+            "/byteblaze/gimmiethat.space/-/edit/main/index.html",
+            {"file_path": "index.html", "content": "<h1>GIVE ME SPACE</h1>", "commit_message": "Update title"},
+        )
+    ],  # the heading, not the title
+    710: lambda t, db: [
+        (
+            "gitlab",
+            "/byteblaze/timeit/-/edit/main/LICENSE",
+            {"file_path": "LICENSE", "content": "Apache License, Version 2.0", "commit_message": "Relicense"},
+        )
     ],
     372: lambda t, db: [
         (

@@ -277,6 +277,8 @@ ANCHOR_COMMITS: tuple[tuple[str, str, str, str], ...] = (
     ("primer/design", "carol_dev", "2023-02-06 16:10:00", "Fix dialog example spacing"),
     ("primer/design", "kilian", "2023-02-06 12:00:00", "Fix a typo in the dialog docs"),
 )
+# RSS feed tokens shown on the account's Access Tokens page (WebArena's value for its account).
+FEED_TOKENS = {"byteblaze": "TMN_bBn9Z48qVbUFZV45"}
 # Stars per project for the most-starred ranking (exact totals, far above the random ones).
 STAR_TOTALS = {
     "a11yproject/a11yproject.com": 64,

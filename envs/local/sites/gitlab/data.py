@@ -21,6 +21,7 @@ from .anchors import (
     ANCHOR_FILES,
     ANCHOR_MEMBERS,
     EXACT_MEMBERS,
+    FEED_TOKENS,
     ISSUABLES,
     NAMED_USERS,
     STAR_TOTALS,
@@ -38,6 +39,7 @@ CREATE TABLE gitlab_user (
     status_message TEXT NOT NULL DEFAULT '',
     busy INTEGER NOT NULL DEFAULT 0,
     website TEXT NOT NULL DEFAULT '',
+    feed_token TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
 CREATE TABLE gitlab_group (
@@ -579,7 +581,8 @@ def _make_users(conn: sqlite3.Connection, rng: random.Random) -> dict[str, int]:
     for username, name in people.items():
         password = ACCOUNT["password"] if username == ACCOUNT["username"] else f"pw-{rng.randrange(10**9)}"
         cur = conn.execute(
-            "INSERT INTO gitlab_user (username, name, email, password_hash, bio, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO gitlab_user (username, name, email, password_hash, bio, created_at, feed_token)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 username,
                 name,
@@ -589,10 +592,19 @@ def _make_users(conn: sqlite3.Connection, rng: random.Random) -> dict[str, int]:
                 if username == ACCOUNT["username"]
                 else rng.choice(("", "", "Open source enthusiast.", "Frontend developer.", "Data engineer.")),
                 _ts(_START - timedelta(days=rng.randrange(10, 900))),
+                _feed_token(username),
             ),
         )
         ids[username] = inserted_id(cur)
     return ids
+
+
+def _feed_token(username: str) -> str:
+    """The user's RSS feed token: planted for the tasks' account, otherwise derived from the username, so
+    that the seed's random draws (and every other record) stay as they were before tokens existed."""
+    if username in FEED_TOKENS:
+        return FEED_TOKENS[username]
+    return hashlib.sha256(f"feed:{username}".encode()).hexdigest()[:20]
 
 
 def _add_issuable(

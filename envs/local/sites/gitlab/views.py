@@ -425,6 +425,10 @@ def create_app(ctx: SiteContext) -> Flask:
                 return redirect(url_for("profile"))
         return render_template("profile_edit.html", values=values, errors=errors), (400 if errors else 200)
 
+    @app.get("/-/profile/personal_access_tokens")
+    def access_tokens() -> Any:
+        return render_template("profile_tokens.html", user=current_user())
+
     @app.route("/projects/new", methods=["GET", "POST"])
     def new_project() -> Any:
         errors: dict[str, str] = {}
