@@ -495,7 +495,7 @@ def _webarena_templates() -> dict[int, tuple[set[str], set[tuple[str, ...]]]]:
     "site, ranges, n_tasks, n_templates",
     [
         ("shopping", (range(0, 100), range(750, 800)), 99, 36),
-        ("shopping_admin", (range(100, 200), range(800, 850)), 95, 29),
+        ("shopping_admin", (range(100, 200), range(800, 850)), 99, 31),
     ],
 )
 def test_task_files_instantiate_webarena_templates(

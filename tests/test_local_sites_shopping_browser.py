@@ -370,3 +370,14 @@ def test_new_product_task_needs_the_asked_size_on_the_saved_product(sites, page)
     _add_product(page, admin, "S")
     assert page.locator("#product-size").input_value() == "S"  # a simple product's size shows once saved
     assert score(sites, page, 805, last_url=page.url) == 1.0
+
+
+def test_sale_task_needs_every_shirt_of_the_brand(sites, page) -> None:
+    admin = sites.urls["shopping_admin"]
+    ids = [t["url"].rstrip("/").rsplit("/", 1)[1] for t in get_task(807)["eval"]["program_html"]]
+    assert len(ids) > 1
+    for product_id in ids[:-1]:
+        post(page, f"{admin}/catalog/product/edit/id/{product_id}/", {"product[sale]": "1"})
+    assert score(sites, page, 807) == 0.0  # one Hollister shirt is still not on sale
+    post(page, f"{admin}/catalog/product/edit/id/{ids[-1]}/", {"product[sale]": "1"})
+    assert score(sites, page, 807) == 1.0

@@ -405,6 +405,7 @@ PRODUCT_FIELDS = {  # form key -> posted name
     "category_id": "product[category_id]",
     "weight": "product[weight]",
     "description": "product[description]",
+    "sale": "product[sale]",
 }
 
 
@@ -425,6 +426,7 @@ def _catalog_routes(app: Flask) -> None:
             "category_id": str(product["category_id"]),
             "weight": str(product["weight"]),
             "description": product["description"],
+            "sale": str(product["sale"]),
             "size": product["sizes"],
             "color": product["colors"],
         }
@@ -440,7 +442,7 @@ def _catalog_routes(app: Flask) -> None:
             if not errors:
                 execute(
                     "UPDATE shop_product SET name = ?, sku = ?, price = ?, qty = ?, is_in_stock = ?, status = ?,"
-                    " category_id = ?, weight = ?, description = ?, sizes = ?, colors = ? WHERE id = ?",
+                    " category_id = ?, weight = ?, description = ?, sale = ?, sizes = ?, colors = ? WHERE id = ?",
                     (*_product_values(form), form["size"], form["color"], product_id),
                 )
                 flash("You saved the product.", "success")
@@ -454,19 +456,19 @@ def _catalog_routes(app: Flask) -> None:
     @login_required
     def product_new() -> Any:
         """A new simple product (the form Magento opens for "Add Product")."""
-        form = dict.fromkeys(PRODUCT_FIELDS, "") | {"status": "1", "is_in_stock": "1", "weight": "1"}
+        form = dict.fromkeys(PRODUCT_FIELDS, "") | {"status": "1", "is_in_stock": "1", "weight": "1", "sale": "0"}
         form.update(size="", color="")
         errors: dict[str, str] = {}
         if request.method == "POST":
-            form.update({k: request.form.get(v, "").strip() for k, v in PRODUCT_FIELDS.items()})
+            form.update({k: request.form.get(v, form[k]).strip() for k, v in PRODUCT_FIELDS.items()})
             form.update(_option_fields(form))
             errors = _validate_product(form, None)
             if not errors:
                 name = form["name"]
                 product_id = execute(
                     "INSERT INTO shop_product (name, sku, price, qty, is_in_stock, status, category_id, weight,"
-                    " description, url_key, brand, sizes, colors, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
+                    " description, sale, url_key, brand, sizes, colors, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
                     (
                         *_product_values(form),
                         re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + f"-{form['sku'].lower()}",
@@ -504,6 +506,7 @@ def _catalog_routes(app: Flask) -> None:
             int(form["category_id"]),
             float(form["weight"] or 0),
             form["description"],
+            int(form["sale"]),
         )
 
     def _validate_product(form: dict[str, str], product_id: int | None) -> dict[str, str]:
@@ -516,6 +519,8 @@ def _catalog_routes(app: Flask) -> None:
             errors["weight"] = "Please enter a valid number in this field."
         if form["status"] not in ("1", "2"):
             errors["status"] = "Please select a valid status."
+        if form["sale"] not in ("0", "1"):
+            errors["sale"] = "Please select Yes or No."
         if form["is_in_stock"] not in ("0", "1"):
             errors["is_in_stock"] = "Please select a valid stock status."
         if not form["category_id"].isdigit() or not query_one(
