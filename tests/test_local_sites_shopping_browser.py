@@ -331,3 +331,53 @@ def test_url_tasks_reject_near_misses(sites, task_id: int, wrong_url: str, right
     base = sites.urls[get_task(task_id)["sites"][0]]
     assert score(sites, None, task_id, last_url=base + wrong_url) == 0.0
     assert score(sites, None, task_id, last_url=base + right_url) == 1.0
+
+
+def test_price_of_a_named_product_task_wrong_then_right_change(sites, page) -> None:
+    edit = sites.urls["shopping_admin"] + "/catalog/product/edit/id/1504/"  # task 801: reduce by $5 from $64.99
+    post(page, edit, {"product[price]": "54.99"})
+    assert score(sites, page, 801) == 0.0
+    post(page, edit, {"product[price]": "59.99"})
+    assert score(sites, page, 801) == 1.0
+
+
+def test_description_task_needs_every_positive_quote(sites, page) -> None:
+    edit = sites.urls["shopping_admin"] + "/catalog/product/edit/id/1504/"  # task 803: the rain jacket
+    quote = '"It folds into its own pocket and weighs nothing."'
+    post(page, edit, {"product[description]": quote})  # one of the two positive reviews
+    assert score(sites, page, 803) == 0.0
+    post(page, edit, {"product[description]": quote + ' "Love the color and the hood stays put in the wind."'})
+    assert score(sites, page, 803) == 1.0
+
+
+def _add_product(page, admin: str, size: str) -> None:
+    """Task 805's product through the Add Product form, in the given size."""
+    page.goto(admin + "/catalog/product/new/")
+    for field, value in (("name", "Energy-Bulk Women Shirt"), ("sku", "EB-WS"), ("price", "60"), ("qty", "50")):
+        page.fill(f"#product-{field}", value)
+    page.select_option("#product-category", label="clothing-shoes-jewelry/women/clothing")
+    page.select_option("#product-size", size)
+    page.select_option("#product-color", "Blue")
+    page.click("#save-button")
+    page.wait_for_url("**/catalog/product/edit/id/**")
+
+
+def test_new_product_task_needs_the_asked_size_on_the_saved_product(sites, page) -> None:
+    admin = sites.urls["shopping_admin"]
+    _add_product(page, admin, "M")
+    assert score(sites, page, 805, last_url=page.url) == 0.0
+    sites.reset_state()
+    _add_product(page, admin, "S")
+    assert page.locator("#product-size").input_value() == "S"  # a simple product's size shows once saved
+    assert score(sites, page, 805, last_url=page.url) == 1.0
+
+
+def test_sale_task_needs_every_shirt_of_the_brand(sites, page) -> None:
+    admin = sites.urls["shopping_admin"]
+    ids = [t["url"].rstrip("/").rsplit("/", 1)[1] for t in get_task(807)["eval"]["program_html"]]
+    assert len(ids) > 1
+    for product_id in ids[:-1]:
+        post(page, f"{admin}/catalog/product/edit/id/{product_id}/", {"product[sale]": "1"})
+    assert score(sites, page, 807) == 0.0  # one Hollister shirt is still not on sale
+    post(page, f"{admin}/catalog/product/edit/id/{ids[-1]}/", {"product[sale]": "1"})
+    assert score(sites, page, 807) == 1.0

@@ -405,10 +405,13 @@ PRODUCT_FIELDS = {  # form key -> posted name
     "category_id": "product[category_id]",
     "weight": "product[weight]",
     "description": "product[description]",
+    "sale": "product[sale]",
 }
 
 
 def _catalog_routes(app: Flask) -> None:
+    size_options, color_options = ("", *APPAREL_SIZES, *SHOE_SIZES), ("", *COLORS)
+
     @app.route("/catalog/product/edit/id/<int:product_id>/", methods=["GET", "POST"])
     @login_required
     def product_edit(product_id: int) -> Any:
@@ -423,39 +426,49 @@ def _catalog_routes(app: Flask) -> None:
             "category_id": str(product["category_id"]),
             "weight": str(product["weight"]),
             "description": product["description"],
+            "sale": str(product["sale"]),
+            "size": product["sizes"],
+            "color": product["colors"],
         }
+        # A simple product carries at most one size and colour, set on its own form; a configurable one
+        # lists its variations, which this form shows but does not edit.
+        simple = "," not in product["sizes"] + product["colors"]
         errors: dict[str, str] = {}
         if request.method == "POST":
             form.update({k: request.form.get(v, form[k]).strip() for k, v in PRODUCT_FIELDS.items()})
+            if simple:
+                form.update(_option_fields(form))
             errors = _validate_product(form, product_id)
             if not errors:
                 execute(
                     "UPDATE shop_product SET name = ?, sku = ?, price = ?, qty = ?, is_in_stock = ?, status = ?,"
-                    " category_id = ?, weight = ?, description = ? WHERE id = ?",
-                    (*_product_values(form), product_id),
+                    " category_id = ?, weight = ?, description = ?, sale = ?, sizes = ?, colors = ? WHERE id = ?",
+                    (*_product_values(form), form["size"], form["color"], product_id),
                 )
                 flash("You saved the product.", "success")
                 return redirect(url_for("product_edit", product_id=product_id))
             flash("The product was not saved: please correct the highlighted fields.", "error")
-        return render_template("product_edit.html", product=product, form=form, errors=errors, **_product_choices())
+        return render_template(
+            "product_edit.html", product=product, simple=simple, form=form, errors=errors, **_product_choices()
+        )
 
     @app.route("/catalog/product/new/", methods=["GET", "POST"])
     @login_required
     def product_new() -> Any:
         """A new simple product (the form Magento opens for "Add Product")."""
-        form = dict.fromkeys(PRODUCT_FIELDS, "") | {"status": "1", "is_in_stock": "1", "weight": "1"}
+        form = dict.fromkeys(PRODUCT_FIELDS, "") | {"status": "1", "is_in_stock": "1", "weight": "1", "sale": "0"}
         form.update(size="", color="")
         errors: dict[str, str] = {}
         if request.method == "POST":
-            form.update({k: request.form.get(v, "").strip() for k, v in PRODUCT_FIELDS.items()})
-            form.update(size=request.form.get("product[size]", ""), color=request.form.get("product[color]", ""))
+            form.update({k: request.form.get(v, form[k]).strip() for k, v in PRODUCT_FIELDS.items()})
+            form.update(_option_fields(form))
             errors = _validate_product(form, None)
             if not errors:
                 name = form["name"]
                 product_id = execute(
                     "INSERT INTO shop_product (name, sku, price, qty, is_in_stock, status, category_id, weight,"
-                    " description, url_key, brand, sizes, colors, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
+                    " description, sale, url_key, brand, sizes, colors, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
                     (
                         *_product_values(form),
                         re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + f"-{form['sku'].lower()}",
@@ -469,11 +482,17 @@ def _catalog_routes(app: Flask) -> None:
             flash("The product was not saved: please correct the highlighted fields.", "error")
         return render_template("product_edit.html", product=None, form=form, errors=errors, **_product_choices())
 
+    def _option_fields(form: dict[str, str]) -> dict[str, str]:
+        """The posted size and colour of a simple product; a value outside the choices keeps the current one."""
+        choices = {"size": size_options, "color": color_options}
+        posted = {key: request.form.get(f"product[{key}]", form[key]).strip() for key in choices}
+        return {key: value if value in choices[key] else form[key] for key, value in posted.items()}
+
     def _product_choices() -> dict[str, Any]:
         return {
             "categories": query("SELECT id, url_path FROM shop_category ORDER BY url_path"),
-            "size_options": ("", *APPAREL_SIZES, *SHOE_SIZES),
-            "color_options": ("", *COLORS),
+            "size_options": size_options,
+            "color_options": color_options,
         }
 
     def _product_values(form: dict[str, str]) -> tuple[Any, ...]:
@@ -487,6 +506,7 @@ def _catalog_routes(app: Flask) -> None:
             int(form["category_id"]),
             float(form["weight"] or 0),
             form["description"],
+            int(form["sale"]),
         )
 
     def _validate_product(form: dict[str, str], product_id: int | None) -> dict[str, str]:
@@ -499,6 +519,8 @@ def _catalog_routes(app: Flask) -> None:
             errors["weight"] = "Please enter a valid number in this field."
         if form["status"] not in ("1", "2"):
             errors["status"] = "Please select a valid status."
+        if form["sale"] not in ("0", "1"):
+            errors["sale"] = "Please select Yes or No."
         if form["is_in_stock"] not in ("0", "1"):
             errors["is_in_stock"] = "Please select a valid stock status."
         if not form["category_id"].isdigit() or not query_one(

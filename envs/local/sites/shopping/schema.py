@@ -24,7 +24,8 @@ CREATE TABLE shop_product (
     weight REAL NOT NULL,
     description TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    position INTEGER NOT NULL DEFAULT 0  -- order within its category ("Position" sorting)
+    position INTEGER NOT NULL DEFAULT 0, -- order within its category ("Position" sorting)
+    sale INTEGER NOT NULL DEFAULT 0      -- the store's "Sale" attribute: 1 yes, 0 no
 );
 CREATE INDEX shop_product_category ON shop_product(category_id);
 CREATE TABLE shop_customer (
