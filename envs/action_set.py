@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from browsergym.core.action.highlevel import HighLevelActionSet
@@ -57,3 +59,14 @@ def default_action_set(
     )
     actions.python_includes = _BGYM_ACTION_TIMEOUT.sub(f"timeout={int(action_timeout_ms)}", actions.python_includes)
     return actions
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled_action(mapping: Callable[[str], str], calls: str) -> CodeType:
+    """The Python that runs ``calls`` (canonical BrowserGym calls) under ``mapping``, compiled once.
+
+    Mapping (a pyparsing parse) and compiling the action set's function sources cost more CPU than a
+    click; an RL run repeats a few hundred distinct actions, so each is mapped and compiled once per
+    process. Only for a mapping that is a pure function of its input (the env's default set).
+    """
+    return compile(mapping(calls), "<action>", "exec")

@@ -53,7 +53,7 @@ from browsergym.core.env import BrowserEnv
 
 from . import page_state
 from .action_parser import ActionSyntaxError, canonical, parse_action
-from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
+from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, compiled_action, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
@@ -195,6 +195,8 @@ class WebArenaEnv(BrowserEnv):
             **browser_kwargs,
         )
         self.env_id = env_id
+        # The default set maps an action the same way every time, so its compiled code is reused.
+        self._reuse_compiled = action_mapping is None
         self.obs_mode: ObsMode = obs_mode
         self.max_episode_steps = max_episode_steps
         self.dialog_response: DialogResponse = dialog_response
@@ -546,9 +548,12 @@ class WebArenaEnv(BrowserEnv):
 
     def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
         """Run a BrowserGym action string on the active page: exactly the calls :meth:`_checked` accepted."""
-        code = self._checked(action)
-        if self.action_mapping:
-            code = self.action_mapping(code)
+        calls = self._checked(action)
+        code: Any = calls
+        if self._reuse_compiled:
+            code = compiled_action(self.action_mapping, calls)
+        elif self.action_mapping:
+            code = self.action_mapping(calls)
         execute_python_code(
             code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
         )
