@@ -24,7 +24,8 @@ What differs from plain BrowserGym, and why:
   checks could not read reaches BrowserGym's executor; an action longer than :data:`MAX_ACTION_CHARS`
   is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
-  navigation outlasts on a busy machine;
+  navigation outlasts on a busy machine; ``force_actions=True`` (an RL speed option, never a default)
+  skips Playwright's actionability waits;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
 - ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
@@ -164,6 +165,7 @@ class WebArenaEnv(BrowserEnv):
         evaluator: str = "webarena",
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
+        force_actions: bool = False,
         resource_origins: tuple[str, ...] = (),
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
@@ -190,7 +192,7 @@ class WebArenaEnv(BrowserEnv):
             task_kwargs=task_kwargs,
             headless=headless,
             slow_mo=slow_mo,
-            action_mapping=action_mapping or default_action_set(action_timeout_ms).to_python_code,
+            action_mapping=action_mapping or default_action_set(action_timeout_ms, force=force_actions).to_python_code,
             pre_observation_delay=pre_observation_delay,
             **browser_kwargs,
         )
