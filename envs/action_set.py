@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from browsergym.core.action.highlevel import HighLevelActionSet
@@ -20,6 +22,8 @@ from browsergym.core.spaces import Unicode
 # within a few seconds (twice that with the forced retry).
 DEFAULT_ACTION_TIMEOUT_MS = 3_000
 _BGYM_ACTION_TIMEOUT = re.compile(r"\btimeout=500\b")
+# How BrowserGym's element actions call Playwright: with actionability checks, forced on a timeout.
+_BGYM_CHECKED_CALL = "call_fun(do, retry_with_force)"
 # Safe, non-terminating actions for ``action_space.sample()`` (random exploration, env checkers).
 _SAMPLE_ACTIONS = ("noop(0)", "scroll(0, 200)", "scroll(0, -200)", "go_back()", "go_forward()")
 
@@ -36,7 +40,7 @@ class BrowserActionSpace(Unicode):
 
 @functools.cache
 def default_action_set(
-    action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS, multiaction: bool = False
+    action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS, multiaction: bool = False, force: bool = False
 ) -> HighLevelActionSet:
     """Chat, infeasible, element, navigation and tab actions; one action per step (WebArena's rule)
     unless ``multiaction``.
@@ -49,6 +53,10 @@ def default_action_set(
     click that did navigate was reported as a timeout (and retried with force). The generated
     ``python_includes`` are BrowserGym's own function sources, so their literal timeout is rewritten
     here; the agent's action text never passes through this.
+
+    ``force``: element actions skip Playwright's actionability waits (visible, stable, enabled, not
+    covered) and act at once, as BrowserGym's retry does after a timeout. An RL speed option: an LLM
+    agent relies on those checks, so it is never the default.
     """
     if action_timeout_ms < 1:
         raise ValueError("action_timeout_ms must be at least 1")
@@ -56,4 +64,19 @@ def default_action_set(
         subsets=["chat", "infeas", "bid", "nav", "tab"], multiaction=multiaction, strict=True, retry_with_force=True
     )
     actions.python_includes = _BGYM_ACTION_TIMEOUT.sub(f"timeout={int(action_timeout_ms)}", actions.python_includes)
+    if force:
+        if _BGYM_CHECKED_CALL not in actions.python_includes:
+            raise RuntimeError("this BrowserGym version's element actions cannot be forced (no checked call found)")
+        actions.python_includes = actions.python_includes.replace(_BGYM_CHECKED_CALL, "do(force=True)")
     return actions
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled_action(mapping: Callable[[str], str], calls: str) -> CodeType:
+    """The Python that runs ``calls`` (canonical BrowserGym calls) under ``mapping``, compiled once.
+
+    Mapping (a pyparsing parse) and compiling the action set's function sources cost more CPU than a
+    click; an RL run repeats a few hundred distinct actions, so each is mapped and compiled once per
+    process. Only for a mapping that is a pure function of its input (the env's default set).
+    """
+    return compile(mapping(calls), "<action>", "exec")

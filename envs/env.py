@@ -24,7 +24,8 @@ What differs from plain BrowserGym, and why:
   checks could not read reaches BrowserGym's executor; an action longer than :data:`MAX_ACTION_CHARS`
   is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
-  navigation outlasts on a busy machine;
+  navigation outlasts on a busy machine; ``force_actions=True`` (an RL speed option, never a default)
+  skips Playwright's actionability waits;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
 - ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
@@ -53,7 +54,7 @@ from browsergym.core.env import BrowserEnv
 
 from . import page_state
 from .action_parser import ActionSyntaxError, canonical, parse_action
-from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, default_action_set
+from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, compiled_action, default_action_set
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
@@ -164,6 +165,7 @@ class WebArenaEnv(BrowserEnv):
         evaluator: str = "webarena",
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
+        force_actions: bool = False,
         resource_origins: tuple[str, ...] = (),
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
@@ -190,11 +192,13 @@ class WebArenaEnv(BrowserEnv):
             task_kwargs=task_kwargs,
             headless=headless,
             slow_mo=slow_mo,
-            action_mapping=action_mapping or default_action_set(action_timeout_ms).to_python_code,
+            action_mapping=action_mapping or default_action_set(action_timeout_ms, force=force_actions).to_python_code,
             pre_observation_delay=pre_observation_delay,
             **browser_kwargs,
         )
         self.env_id = env_id
+        # The default set maps an action the same way every time, so its compiled code is reused.
+        self._reuse_compiled = action_mapping is None
         self.obs_mode: ObsMode = obs_mode
         self.max_episode_steps = max_episode_steps
         self.dialog_response: DialogResponse = dialog_response
@@ -546,9 +550,12 @@ class WebArenaEnv(BrowserEnv):
 
     def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
         """Run a BrowserGym action string on the active page: exactly the calls :meth:`_checked` accepted."""
-        code = self._checked(action)
-        if self.action_mapping:
-            code = self.action_mapping(code)
+        calls = self._checked(action)
+        code: Any = calls
+        if self._reuse_compiled:
+            code = compiled_action(self.action_mapping, calls)
+        elif self.action_mapping:
+            code = self.action_mapping(calls)
         execute_python_code(
             code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
         )

@@ -1,5 +1,5 @@
-"""Action options of ``WebArenaEnv``: the element-action timeout must cover a slow navigation, and
-the first start tab is the active one."""
+"""Action options of ``WebArenaEnv``: the element-action timeout must cover a slow navigation, the
+first start tab is the active one, and an action's code is built once per process."""
 
 from __future__ import annotations
 
@@ -10,11 +10,29 @@ import time
 import pytest
 from env_support import FixedSiteHost, bid_of, task_config
 
-from webarena_gym.envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, default_action_set
+from webarena_gym.envs.action_set import DEFAULT_ACTION_TIMEOUT_MS, compiled_action, default_action_set
 
 SLOW_PAGE_DELAY_S = 1.0  # twice BrowserGym's hard-coded 500 ms click timeout
 START_HTML = b"<!doctype html><title>Start</title><a href='/slow'>Slow page</a>"
 SLOW_HTML = b"<!doctype html><title>Slow</title><h1>Arrived</h1>"
+
+
+def test_an_action_is_mapped_and_compiled_once():
+    mapped: list[str] = []
+
+    def mapping(calls: str) -> str:
+        mapped.append(calls)
+        return f"ran = {calls!r}\n"
+
+    first = compiled_action(mapping, "noop(0)")
+    assert compiled_action(mapping, "noop(0)") is first and mapped == ["noop(0)"]
+    compiled_action(mapping, "noop(1)")
+    assert mapped == ["noop(0)", "noop(1)"]  # another action is mapped anew
+    namespace: dict = {}
+    exec(first, namespace)
+    assert namespace["ran"] == "noop(0)"
+    code = compiled_action(default_action_set().to_python_code, "click('a1')")
+    assert "click" in code.co_names  # the default set's code defines and calls BrowserGym's click
 
 
 class _SlowHandler(http.server.BaseHTTPRequestHandler):

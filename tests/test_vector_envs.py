@@ -1,10 +1,11 @@
 """Numeric MiniWoB++ envs under Gymnasium's vector envs (sync and async) and stable-baselines3's
-SubprocVecEnv: each sub-env owns a browser, steps with masks, and closing leaves no process behind
-(checked by pid: every browser, driver and worker process the vector env started is gone)."""
+SubprocVecEnv: each sub-env owns a browser, steps with masks, and closing leaves no process behind, also
+after a worker was killed (checked by pid: every browser, driver and worker process the vector env started is gone)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import gymnasium as gym
@@ -93,3 +94,17 @@ def test_sb3_subproc_vec_env_with_masks_runs_and_closes():
     finally:
         vec.close()
     assert not alive(workers), alive(workers)
+
+
+def test_fast_sub_envs_leave_nothing_behind_when_a_worker_is_killed():
+    before = set(descendants())
+    vec = gym.vector.AsyncVectorEnv(numeric_env_fns(TASKS, fast=True), context="forkserver")
+    try:
+        drive(lambda: vec.reset(seed=0), vec.step, n_steps=1)
+        started = {pid: cmd for pid, cmd in descendants().items() if pid not in before}
+        assert sum("chrom" in cmd and "--type=" not in cmd for cmd in started.values()) == 2  # one browser each
+        os.kill(vec.processes[0].pid, signal.SIGKILL)
+        vec.processes[0].join(timeout=30)
+    finally:
+        vec.close(terminate=True)
+    assert not alive(started, timeout=30), alive(started)

@@ -7,6 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from webarena_gym.envs.action_set import default_action_set
 from webarena_gym.wrappers.numeric import (
     ROLES,
     NumericWebArena,
@@ -90,5 +91,25 @@ def test_stop_can_be_masked_out_and_seed_schedules():
         _, info = env.reset()
         assert info["seed"] == 5 and not info["action_mask"][-1] and info["action_mask"][0]
         assert env.reset()[1]["seed"] == 8 and env.reset(seed=42)[1]["seed"] == 42 and env.reset()[1]["seed"] == 11
+    finally:
+        env.close()
+
+
+def test_fast_is_an_rl_option_that_forces_element_actions():
+    checked, forced = default_action_set().python_includes, default_action_set(force=True).python_includes
+    assert "call_fun(do, retry_with_force)" in checked  # the default keeps Playwright's actionability waits
+    assert "call_fun(do, retry_with_force)" not in forced and "do(force=True)" in forced
+
+
+@pytest.mark.browser
+def test_a_fast_env_solves_the_task_with_the_right_click():
+    env = make_numeric_env("miniwob/click-button", k=8, fast=True)
+    try:
+        assert "do(force=True)" in env.unwrapped.action_mapping.__self__.python_includes  # the env's set
+        _, info = env.reset(seed=4)
+        target = next(iter(quoted_texts(info["intent"])))
+        right = [name.lower() for _, _, name in env.env._elements].index(target)
+        _, reward, terminated, _, step_info = env.step(right)
+        assert (reward, terminated) == (1.0, True) and not step_info.get("action_error")
     finally:
         env.close()

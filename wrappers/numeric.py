@@ -182,6 +182,7 @@ def make_numeric_env(
     max_episode_steps: int | None = None,
     k: int = 16,
     keep_browser: bool = False,
+    fast: bool = False,
     numeric: dict[str, Any] | None = None,
     **env_kwargs: Any,
 ) -> gym.Env:
@@ -193,12 +194,15 @@ def make_numeric_env(
     exits without the exit handlers that would stop a parked one). ``numeric``: further
     :class:`NumericWebArena` options (``type_text``, ``answer``, ``allow_stop``, ``goal_dim``, ``text_dim``).
     The env reads only the accessibility tree (``obs_mode="axtree"``) unless ``env_kwargs`` say otherwise.
+    ``fast=True`` is for RL only: clicks and fills skip Playwright's actionability waits (the env's
+    ``force_actions``), which an LLM agent relies on and an RL policy does not need.
     """
     from webarena_gym import envs
     from webarena_gym.envs.registration import default_max_steps
 
     limit = max_episode_steps or default_max_steps(env_id)
     env_kwargs.setdefault("obs_mode", "axtree")
+    env_kwargs.setdefault("force_actions", fast)
     env = envs.make(env_id, max_episode_steps=limit, keep_browser=keep_browser, **env_kwargs)
     return gym.wrappers.TimeLimit(NumericWebArena(env, k=k, **(numeric or {})), max_episode_steps=limit)
 
