@@ -72,6 +72,13 @@ def test_react_progress_comes_from_previous_action_and_ids_from_the_page():
     assert model.finding is None
 
 
+def test_react_reads_a_previous_type_described_with_the_fields_properties():
+    model = ConformanceModel(6, "react", ("shopping",))  # type "chairs" + Enter, sort by price, answer
+    page = "[21] textbox 'Search' required: False\n[40] combobox 'Sort By'\n\t[41] option 'Price'"
+    previous = "type [21] [chairs] [1] where [21] is textbox 'Search' required: False"
+    assert react_command(model, react_messages(page, previous)) == "click [41]"
+
+
 def test_a_prompt_without_the_element_or_the_command_is_a_finding():
     model = ConformanceModel(0, "react", ("shopping",))
     answer = model.responder.answer("actor", react_messages("[5] link 'Home'"))

@@ -54,7 +54,8 @@ class ReActResponder(Responder):
     after the one PREVIOUS ACTION describes."""
 
     roles = ("actor",)
-    _DESCRIBED = re.compile(r"^(\w+) \[(\d+)\](.*?)(?: where \[\d+\] is (\w+) (['\"])(.*)\5)?\s*$", re.S)
+    # "type [21] [chairs] [1] where [21] is textbox 'Search' required: False": verb, id, arguments, the line.
+    _DESCRIBED = re.compile(r"^(\w+) \[(\d+)\](.*?)(?: where \[\d+\] is (\w+) (['\"])(.*?)\5(?:\s.*)?)?\s*$", re.S)
 
     def __init__(self, model: ConformanceModel) -> None:
         self.model = model

@@ -87,7 +87,7 @@ def find_element(
     case-insensitive substring); a folded item without a role stands for any role. A folded container
     has no id of its own: only its items can be acted on (``allow_folded`` finds it to pick an item)."""
     wanted = " ".join(name.split())
-    same_role = [e for e in elements if e.role == role] or [e for e in elements if not e.role]
+    same_role = [e for e in elements if e.role in (role, "")]
     exact = [e for e in same_role if e.name == wanted]
     matches = exact or [e for e in same_role if wanted.lower() in e.name.lower()]
     if len(matches) <= nth or (not matches[nth].bid and not allow_folded):
