@@ -108,6 +108,11 @@ def markdown(summary: dict[str, Any]) -> str:
         calls = ", ".join(f"{role} {n}" for role, n in sorted(cell.role_calls.items()))
         lines.append(f"| {method} | {site} | {cell.conforming}/{cell.tasks} | {cell.steps} | {calls} |")
     if summary["failures"]:
+        counts: dict[tuple[str, str], int] = {}
+        for f in summary["failures"]:
+            counts[(f["method"], f["cause"])] = counts.get((f["method"], f["cause"]), 0) + 1
+        lines += ["", "| method | cause | tasks |", "|---|---|---|"]
+        lines += [f"| {method} | {why} | {n} |" for (method, why), n in sorted(counts.items())]
         lines += ["", "| method | task | cause | detail |", "|---|---|---|---|"]
         for f in summary["failures"]:
             detail = str(f["detail"]).replace("|", "\\|").replace("\n", " ")[:160]

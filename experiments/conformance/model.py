@@ -69,10 +69,15 @@ def page_elements(text: str) -> list[Element]:
     for m in _FOLDED.finditer(text):
         found.setdefault(m.start(), Element("", m.group(1), _unescape(m.group(2) or ""), m.start()))
     seen = {e.bid for e in found.values()}
-    for m in _ROLELESS.finditer(text):
-        if m.group(1) not in seen:
-            name = m.group(2) if m.group(2) is not None else m.group(3)
-            found[m.start()] = Element(m.group(1), "", _unescape(name), m.start())
+    item: re.Match[str] | None = _ROLELESS.search(text)
+    while item is not None:
+        name = item.group(2) if item.group(2) is not None else item.group(3)
+        if name.startswith("["):  # an element whose text is a fold: its items are inside the quotes
+            item = _ROLELESS.search(text, item.start() + 1)
+            continue
+        if item.group(1) not in seen:
+            found[item.start()] = Element(item.group(1), "", _unescape(name), item.start())
+        item = _ROLELESS.search(text, item.end())
     return [found[at] for at in sorted(found)]
 
 
