@@ -1,5 +1,6 @@
 """The `webarena-gym` command: compare policies, rebuild reports, serve the local sites, run the demo,
-generate Plan-and-Act training data (`synth`) and export studies as training sets (`dataset`)."""
+generate Plan-and-Act training data (`synth`), export studies as training sets (`dataset`) and check
+the LLM methods against the reference solutions (`conformance`)."""
 
 from __future__ import annotations
 
@@ -294,6 +295,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return cmd_compare(args, llm + baselines)
 
 
+def cmd_conformance(args: argparse.Namespace) -> int:
+    """Run the conformance matrix (every covered method with the conformance model) and print its table."""
+    from webarena_gym.experiments.conformance.matrix import METHODS, markdown, run_matrix, sample, summarize
+    from webarena_gym.experiments.tasksets import resolve
+
+    methods = args.policy or list(METHODS)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise UsageError(f"--policy {', '.join(unknown)}: no conformance model yet; covered: {', '.join(METHODS)}")
+    _check_tasks(args.tasks)
+    tasks = [t for t in resolve(args.tasks) if t.env_id.startswith("webarena/local.")]
+    if not tasks:
+        raise UsageError(f"--tasks {args.tasks!r}: the conformance model knows only the local suite's tasks")
+    if args.per_site:
+        tasks = sample(tasks, args.per_site)
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = run_matrix(
+        methods, tasks, args.out or Path("studies") / f"conformance-{stamp}", n_workers=args.workers, resume=args.resume
+    )
+    table = markdown(summarize(out))
+    (out / "conformance.md").write_text(table + "\n")
+    print(table)
+    print(f"\nstudy: {out} (table in conformance.md)")
+    return 0
+
+
 def cmd_tasks(args: argparse.Namespace) -> int:
     from webarena_gym.experiments.tasksets import resolve
 
@@ -502,6 +529,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tasks", nargs="?", default="local", help=f"task set (default local; the demo's: {DEMO_TASKS})")
     p.add_argument("--coverage", action="store_true", help="print the local suite's WebArena coverage table instead")
     p.set_defaults(func=cmd_tasks)
+
+    p = sub.add_parser(
+        "conformance", help="run the LLM methods with a model that knows the reference solutions; method x site table"
+    )
+    p.add_argument("--policy", action="append", help="method to check; repeat for several (default: every covered one)")
+    p.add_argument("--tasks", default="local", help="local task set (default local: every local task)")
+    p.add_argument("--per-site", type=int, default=0, help="only the first N tasks of each site (CI runs 1)")
+    p.add_argument("--out", default=None, help="study directory (default studies/conformance-<time>)")
+    p.add_argument("--workers", type=int, default=1, help="episodes run in parallel")
+    p.add_argument("--resume", action="store_true", help="continue the study in --out")
+    p.set_defaults(func=cmd_conformance)
 
     from webarena_gym.experiments.synth.cli import register as register_synth
 

@@ -1,0 +1,157 @@
+"""Each method family's answer format for the conformance model: where its prompt shows the page, the
+commands and what was done before, and how its answer is written. One responder per family; the
+model (:mod:`.model`) decides the command."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from webarena_gym.experiments.conformance.model import (
+    METHOD_LOGIC,
+    Finding,
+    Responder,
+    Stuck,
+    Unit,
+    offered_commands,
+)
+from webarena_gym.llm.messages import Message
+
+if TYPE_CHECKING:
+    from webarena_gym.experiments.conformance.model import ConformanceModel
+
+
+def _text(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
+
+def _system(messages: list[Message]) -> str:
+    return _text(messages[0]) if messages and messages[0].get("role") == "system" else ""
+
+
+def _section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
+    """The body of ``HEADER:`` in ``text`` up to the next all-caps header (the last such section)."""
+    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}:[ \t]*\n?", text, re.M)]
+    if not starts:
+        return ""
+    body = text[starts[-1] :]
+    end = re.search(ends, body)
+    return body[: end.start()] if end else body
+
+
+def _line(text: str, prefix: str, rest: bool = False) -> str:
+    """What follows ``prefix`` on its line (with ``rest``: to the end of the text), or ""."""
+    m = re.search(rf"^{re.escape(prefix)}(.*)$", text, re.M | (re.S if rest else 0))
+    return m.group(1).strip() if m else ""
+
+
+class ReActResponder(Responder):
+    """WebArena's CoT answer: reasoning, then the phrase and the command in triple backticks. The
+    prompt shows the current page and only the last action, so progress is the reference step right
+    after the one PREVIOUS ACTION describes."""
+
+    roles = ("actor",)
+    # "type [21] [chairs] [1] where [21] is textbox 'Search' required: False": verb, id, arguments, the line.
+    _DESCRIBED = re.compile(r"^(\w+) \[(\d+)\](.*?)(?: where \[\d+\] is (\w+) (['\"])(.*?)\5(?:\s.*)?)?\s*$", re.S)
+
+    def __init__(self, model: ConformanceModel) -> None:
+        self.model = model
+
+    def answer(self, role: str, messages: list[Message]) -> str:
+        from webarena_gym.policies.react import ANSWER_PHRASE
+
+        user = _text(messages[-1])
+        page = _section(user, "OBSERVATION", r"\nURL: ")
+        url = _line(user, "URL: ")
+        previous = _line(user, "PREVIOUS ACTION: ", rest=True)
+        offered = offered_commands(_system(messages))
+        try:
+            done = self._progress(previous, page, url, offered)
+            command = self.model.next_command(done, page, url, offered)
+        except Stuck as stuck:
+            return f"I cannot go on: {stuck}. {ANSWER_PHRASE} ```stop [cannot continue: {stuck.finding.cause}]```"
+        return f"The next step of the solution is on this page. {ANSWER_PHRASE} ```{command}```"
+
+    def _progress(self, previous: str, page: str, url: str, offered: set[str]) -> int:
+        """How many reference units are done: none at the start; else one past the unit the previous
+        action describes (the first such unit whose successor the page can carry out)."""
+        if previous in ("", "None"):
+            return 0
+        matches = [i for i, unit in enumerate(self.model.units) if self._describes(previous, unit)]
+        if not matches:
+            raise Stuck(Finding(METHOD_LOGIC, f"PREVIOUS ACTION {previous[:120]!r} matches no reference step"))
+        for i in matches:
+            try:
+                self.model.next_command(i + 1, page, url, offered)
+            except Stuck:
+                continue
+            return i + 1
+        return matches[0] + 1
+
+    def _describes(self, previous: str, unit: Unit) -> bool:
+        m = self._DESCRIBED.match(previous)
+        verb = m.group(1) if m else previous.split(" ", 1)[0]
+        target = unit.target
+        if unit.kind in ("goto", "go_back"):
+            return verb == unit.kind
+        if m is None or m.group(4) is None:
+            return False
+        role, name = m.group(4), " ".join(m.group(6).split()).lower()
+        if unit.kind == "select_option":
+            return verb == "click" and role == "option" and str(unit.steps[0].get("value", "")).lower() in name
+        wanted = " ".join(str(target.get("name", "")).split()).lower()
+        same = role == target.get("role") and (wanted == name or wanted in name)
+        if unit.kind == "fill":
+            return verb == "type" and same and f"[{unit.steps[0].get('value', '')}]" in m.group(3)
+        return verb == unit.kind and same
+
+
+class AgentOccamResponder(Responder):
+    """AgentOccam's fields (ACTION, or ACTION CANDIDATES when its judge is on) and the judge's ACTION
+    SELECTION. The prompt's INTERACTION HISTORY lists every action taken: progress is their count."""
+
+    roles = ("actor", "judge")
+
+    def __init__(self, model: ConformanceModel) -> None:
+        self.model = model
+
+    def answer(self, role: str, messages: list[Message]) -> str:
+        from webarena_gym.policies.agentoccam.text import actor_answer
+
+        user = _text(messages[-1])
+        if role == "judge":
+            return "ACTION SELECTION:\n0"  # every candidate this model proposes is the same command
+        page = _section(user, "CURRENT OBSERVATION")
+        history = user.partition("CURRENT OBSERVATION:")[0]
+        done = len(re.findall(r"^ACTION:\n", history, re.M))
+        offered = offered_commands(_system(messages))
+        try:
+            command = self.model.next_command(done, page, "", offered)
+            reason = "This is the next step of the solution."
+        except Stuck as stuck:
+            command, reason = f"stop [cannot continue: {stuck.finding.cause}]", f"I cannot go on: {stuck}."
+        if "ACTION CANDIDATES:" in _system(messages):
+            return (
+                "INTERACTION HISTORY SUMMARY:\nOn track.\nOBSERVATION DESCRIPTION:\nThe page.\n"
+                f"ACTION CANDIDATES:\n- reason: [{reason}]\n- action: [{command}]\nOBSERVATION HIGHLIGHT:\n"
+            )
+        return actor_answer(command, reason)
+
+
+FAMILIES: dict[str, type[ReActResponder] | type[AgentOccamResponder]] = {
+    "react": ReActResponder,
+    "agentoccam": AgentOccamResponder,
+    "agentoccam_judge": AgentOccamResponder,
+}
+
+
+def responder(method: str, model: ConformanceModel) -> Responder:
+    """The responder of the family ``method`` belongs to."""
+    if method not in FAMILIES:
+        raise KeyError(
+            f"the conformance model has no answer format for {method!r} yet (covered: {', '.join(FAMILIES)})"
+        )
+    return FAMILIES[method](model)

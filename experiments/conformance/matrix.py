@@ -1,0 +1,130 @@
+"""The conformance matrix: every covered method over local tasks with the conformance model, run as a
+study (:func:`experiments.compare.compare`, its executors and store), summed up as a method x site table.
+
+A task conforms when the method reaches the reference solution's own result (the task solved). Every
+other task is filed under a cause: the model's finding (the prompt lacked the element, the grammar
+lacked the command), ``harness bug`` for an episode the harness errored on, and ``method logic`` when
+the model answered every call yet the task was not solved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
+from webarena_gym.experiments.conformance.formats import FAMILIES
+from webarena_gym.experiments.conformance.model import HARNESS_BUG, METHOD_LOGIC, ConformanceModel
+from webarena_gym.experiments.store import EpisodeResult, StudyStore
+from webarena_gym.experiments.tasksets import TaskInfo
+
+if TYPE_CHECKING:
+    from webarena_gym.policies.base import Policy
+
+METHODS = tuple(FAMILIES)  # the methods the conformance model answers for
+FINDING_KEY = "conformance"  # where an episode's finding is kept in its result's ``extra``
+
+
+def build_policy(job: EpisodeJob, model: ConformanceModel) -> Policy:
+    """The job's policy with the conformance model as its LLM for every role."""
+    from webarena_gym.policies import make_policy
+
+    return make_policy(job.policy.name, **job.policy.config, script=model.script())
+
+
+def run_conformance(job: EpisodeJob) -> EpisodeResult:
+    """One episode with the conformance model of its task (a study ``runner``), its finding kept."""
+    model = ConformanceModel(job.task.task_id, job.policy.name, job.task.sites)
+    result = run_job(job, build_policy=lambda j: build_policy(j, model))
+    finding = model.finding
+    result.extra[FINDING_KEY] = {"cause": finding.cause, "detail": finding.detail} if finding else None
+    return result
+
+
+def run_matrix(
+    methods: Sequence[str], tasks: Sequence[TaskInfo], out: str | Path, *, n_workers: int = 1, resume: bool = False
+) -> Path:
+    """Run the matrix into the study directory ``out`` (``resume`` continues it)."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"no conformance model for {', '.join(unknown)} yet; covered: {', '.join(METHODS)}")
+    return compare(
+        [PolicySpec(m, label=m) for m in methods],
+        list(tasks),
+        out,
+        n_workers=n_workers,
+        resume=resume,
+        progress=False,
+        env_kwargs={"judge_mock": "correct"},
+        runner=run_conformance,
+    )
+
+
+def cause(result: EpisodeResult) -> str | None:
+    """Why an episode did not conform (None when it did)."""
+    if result.status == "error":
+        return HARNESS_BUG
+    if result.success:
+        return None
+    finding = result.extra.get(FINDING_KEY)
+    return str(finding["cause"]) if finding else METHOD_LOGIC
+
+
+@dataclass
+class Cell:
+    tasks: int = 0
+    conforming: int = 0
+    steps: int = 0
+    role_calls: dict[str, int] = field(default_factory=dict)
+
+
+def summarize(study: str | Path) -> dict[str, Any]:
+    """The method x site table and every non-conforming episode with its cause."""
+    cells: dict[tuple[str, str], Cell] = {}
+    failures = []
+    for result in StudyStore(study).latest().values():
+        cell = cells.setdefault((result.policy, result.site_group), Cell())
+        cell.tasks += 1
+        cell.steps += result.n_steps
+        for role, stats in (result.role_calls or {}).items():
+            calls = stats.get("calls", 0) if isinstance(stats, dict) else stats
+            cell.role_calls[role] = cell.role_calls.get(role, 0) + int(calls)
+        why = cause(result)
+        if why is None:
+            cell.conforming += 1
+        else:
+            finding = result.extra.get(FINDING_KEY) or {}
+            detail = finding.get("detail") or result.err_msg or f"reward {result.reward}"
+            failures.append({"method": result.policy, "task_id": result.task_id, "cause": why, "detail": detail})
+    return {"cells": cells, "failures": sorted(failures, key=lambda f: (f["method"], f["task_id"]))}
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """The table and the failures, as Markdown."""
+    lines = ["| method | site | conforming | steps | LLM calls by role |", "|---|---|---|---|---|"]
+    for (method, site), cell in sorted(summary["cells"].items()):
+        calls = ", ".join(f"{role} {n}" for role, n in sorted(cell.role_calls.items()))
+        lines.append(f"| {method} | {site} | {cell.conforming}/{cell.tasks} | {cell.steps} | {calls} |")
+    if summary["failures"]:
+        counts: dict[tuple[str, str], int] = {}
+        for f in summary["failures"]:
+            counts[(f["method"], f["cause"])] = counts.get((f["method"], f["cause"]), 0) + 1
+        lines += ["", "| method | cause | tasks |", "|---|---|---|"]
+        lines += [f"| {method} | {why} | {n} |" for (method, why), n in sorted(counts.items())]
+        lines += ["", "| method | task | cause | detail |", "|---|---|---|---|"]
+        for f in summary["failures"]:
+            detail = str(f["detail"]).replace("|", "\\|").replace("\n", " ")[:160]
+            lines.append(f"| {f['method']} | {f['task_id']} | {f['cause']} | {detail} |")
+    return "\n".join(lines)
+
+
+def sample(tasks: Sequence[TaskInfo], per_site: int = 1) -> list[TaskInfo]:
+    """The first ``per_site`` tasks of each site group (what CI runs)."""
+    chosen: dict[str, list[TaskInfo]] = {}
+    for task in tasks:
+        group = chosen.setdefault(task.site_group, [])
+        if len(group) < per_site:
+            group.append(task)
+    return [t for group in chosen.values() for t in group]

@@ -1,0 +1,263 @@
+"""The conformance model: a scripted LLM that knows one local task's reference solution and nothing else.
+
+It reads element ids only off the page text its prompt shows (``[12] link 'Cart'`` or ``link [12]
+'Cart'``), works out how far the task has got from what the prompt says was done before, and answers
+with the next reference step in the method's own format (:mod:`.formats`). When the prompt does not
+show what the next step needs, its answer says so and ends the episode: the :class:`Finding` is the
+result, there is no fallback to the environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from webarena_gym.envs.local.reference import PLACEHOLDERS
+from webarena_gym.llm import Script
+from webarena_gym.llm.messages import Message
+
+# The causes a non-conforming episode is filed under (the matrix's table groups by them).
+LACKS_ELEMENT = "observation lacks the element"
+NO_GRAMMAR = "grammar cannot express the action"
+METHOD_LOGIC = "method logic"
+HARNESS_BUG = "harness bug"
+
+_QUOTED = r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\""""
+# WebArena's tree text puts the id first (``[12] link 'Cart'``), AgentOccam's after the role
+# (``link [12] 'Cart'``); AgentOccam folds menus into one string of ``[31] 'Beauty'`` items (no role).
+_ID_FIRST = re.compile(rf"\[(\d+)\] (\w+) (?:{_QUOTED})")
+_ROLE_FIRST = re.compile(rf"(?<![\w\]])(\w+) \[(\d+)\] (?:{_QUOTED})")
+_ROLELESS = re.compile(rf"\[(\d+)\] (?:{_QUOTED})")
+# A folded dropdown or menu: ``combobox "Period: [117] 'Day'; [118] 'Month'"`` (the container has no id).
+_FOLDED = re.compile(r'(\w+) "(?:([^"\[]*?): )?\[\d+\]')
+
+
+@dataclass(frozen=True)
+class Element:
+    bid: str
+    role: str  # "" when the text gives none (a folded menu item)
+    name: str
+    at: int  # position in the page text: document order
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Why the model could not go on: one of the causes above and what exactly was missing."""
+
+    cause: str
+    detail: str
+
+
+class Stuck(Exception):
+    """The prompt does not show what the next reference step needs."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(f"{finding.cause}: {finding.detail}")
+        self.finding = finding
+
+
+def page_elements(text: str) -> list[Element]:
+    """Every element with an id the page text shows, in document order."""
+    found: dict[int, Element] = {}
+    for pattern, bid_at, role_at in ((_ID_FIRST, 1, 2), (_ROLE_FIRST, 2, 1)):
+        for m in pattern.finditer(text):
+            name = m.group(3) if m.group(3) is not None else m.group(4)
+            found[m.start()] = Element(m.group(bid_at), m.group(role_at), _unescape(name), m.start())
+    for m in _FOLDED.finditer(text):
+        found.setdefault(m.start(), Element("", m.group(1), _unescape(m.group(2) or ""), m.start()))
+    seen = {e.bid for e in found.values()}
+    item: re.Match[str] | None = _ROLELESS.search(text)
+    while item is not None:
+        name = item.group(2) if item.group(2) is not None else item.group(3)
+        if name.startswith("["):  # an element whose text is a fold: its items are inside the quotes
+            item = _ROLELESS.search(text, item.start() + 1)
+            continue
+        if item.group(1) not in seen:
+            found[item.start()] = Element(item.group(1), "", _unescape(name), item.start())
+        item = _ROLELESS.search(text, item.end())
+    return [found[at] for at in sorted(found)]
+
+
+def _unescape(name: str) -> str:
+    return " ".join(re.sub(r"\\(.)", r"\1", name).split())
+
+
+def find_element(
+    elements: Sequence[Element], role: str, name: str, nth: int = 0, allow_folded: bool = False
+) -> Element:
+    """The ``nth`` element with this role and name, by the reference's rule (exact name, else a
+    case-insensitive substring); a folded item without a role stands for any role. A folded container
+    has no id of its own: only its items can be acted on (``allow_folded`` finds it to pick an item)."""
+    wanted = " ".join(name.split())
+    same_role = [e for e in elements if e.role in (role, "")]
+    exact = [e for e in same_role if e.name == wanted]
+    matches = exact or [e for e in same_role if wanted.lower() in e.name.lower()]
+    if len(matches) <= nth or (not matches[nth].bid and not allow_folded):
+        raise Stuck(Finding(LACKS_ELEMENT, f"the page in the prompt shows no {role} named {name!r}"))
+    return matches[nth]
+
+
+def option_element(elements: Sequence[Element], owner: Element, choice: str) -> Element:
+    """The option of the dropdown ``owner`` that ``choice`` names: the options (or folded items) listed
+    right after it."""
+    after = [e for e in elements if e.at > owner.at]
+    options: list[Element] = []
+    for element in after:
+        if element.role not in ("option", ""):
+            if options:
+                break
+            continue
+        options.append(element)
+    wanted = " ".join(choice.split())
+    word = re.compile(rf"(?<![\w.-]){re.escape(wanted)}(?![\w.-])", re.I)
+    rules: tuple[Callable[[str], Any], ...] = (
+        lambda label: label == wanted,
+        lambda label: label.lower() == wanted.lower(),
+        word.search,
+    )
+    for rule in rules:
+        hits = [o for o in options if rule(o.name)]
+        if len(hits) == 1:
+            return hits[0]
+    raise Stuck(Finding(LACKS_ELEMENT, f"the page in the prompt shows no option {choice!r} of [{owner.bid}]"))
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One command's worth of reference steps (a ``fill`` and the ``press Enter`` after it are one ``type``)."""
+
+    steps: tuple[Mapping[str, Any], ...]
+
+    @property
+    def kind(self) -> str:
+        return str(self.steps[0]["action"])
+
+    @property
+    def target(self) -> Mapping[str, Any]:
+        return self.steps[0].get("target") or {}
+
+
+def units(steps: Sequence[Mapping[str, Any]]) -> list[Unit]:
+    out, i = [], 0
+    while i < len(steps):
+        step, nxt = steps[i], steps[i + 1] if i + 1 < len(steps) else {}
+        enter = (
+            step["action"] == "fill"
+            and nxt.get("action") == "press"
+            and nxt.get("target") == step.get("target")
+            and nxt.get("value") == "Enter"
+        )
+        out.append(Unit((step, nxt) if enter else (step,)))
+        i += 2 if enter else 1
+    return out
+
+
+def command(unit: Unit, page: str, url: str, offered: set[str], sites: Sequence[str]) -> str:
+    """The bracketed command for ``unit`` on the page text ``page`` (ids read off that text only).
+
+    ``offered`` is the command set the prompt lists; ``url`` the page's address as the prompt gives
+    it (a ``goto`` to the task's own site is resolved against it)."""
+    kind, target = unit.kind, unit.target
+    if kind in ("send_msg_to_user", "report_infeasible"):
+        text = str(unit.steps[0].get("text", ""))
+        answer = text if kind == "send_msg_to_user" else (f"N/A: {text}" if text else "N/A")
+        return _offered(f"stop [{answer}]", offered)
+    if kind == "go_back":
+        return _offered("go_back", offered)
+    if kind == "goto":
+        _offered("goto", offered)
+        return f"goto [{_address(str(unit.steps[0].get('url', '')), url, sites)}]"
+    elements = page_elements(page)
+    role, name, nth = str(target.get("role", "")), str(target.get("name", "")), int(target.get("nth", 0))
+    element = find_element(elements, role, name, nth, allow_folded=kind == "select_option")
+    if kind == "click":
+        return _offered(f"click [{element.bid}]", offered)
+    if kind == "fill":
+        value = _fill_sites(str(unit.steps[0].get("value", "")), url, sites)
+        return _offered(f"type [{element.bid}] [{value}] [{1 if len(unit.steps) == 2 else 0}]", offered)
+    if kind == "select_option":
+        option = option_element(elements, element, str(unit.steps[0].get("value", "")))
+        return _offered(f"click [{option.bid}]", offered)
+    if kind == "press":
+        return _offered(f"press [{unit.steps[0].get('value', '')}]", offered)
+    raise Stuck(Finding(NO_GRAMMAR, f"reference action {kind!r} has no command"))
+
+
+def _offered(text: str, offered: set[str]) -> str:
+    name = text.split(" ", 1)[0]
+    if name not in offered:
+        raise Stuck(Finding(NO_GRAMMAR, f"the step needs {name!r}; the prompt offers {', '.join(sorted(offered))}"))
+    return text
+
+
+def _address(url: str, page_url: str, sites: Sequence[str]) -> str:
+    return urljoin(page_url, _fill_sites(url, page_url, sites))
+
+
+def _fill_sites(text: str, page_url: str, sites: Sequence[str]) -> str:
+    """Placeholders of the task's one site become the origin of the page the prompt shows; another
+    site's address is nowhere in the prompt."""
+    for placeholder, site in PLACEHOLDERS.items():
+        if placeholder not in text:
+            continue
+        if list(sites) != [site] or not page_url:
+            raise Stuck(Finding(LACKS_ELEMENT, f"the prompt shows no address of the {site} site"))
+        parts = urlsplit(page_url)
+        text = text.replace(placeholder, f"{parts.scheme}://{parts.netloc}")
+    return text
+
+
+def offered_commands(system: str) -> set[str]:
+    """The commands a prompt's list offers (``- `click [id]`: ...`` or ``- click [id]: ...``), not the
+    fields of an answer format it shows (``- reason: [...]``)."""
+    return set(re.findall(r"^\s*- `?([a-z_]+)\b(?!: \[)", system, re.M))
+
+
+class Responder:
+    """What a method family's format module provides: ``answer(role, messages)`` -> the model's reply."""
+
+    roles: tuple[str, ...] = ()
+
+    def answer(self, role: str, messages: list[Message]) -> str:
+        raise NotImplementedError
+
+
+class ConformanceModel:
+    """The model entry point: one task's reference, one method family's responder, every role.
+
+    ``finding`` is set when an answer had to say the prompt lacks something (the episode then fails);
+    ``calls`` counts the calls per role."""
+
+    def __init__(self, task_id: int, method: str, sites: Sequence[str]) -> None:
+        from webarena_gym.envs.local.registry import load_solution
+        from webarena_gym.experiments.conformance.formats import responder
+
+        self.units = units(load_solution(task_id))
+        self.sites = tuple(sites)
+        self.responder = responder(method, self)
+        self.finding: Finding | None = None
+        self.calls: dict[str, int] = {}
+
+    def script(self) -> Script:
+        return Script({role: Script.forever(self._role(role)) for role in self.responder.roles})
+
+    def _role(self, role: str) -> Callable[[list[Message]], str]:
+        def answer(messages: list[Message]) -> str:
+            self.calls[role] = self.calls.get(role, 0) + 1
+            return self.responder.answer(role, messages)
+
+        return answer
+
+    def next_command(self, done: int, page: str, url: str, offered: set[str]) -> str:
+        """The command for reference unit ``done`` (the number the prompt shows as done), or raises
+        :class:`Stuck` (recorded as the finding)."""
+        try:
+            if done >= len(self.units):
+                raise Stuck(Finding(METHOD_LOGIC, "the prompt shows every reference step done, yet asks again"))
+            return command(self.units[done], page, url, offered, self.sites)
+        except Stuck as stuck:
+            self.finding = self.finding or stuck.finding
+            raise
