@@ -43,7 +43,6 @@ its reward is None, which TRL counts as unscorable (left out of its group's base
 from __future__ import annotations
 
 import argparse
-import math
 import tempfile
 from collections.abc import Sequence
 from typing import Any
@@ -195,7 +194,7 @@ class _Sampler:
             for i, (answer, prompt_ids, completion_ids, logprobs) in enumerate(candidates):
                 if answer == turn.completion:
                     del candidates[i]
-                    return prompt_ids, completion_ids, [x if math.isfinite(x) else -1e9 for x in logprobs]
+                    return prompt_ids, completion_ids, logprobs
         if rollout.error is None:
             raise RuntimeError(f"no sample recorded for {rollout.env_id} seed {rollout.seed} #{rollout.index}")
         return [self.tokenizer.pad_token_id], [self.tokenizer.pad_token_id], [0.0]
