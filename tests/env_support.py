@@ -108,6 +108,18 @@ class FunctionServer:
         self.httpd.server_close()
 
 
+# The real sites' base URLs the offline evaluator tests fill placeholders with (nothing listens there).
+SITE_URLS = {
+    "shopping": "http://127.0.0.1:9001",
+    "shopping_admin": "http://127.0.0.1:9002/admin",
+    "reddit": "http://127.0.0.1:9003",
+    "gitlab": "http://127.0.0.1:9004",
+    "wikipedia": "http://127.0.0.1:9005",
+    "map": "http://127.0.0.1:9006",
+    "homepage": "http://127.0.0.1:9007",
+}
+
+
 def send_html(handler: http.server.BaseHTTPRequestHandler, body: bytes, status: int = 200) -> None:
     """Answer ``handler``'s request with the page ``body``."""
     handler.send_response(status)

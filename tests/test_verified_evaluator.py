@@ -8,6 +8,7 @@ import collections
 import json
 
 import pytest
+from env_support import SITE_URLS as URLS
 
 from webarena_gym.envs.env import EVALUATORS
 from webarena_gym.envs.evaluation.verified import (
@@ -21,16 +22,6 @@ from webarena_gym.envs.registration import real_task_config
 from webarena_gym.envs.sites import RealSiteHost
 from webarena_gym.envs.task import WebArenaTask
 from webarena_gym.envs.verified import task_type, verified_task, verified_tasks
-
-URLS = {
-    "shopping": "http://127.0.0.1:9001",
-    "shopping_admin": "http://127.0.0.1:9002/admin",
-    "reddit": "http://127.0.0.1:9003",
-    "gitlab": "http://127.0.0.1:9004",
-    "wikipedia": "http://127.0.0.1:9005",
-    "map": "http://127.0.0.1:9006",
-    "homepage": "http://127.0.0.1:9007",
-}
 
 
 def _expected(task: dict) -> dict:

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from env_support import SITE_URLS as URLS
 
 from webarena_gym.envs.evaluation.verified import parse_response, results_schema, score
 from webarena_gym.envs.local import registry
@@ -23,16 +24,6 @@ from webarena_gym.envs.local.verified import (
 )
 from webarena_gym.envs.registration import local_task_config
 from webarena_gym.envs.verified import verified_tasks
-
-URLS = {
-    "shopping": "http://127.0.0.1:9001",
-    "shopping_admin": "http://127.0.0.1:9002/admin",
-    "reddit": "http://127.0.0.1:9003",
-    "gitlab": "http://127.0.0.1:9004",
-    "wikipedia": "http://127.0.0.1:9005",
-    "map": "http://127.0.0.1:9006",
-    "homepage": "http://127.0.0.1:9007",
-}
 
 
 def _navigation(url: str) -> dict:

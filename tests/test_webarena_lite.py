@@ -8,6 +8,7 @@ import time
 
 import gymnasium as gym
 import pytest
+from env_support import SITE_URLS as URLS
 from env_support import browser_processes
 
 from webarena_gym import envs
@@ -18,16 +19,6 @@ from webarena_gym.envs.evaluation.judge import DEFAULT_JUDGE_MODEL, Judge
 from webarena_gym.envs.registration import N_LITE_TASKS, lite_task_config, real_task_config
 from webarena_gym.envs.sites import RealSiteHost, replace_placeholders
 from webarena_gym.experiments import tasksets
-
-URLS = {
-    "shopping": "http://127.0.0.1:9001",
-    "shopping_admin": "http://127.0.0.1:9002/admin",
-    "reddit": "http://127.0.0.1:9003",
-    "gitlab": "http://127.0.0.1:9004",
-    "wikipedia": "http://127.0.0.1:9005",
-    "map": "http://127.0.0.1:9006",
-    "homepage": "http://127.0.0.1:9007",
-}
 
 
 def test_165_lite_ids_with_their_webarena_origin():
