@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 CHROMIUM_ENV_VAR = "WEBARENA_GYM_CHROMIUM"
 CHROMIUM_ARGS_ENV_VAR = "WEBARENA_GYM_CHROMIUM_ARGS"  # extra flags, space-separated
 REUSE_BROWSER_ENV_VAR = "WEBARENA_GYM_REUSE_BROWSER"
+# How long a live browser process may take to answer :meth:`BrowserLease.alive`'s probe (it answers in ms).
+PROBE_TIMEOUT_S = 5.0
 
 # Flags that make Chromium start quietly as root on a closed network (see docs/design.md).
 CHROMIUM_FLAGS: tuple[str, ...] = (
@@ -234,8 +236,25 @@ class BrowserLease:
         """What a pooled browser must have been launched with to serve this lease."""
         return repr((self.headless, self.slow_mo, sorted(self.launch_kwargs.items())))
 
-    def alive(self) -> bool:
-        return self.browser is not None and usable(self.browser)
+    def alive(self, probe: bool = False) -> bool:
+        """Whether the browser can take calls: connected with a running driver (no call made) and, with
+        ``probe``, its browser process answering a call that waits on no page within a short bound, so
+        a stopped Chromium is told apart from a page that stopped answering."""
+        if self.browser is None or not usable(self.browser):
+            return False
+        if not probe:
+            return True
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            with playwright_patches.call_bound(PROBE_TIMEOUT_S):
+                session = self.browser.new_browser_cdp_session()
+                session.send("Browser.getVersion")
+                session.detach()
+        except PlaywrightError as exc:
+            logger.debug("the browser does not answer: %s", exc)
+            return False
+        return True
 
     def mark_dead(self) -> None:
         """The browser failed: the next :meth:`ensure` starts a new one (a disconnect may lag behind)."""

@@ -859,14 +859,6 @@ class WebArenaEnv(BrowserEnv):
         self.page = None
         self.page_history = {}
 
-    def _browser_answers(self) -> bool:
-        """Whether Chromium's browser process still answers (a cookie read never waits on a page)."""
-        try:
-            self.context.cookies()
-        except playwright.sync_api.Error:
-            return False
-        return True
-
     def _error_transition(self, message: str, **info: Any) -> tuple[dict, float, bool, bool, dict]:
         obs = copy.deepcopy(self._episode.last_obs) if self._episode.last_obs is not None else {}
         obs["last_action_error"] = message
@@ -875,12 +867,13 @@ class WebArenaEnv(BrowserEnv):
     def _broken_transition(self, exc: Exception) -> tuple[dict, float, bool, bool, dict]:
         """The browser failed under the episode: end it (truncated, no evaluation) with a clear error.
 
-        A call that timed out while Chromium itself still answers means the page is hung by the agent's
-        own action (a script that never yields): that ends the episode as the agent's failure, not as
-        an infrastructure error that reports leave out and ``--resume`` would re-run forever."""
+        A call that timed out while the lease finds Chromium alive and answering means the page is hung
+        by the agent's own action (a script that never yields): that ends the episode as the agent's
+        failure, not as an infrastructure error that reports leave out and ``--resume`` would re-run
+        forever. A killed driver or a killed or stopped Chromium fails the lease's check: a browser error."""
         self._episode.over = True
         timed_out = isinstance(exc, BrowserCallTimeout) or isinstance(exc.__cause__, BrowserCallTimeout)
-        if timed_out and self._lease.alive() and self._browser_answers():
+        if timed_out and self._lease.alive(probe=True):
             message = f"the page stopped answering after the agent's action ({exc}); the episode ends as failed"
             logger.info("episode ended: %s", message)
             obs = copy.deepcopy(self._episode.last_obs) if self._episode.last_obs is not None else {}

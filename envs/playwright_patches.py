@@ -17,6 +17,8 @@ Playwright itself. Three kinds of change:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import inspect
 import json
@@ -24,6 +26,7 @@ import os
 import sys
 import traceback
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import greenlet
@@ -35,6 +38,8 @@ CALL_TIMEOUT_ENV_VAR = "WEBARENA_GYM_BROWSER_CALL_TIMEOUT"
 # Longer than any wait the harness asks Playwright for (page loads 10-30 s, Chromium's launch 30 s):
 # only a call that can no longer return reaches it.
 DEFAULT_CALL_TIMEOUT_S = 180.0
+# A tighter bound for the calls inside :func:`call_bound` (a liveness probe must not wait the full bound).
+_tighter_bound_s: contextvars.ContextVar[float | None] = contextvars.ContextVar("tighter_bound_s", default=None)
 
 
 class DriverExitedError(TargetClosedError):
@@ -82,11 +87,25 @@ def install_launch_patch() -> None:
 
 
 def call_timeout_s() -> float:
-    """The bound on one browser call: ``$WEBARENA_GYM_BROWSER_CALL_TIMEOUT`` seconds, else 180."""
+    """The bound on one browser call: ``$WEBARENA_GYM_BROWSER_CALL_TIMEOUT`` seconds, else 180; less
+    inside :func:`call_bound`."""
     try:
-        return float(os.environ.get(CALL_TIMEOUT_ENV_VAR) or DEFAULT_CALL_TIMEOUT_S)
+        limit = float(os.environ.get(CALL_TIMEOUT_ENV_VAR) or DEFAULT_CALL_TIMEOUT_S)
     except ValueError:
-        return DEFAULT_CALL_TIMEOUT_S
+        limit = DEFAULT_CALL_TIMEOUT_S
+    tighter = _tighter_bound_s.get()
+    return limit if tighter is None or 0 < limit <= tighter else tighter
+
+
+@contextlib.contextmanager
+def call_bound(seconds: float) -> Iterator[None]:
+    """``with call_bound(5):`` the browser calls inside return or raise within ``seconds`` (or the
+    process-wide bound, if shorter)."""
+    token = _tighter_bound_s.set(seconds)
+    try:
+        yield
+    finally:
+        _tighter_bound_s.reset(token)
 
 
 def _bounded_sync(self: Any, coro: Any) -> Any:
@@ -127,8 +146,10 @@ def _bounded_sync(self: Any, coro: Any) -> Any:
         raise BrowserCallTimeout(f"a browser call did not return within {limit:.0f} s")
     error = task.exception()
     if error is not None and not isinstance(error, PlaywrightError):
+        # The driver's pipe closed: Playwright re-raises that error as a plain Exception with the
+        # call's name in front (a new object), which can arrive before the dispatcher greenlet ends.
         closed = self._impl_obj._connection._transport.on_error_future
-        if closed.done() and not closed.cancelled() and closed.exception() is error:
+        if closed.done() and not closed.cancelled() and closed.exception() is not None:
             raise DriverExitedError(str(error)) from error
     return task.result()
 

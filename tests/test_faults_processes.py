@@ -22,6 +22,7 @@ from env_support import alive, bid_of, browser_processes, task_config
 from study_support import gated_server, model_options, stop_after_first_episode
 
 from webarena_gym.benchmarks.support.procs import children_map, process_table
+from webarena_gym.envs.browser import BROWSERS
 from webarena_gym.envs.env import WebArenaEnv
 from webarena_gym.envs.sites import FixedSiteHost
 from webarena_gym.experiments import tasksets
@@ -63,6 +64,9 @@ def wait_gone(pids: set[int], timeout: float = 15) -> set[int]:
 
 @pytest.fixture
 def static_env(static_sites):
+    # A browser an earlier test parked would be counted in the tests' "before": the processes they stop
+    # or kill would then be the page's renderer only (a hung page), not Chromium.
+    BROWSERS.shutdown()
     made: list[WebArenaEnv] = []
 
     def make() -> WebArenaEnv:
