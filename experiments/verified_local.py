@@ -9,8 +9,8 @@ one ``NetworkEventEvaluator`` per distinct route the reference posted to (its la
   response's status (a local form answers with a redirect);
 * ``post_data`` the fields WebArena's eval or the intent names: a value among the ``program_html``
   required contents or the intent's words (a review's nickname, a product's new status), every field of
-  a form of at most two (a vote, a wishlist button). Free text the task leaves open (a review's body) and
-  scrubbed fields are left out.
+  a form of at most two (a vote, a wishlist button). Free text the task leaves open (a review's body),
+  scrubbed fields and fields holding a site's address (its port differs per run) are left out.
 
 A task whose reference sends no form (a drafted message, a map route) is checked on the last page its
 reference opened. Run: ``python -m webarena_gym.experiments.verified_local STUDY`` (it rewrites the
@@ -68,8 +68,14 @@ def _named(value: Any, named: list[str], intent: str) -> bool:
     return value.lower() in named or (len(value) > 1 and value.lower() in intent)
 
 
-def _kept_fields(task: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
-    fields = {k: v for k, v in fields.items() if v and v != _SCRUBBED}
+def _holds_address(value: Any, site_urls: dict[str, str]) -> bool:
+    """Whether a field's value holds a site's address, which differs from one run to the next."""
+    values = value if isinstance(value, list) else [value]
+    return any(base.rstrip("/") in v for v in values for base in site_urls.values() if base)
+
+
+def _kept_fields(task: dict[str, Any], fields: dict[str, Any], site_urls: dict[str, str]) -> dict[str, Any]:
+    fields = {k: v for k, v in fields.items() if v and v != _SCRUBBED and not _holds_address(v, site_urls)}
     if len(fields) <= _SMALL_FORM:
         return fields
     named, intent = _named_values(task), task["intent"].lower()
@@ -89,7 +95,7 @@ def mutation_checks(task: dict[str, Any], entries: Sequence[dict], site_urls: di
         text = (entry["request"].get("postData") or {}).get("text") or ""
         expected: dict[str, Any] = {"url": _placeheld(url, site_urls), "http_method": entry["request"]["method"]}
         expected["response_status"] = entry["response"]["status"]  # the package expects 200 unless told
-        fields = _kept_fields(task, _form_fields(text))
+        fields = _kept_fields(task, _form_fields(text), site_urls)
         if fields:
             expected["post_data"] = fields
         checks.append({"evaluator": "NetworkEventEvaluator", "expected": expected})

@@ -177,7 +177,7 @@ ID_RANGES = {
     "shopping": (range(0, 100), range(750, 800)),
     "shopping_admin": (range(100, 200), range(800, 850)),
     "reddit": (range(200, 300),),
-    "gitlab": (range(300, 400),),
+    "gitlab": (range(300, 400), range(700, 750)),
     "map": (range(400, 500),),
     "wikipedia": (range(500, 600),),
     "multi_site": (range(600, 700),),

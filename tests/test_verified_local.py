@@ -45,6 +45,26 @@ def _forms() -> dict[int, dict]:
     return out
 
 
+def _stored(task_id: int) -> dict:
+    for path in STORED_DIR.glob("*.json"):
+        entry = json.loads(path.read_text()).get(str(task_id))
+        if entry is not None:
+            return entry
+    return {}
+
+
+def test_a_mutation_is_checked_on_its_request_and_a_stored_check_replaces_the_derived_navigation():
+    """A mutating task's "GOLD in PRED" url_match (the new post's page under the forum's URL) is not made an
+    exact navigation check: the request it sends is checked, as in the package's own mutating tasks."""
+    post = registry.get_task(212)  # post a question in a forum: url_match "__REDDIT__/f/consoles", GOLD in PRED
+    assert post["eval"]["url_note"] == "GOLD in PRED" and task_type(post) == "mutate"
+    [check] = verified_form(post)["eval"][1:]
+    assert check["expected"]["http_method"] == "POST"
+    assert check["expected"]["post_data"]["title"] == post["instantiation_dict"]["question"]
+    public = registry.get_task(337)  # "See all public projects": GitLab serves them under /explore/projects
+    assert verified_form(public)["eval"][1:] == _stored(337)["network"]
+
+
 def _trace(task: dict) -> list[dict]:
     """The requests the task's Verified form asks for (the reference page opened, each mutation posted
     with its fields and status): what a correct episode's trace holds."""
@@ -146,7 +166,7 @@ def test_the_package_scores_the_expected_response_1_and_a_wrong_answer_or_page_0
         assert score(form, json.dumps(wrong_data), _trace(task), URLS)["score"] == 0.0
     if task_type(task) == "mutate":  # no request sent: the site was not changed
         assert score(form, json.dumps(right), [], URLS)["score"] == 0.0
-    if "url_match" in task["eval"]["eval_types"]:
+    if "url_match" in task["eval"]["eval_types"] and task_type(task) != "mutate" and "network" not in _stored(task_id):
         # WebArena's url_match reads only the reference's query keys; so does the derived check
         opened = _trace(task)[0]["request"]["url"]
         extra = [_navigation(opened + ("&" if "?" in opened else "?") + "page_size=50")]
@@ -215,5 +235,9 @@ def test_a_mutation_s_check_is_read_from_the_reference_trace_fields_named_by_the
     # a small form keeps every field; a task that posts nothing is checked on the last page it opened
     vote = mutation_checks(task, [_post(shop + "/wishlist/index/add/", "product=382")], URLS)
     assert vote[0]["expected"]["post_data"] == {"product": "382"}
+    # a field holding a site's address is left out: its port differs in the next run
+    links = f"file_path=urls.txt&content={URLS['reddit']}/f/space/1"
+    [posted] = mutation_checks(task, [_post(shop + "/new/", links)], URLS)
+    assert posted["expected"]["post_data"] == {"file_path": "urls.txt"}
     page = mutation_checks(task, [_navigation(shop + "/x"), _navigation(shop + "/contact")], URLS)
     assert page == [{"evaluator": "NetworkEventEvaluator", "expected": {"url": "__SHOPPING__/contact"}}]

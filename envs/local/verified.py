@@ -10,13 +10,16 @@ derived from its WebArena ``eval`` block and the template:
   ``retrieved_data`` are the local reference answers (``exact_match``'s value, ``must_include``'s or
   ``fuzzy_match``'s items), typed by the schema; an answer of "N/A" is a ``NOT_FOUND_ERROR``.
 * ``NetworkEventEvaluator``: a navigation to the local ``reference_url`` (each ``|OR|`` alternative
-  accepted) for a task with ``url_match``.
+  accepted) for a task with ``url_match`` that does not mutate. A mutating task is checked on the request
+  it sends, as the package's own mutating tasks are: its ``url_match`` is mostly "GOLD in PRED" (the new
+  post's page starts with the forum's URL), which the package's exact URL match cannot express.
 
 What cannot be derived (values of a schema of objects, the request a mutation sends to a local site) is
 stored per task in ``verified/<site>.json``: ``{"<task_id>": {"retrieved_data": [...]}}`` replaces the
 derived answer, ``"results_schema"`` the template's where the local question asks for something else
 (``"why"`` says what), ``{"network": [<NetworkEventEvaluator config>, ...]}`` adds checks. A linked task with
-neither a derivable nor a stored form raises :class:`MissingVerifiedForm`.
+neither a derivable nor a stored form raises :class:`MissingVerifiedForm`. Stored ``network`` checks replace
+the derived navigation (a "GOLD in PRED" URL whose page the local site serves under a longer path).
 """
 
 from __future__ import annotations
@@ -155,9 +158,10 @@ def verified_form(task: dict[str, Any]) -> dict[str, Any] | None:
     checks: list[dict[str, Any]] = [
         {"evaluator": "AgentResponseEvaluator", "results_schema": schema, "expected": _response(task, schema, stored)}
     ]
-    if "url_match" in task["eval"]["eval_types"]:
+    if "network" in stored:
+        checks.extend(stored["network"])
+    elif "url_match" in task["eval"]["eval_types"] and kind != "mutate":
         checks.append(_navigation(task))
-    checks.extend(stored.get("network") or [])
     if kind == "mutate" and len(checks) == 1:
         raise MissingVerifiedForm(
             f"local task {task['task_id']} mutates a site but has no network check; store the request it must "
