@@ -27,8 +27,10 @@ _KEY_SHAPES = re.compile(
     r"|nvapi-[A-Za-z0-9_\-]{12,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|Bearer\s+[A-Za-z0-9._~+/\-]{16,}=*)"
 )
-# A password (or token) in a URL: ``scheme://user:pass@host`` keeps its scheme and host.
-_URL_USERINFO = re.compile(r"(?<=://)[^\s/?#@'\"<>]+@")
+# A password (or token) in a URL: ``scheme://user:pass@host`` keeps its scheme and host; so does a token
+# standing alone as the user (20+ characters). A plain user name is no secret and is kept: ``ssh://git@host``
+# is the clone command a task asks for, and redacting it would change the recorded answer.
+_URL_USERINFO = re.compile(r"(?<=://)(?:[^\s/?#@'\"<>:]*:[^\s/?#@'\"<>]*|[A-Za-z0-9_.~\-]{20,})@")
 # Keys without a shape of their own (Azure OpenAI's 32 hex digits) where a header or option names them.
 _NAMED_KEY = re.compile(r"(?i)(api[-_]?key[\"']?\s*[:=]\s*[\"']?)([0-9a-f]{32})(?![0-9A-Za-z])")
 _CREDENTIAL_VARIABLE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)

@@ -28,6 +28,7 @@ MODEL = "openai/fake"
     "secret,shown",
     [
         (f"http://alice:{PASSWORD}@127.0.0.1:8000/v1", "http://<redacted>@127.0.0.1:8000/v1"),
+        ("https://0123456789abcdefABCDEF01@git.example/x.git", "https://<redacted>@git.example/x.git"),
         ("sk-ant-api03-abcdefghijklmnop", REDACTED),
         ("sk-proj-abcdefghijklmnop", REDACTED),
         ("AIzaSyA1234567890abcdefghijklmnopq", REDACTED),
@@ -43,7 +44,14 @@ def test_every_key_shape_in_use_and_url_passwords_are_redacted(secret, shown):
 
 
 def test_a_url_without_credentials_or_with_an_address_in_its_query_is_left_alone():
-    for text in ("http://127.0.0.1:7770/customer/account", "mailto:a@b.c", "http://x.org/?mail=a@b.c"):
+    # a user name alone is no secret: a clone command the task asks for must reach the evaluator intact
+    kept = (
+        "http://127.0.0.1:7770/customer/account",
+        "mailto:a@b.c",
+        "http://x.org/?mail=a@b.c",
+        "ssh://git@h:22/a.git",
+    )
+    for text in kept:
         assert redact(text) == text
 
 
