@@ -27,6 +27,7 @@ from webarena_gym import benchmarks
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 _SECTION = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->\n", re.S)
+_MEASURED_FULL = re.compile(r"^Measured [^\n]*UTC on: ", re.M)  # a quick run's line says "UTC (quick mode) on:"
 _HEADER = (
     "# Benchmarks\n\n"
     "Written by `python -m webarena_gym.benchmarks` (one section per module of `benchmarks/`; "
@@ -118,12 +119,20 @@ def render_section(name: str, rows: list[dict[str, Any]], machine_line: str, qui
     return f"<!-- bench:{name} -->\n" + "\n".join(lines) + f"<!-- /bench:{name} -->\n"
 
 
-def write_report(out: Path, sections: dict[str, str]) -> None:
+def _is_full(section: str) -> bool:
+    return bool(_MEASURED_FULL.search(section))
+
+
+def write_report(out: Path, sections: dict[str, str]) -> list[str]:
     """Replace the given sections in ``out`` (creating it), keeping every other section and the
-    hand-written text between the header paragraph and the first section (a summary of the targets)."""
+    hand-written text between the header paragraph and the first section (a summary of the targets).
+
+    A quick-mode section never replaces one measured in full (a smoke run must not overwrite the figures a
+    target is judged by); returns the names of the sections kept for that reason."""
     text = out.read_text() if out.exists() else ""
     existing = {m["name"]: m.group(0) for m in _SECTION.finditer(text)}
-    existing.update(sections)
+    kept = sorted(n for n, s in sections.items() if n in existing and _is_full(existing[n]) and not _is_full(s))
+    existing.update({n: s for n, s in sections.items() if n not in kept})
     first = text.find("<!-- bench:")
     head = text[:first] if first >= 0 else text
     preamble = ""
@@ -132,6 +141,7 @@ def write_report(out: Path, sections: dict[str, str]) -> None:
         _, _, preamble = rest.partition("\n\n")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(_HEADER + preamble + "\n".join(existing[name] for name in sorted(existing)))
+    return kept
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"bench": name, **row}, default=str))
         sections[name] = render_section(name, rows, machine_line, args.quick, error)
     if not args.no_write:
-        write_report(args.out, sections)
+        for name in write_report(args.out, sections):
+            print(f"kept the full-run section {name!r}: a --quick run does not overwrite it", file=sys.stderr)
         print(f"wrote {args.out}", file=sys.stderr)
     return 1 if failed else 0
 

@@ -35,3 +35,14 @@ def test_the_summary_survives_a_header_written_by_an_older_runner(tmp_path):
     bench.write_report(out, {"env": bench.render_section("env", [], "m", quick=True)})
     text = out.read_text()
     assert text.startswith(bench._HEADER) and "## Targets\n\nkept" in text and "older runner" not in text
+
+
+def test_a_quick_run_never_overwrites_a_section_measured_in_full(tmp_path):
+    out = tmp_path / "benchmarks.md"
+    full = {"name": "ppo success", "value": 0.9, "unit": "", "target": "", "note": "full"}
+    quick = {**full, "value": 0.1, "note": "quick"}
+    bench.write_report(out, {"rl": bench.render_section("rl", [full], "m", quick=False)})
+    assert bench.write_report(out, {"rl": bench.render_section("rl", [quick], "m", quick=True)}) == ["rl"]
+    assert "| full |" in out.read_text() and "| quick |" not in out.read_text()
+    assert bench.write_report(out, {"rl": bench.render_section("rl", [quick], "m", quick=False)}) == []
+    assert "| quick |" in out.read_text()  # a full run replaces it
