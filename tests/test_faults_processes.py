@@ -14,11 +14,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
-from env_support import alive, bid_of, browser_processes, task_config
+from env_support import FunctionServer, alive, bid_of, browser_processes, send_html, task_config
 from study_support import gated_server, model_options, stop_after_first_episode
 
 from webarena_gym.benchmarks.support.procs import children_map, process_table
@@ -131,6 +132,34 @@ def test_a_killed_chromium_gives_the_same_error_as_a_killed_driver(static_env):
         os.kill(pid, signal.SIGKILL)
     obs, *_, info = env.step("noop(0)")
     assert BROWSER_DIED in obs["last_action_error"] and info["error_kind"] == "browser"
+
+
+def _busy_page(handler) -> None:
+    send_html(handler, b"<!doctype html><title>Busy</title><button onclick='for (;;) {}'>Busy</button>")
+
+
+def test_a_renderer_killed_under_a_call_in_flight_is_a_browser_error_not_a_hung_page(monkeypatch):
+    """An out-of-memory kill of the page's renderer while the agent's call waits is infrastructure: the
+    pending call fails at once as a crash (a browser error), never as the agent's hung page."""
+    monkeypatch.setenv("WEBARENA_GYM_BROWSER_CALL_TIMEOUT", "60")
+    served = FunctionServer(_busy_page)
+    host = FixedSiteHost({"shopping": served.url})
+    config = task_config(require_login=False, start_url="__SHOPPING__/")
+    env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")
+    try:
+        obs, _ = env.reset(seed=0)
+        renderers = descendants(lambda cmdline: "--type=renderer" in cmdline)
+        assert renderers
+        killer = threading.Timer(2.0, lambda: [os.kill(pid, signal.SIGKILL) for pid in alive(renderers)])
+        killer.start()
+        obs, reward, terminated, truncated, info = env.step(f"click({bid_of(obs, 'button', 'Busy')!r})")
+        killer.join()
+        assert truncated and not terminated and info["error_kind"] == "browser" and "page_hung" not in info
+        obs, _ = env.reset(seed=0)  # the next episode runs
+        assert obs["url"].startswith(served.url) and not obs["last_action_error"]
+    finally:
+        env.close()
+        served.close()
 
 
 # -- episodes of a study ------------------------------------------------------------------------------
