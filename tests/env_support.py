@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,23 @@ class FunctionServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+@contextlib.contextmanager
+def env_on(answer: Callable[[http.server.BaseHTTPRequestHandler], None], path: str = "/") -> Iterator[tuple]:
+    """``with env_on(answer) as (env, served):`` an AX-tree env whose task (no login) starts at ``path`` of a
+    one-function shop site; both are closed on the way out."""
+    from webarena_gym.envs.env import WebArenaEnv
+
+    served = FunctionServer(answer)
+    host = FixedSiteHost({"shopping": served.url})
+    config = task_config(require_login=False, start_url=f"__SHOPPING__{path}")
+    env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")
+    try:
+        yield env, served
+    finally:
+        env.close()
+        served.close()
 
 
 # The real sites' base URLs the offline evaluator tests fill placeholders with (nothing listens there).

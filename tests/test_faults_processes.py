@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from env_support import FunctionServer, alive, bid_of, browser_processes, send_html, task_config
+from env_support import alive, bid_of, browser_processes, env_on, send_html, task_config
 from study_support import gated_server, model_options, stop_after_first_episode
 
 from webarena_gym.benchmarks.support.procs import children_map, process_table
@@ -142,11 +142,7 @@ def test_a_renderer_killed_under_a_call_in_flight_is_a_browser_error_not_a_hung_
     """An out-of-memory kill of the page's renderer while the agent's call waits is infrastructure: the
     pending call fails at once as a crash (a browser error), never as the agent's hung page."""
     monkeypatch.setenv("WEBARENA_GYM_BROWSER_CALL_TIMEOUT", "60")
-    served = FunctionServer(_busy_page)
-    host = FixedSiteHost({"shopping": served.url})
-    config = task_config(require_login=False, start_url="__SHOPPING__/")
-    env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")
-    try:
+    with env_on(_busy_page) as (env, served):
         obs, _ = env.reset(seed=0)
         renderers = descendants(lambda cmdline: "--type=renderer" in cmdline)
         assert renderers
@@ -157,9 +153,6 @@ def test_a_renderer_killed_under_a_call_in_flight_is_a_browser_error_not_a_hung_
         assert truncated and not terminated and info["error_kind"] == "browser" and "page_hung" not in info
         obs, _ = env.reset(seed=0)  # the next episode runs
         assert obs["url"].startswith(served.url) and not obs["last_action_error"]
-    finally:
-        env.close()
-        served.close()
 
 
 # -- episodes of a study ------------------------------------------------------------------------------

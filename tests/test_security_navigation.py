@@ -7,7 +7,7 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from env_support import FunctionServer, bid_of, send_html, task_config
+from env_support import FunctionServer, bid_of, env_on, send_html, task_config
 
 from webarena_gym.envs.env import WebArenaEnv
 from webarena_gym.envs.local.data import build
@@ -182,11 +182,7 @@ def _slow_sort_site(delay_s: float):
 def test_a_select_that_submits_its_form_completes_as_a_navigation():
     """The option's change submits the form and the next page answers slowly: the step waits for that
     navigation instead of reading a page being replaced ("Execution context was destroyed")."""
-    served = FunctionServer(_slow_sort_site(delay_s=2.0))
-    host = FixedSiteHost({"shopping": served.url})
-    config = task_config(require_login=False, start_url="__SHOPPING__/list")
-    env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")
-    try:
+    with env_on(_slow_sort_site(delay_s=2.0), "/list") as (env, served):
         obs, _ = env.reset(seed=0)
         obs, _, terminated, truncated, info = env.step(
             f"select_option({bid_of(obs, 'combobox', 'Sort by')!r}, 'Price')"
@@ -194,9 +190,6 @@ def test_a_select_that_submits_its_form_completes_as_a_navigation():
         assert not (terminated or truncated) and "error" not in info, info.get("error")
         assert obs["last_action_error"] == "" and obs["url"] == f"{served.url}/list?order=price"
         assert bid_of(obs, "heading", "Sorted by price")
-    finally:
-        env.close()
-        served.close()
 
 
 def _hanging_site(handler) -> None:
@@ -213,11 +206,7 @@ def test_a_page_the_agent_hung_ends_the_episode_as_its_failure_not_a_browser_err
     """A browser call that times out while Chromium still answers is the agent's doing: the episode ends
     as failed (no infrastructure error to leave out of reports or re-run), and the browser serves on."""
     monkeypatch.setenv("WEBARENA_GYM_BROWSER_CALL_TIMEOUT", "8")
-    served = FunctionServer(_hanging_site)
-    host = FixedSiteHost({"shopping": served.url})
-    config = task_config(require_login=False, start_url="__SHOPPING__/")
-    env = WebArenaEnv(task_kwargs={"config": config, "host": lambda: host}, obs_mode="axtree")
-    try:
+    with env_on(_hanging_site) as (env, served):
         obs, _ = env.reset(seed=0)
         obs, reward, terminated, truncated, info = env.step(f"click({bid_of(obs, 'button', 'Hang')!r})")
         assert terminated and not truncated and reward == 0.0
@@ -225,6 +214,3 @@ def test_a_page_the_agent_hung_ends_the_episode_as_its_failure_not_a_browser_err
         assert "stopped answering after the agent's action" in obs["last_action_error"]
         obs, _ = env.reset(seed=0)  # the same browser runs the next episode
         assert obs["url"].startswith(served.url) and not obs["last_action_error"]
-    finally:
-        env.close()
-        served.close()

@@ -45,12 +45,8 @@ def _forms() -> dict[int, dict]:
     return out
 
 
-def _stored(task_id: int) -> dict:
-    for path in STORED_DIR.glob("*.json"):
-        entry = json.loads(path.read_text()).get(str(task_id))
-        if entry is not None:
-            return entry
-    return {}
+# What envs/local/verified/<site>.json store per task (the forms' parts that cannot be derived)
+STORED = {int(k): v for path in STORED_DIR.glob("*.json") for k, v in json.loads(path.read_text()).items()}
 
 
 def test_a_mutation_is_checked_on_its_request_and_a_stored_check_replaces_the_derived_navigation():
@@ -62,7 +58,7 @@ def test_a_mutation_is_checked_on_its_request_and_a_stored_check_replaces_the_de
     assert check["expected"]["http_method"] == "POST"
     assert check["expected"]["post_data"]["title"] == post["instantiation_dict"]["question"]
     public = registry.get_task(337)  # "See all public projects": GitLab serves them under /explore/projects
-    assert verified_form(public)["eval"][1:] == _stored(337)["network"]
+    assert verified_form(public)["eval"][1:] == STORED[337]["network"]
 
 
 def _trace(task: dict) -> list[dict]:
@@ -97,14 +93,13 @@ def test_a_form_takes_its_schema_from_the_template_s_verified_tasks_and_its_valu
     by_template = collections.defaultdict(set)
     for task in verified_tasks():
         by_template[task["intent_template_id"]].add(json.dumps(results_schema(task), sort_keys=True))
-    stored = {int(k): v for path in STORED_DIR.glob("*.json") for k, v in json.loads(path.read_text()).items()}
-    overridden = {task_id for task_id, entry in stored.items() if "results_schema" in entry}
-    assert all(stored[task_id].get("why") for task_id in overridden)  # a replaced schema says why
+    overridden = {task_id for task_id, entry in STORED.items() if "results_schema" in entry}
+    assert all(STORED[task_id].get("why") for task_id in overridden)  # a replaced schema says why
     for task_id, form in forms.items():
         task = registry.get_task(task_id)
         schema = results_schema(form)
         if task_id in overridden:
-            assert schema == stored[task_id]["results_schema"]
+            assert schema == STORED[task_id]["results_schema"]
         elif task_type(task) == "retrieve" and schema != {"type": "array", "items": {"type": "string"}}:
             assert json.dumps(schema, sort_keys=True) in by_template[form["intent_template_id"]], task_id
         expected = expected_response(form)
@@ -166,7 +161,8 @@ def test_the_package_scores_the_expected_response_1_and_a_wrong_answer_or_page_0
         assert score(form, json.dumps(wrong_data), _trace(task), URLS)["score"] == 0.0
     if task_type(task) == "mutate":  # no request sent: the site was not changed
         assert score(form, json.dumps(right), [], URLS)["score"] == 0.0
-    if "url_match" in task["eval"]["eval_types"] and task_type(task) != "mutate" and "network" not in _stored(task_id):
+    derived_navigation = task_type(task) != "mutate" and "network" not in STORED.get(task_id, {})
+    if "url_match" in task["eval"]["eval_types"] and derived_navigation:
         # WebArena's url_match reads only the reference's query keys; so does the derived check
         opened = _trace(task)[0]["request"]["url"]
         extra = [_navigation(opened + ("&" if "?" in opened else "?") + "page_size=50")]
