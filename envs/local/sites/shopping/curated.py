@@ -136,6 +136,122 @@ FEATURED = (
     ),
 )
 
+# Product lines that tasks compare by a number only the name or description gives: game card cases by slot
+# count, controllers by release year, brush heads by count. Same fields as FEATURED; a common stock level, so
+# stock questions keep their answers.
+COMPARED = (
+    (
+        "video-games/nintendo-switch",
+        "Younik",
+        "Younik Game Card Case for Nintendo Switch with 8 Game Card Slots, Black",
+        9.99,
+        100,
+        "",
+        "",
+        "A pocket-size hard shell case that holds 8 Nintendo Switch game cards.",
+    ),
+    (
+        "video-games/nintendo-switch",
+        "Younik",
+        "Younik Game Card Case for Nintendo Switch with 16 Game Card Slots, Black",
+        12.99,
+        100,
+        "",
+        "",
+        "A slim hard shell case that holds 16 Nintendo Switch game cards.",
+    ),
+    (
+        "video-games/nintendo-switch",
+        "Younik",
+        "Younik Game Card Holder for Nintendo Switch with 32 Game Card Slots and 8 Micro SD Slots, Gray",
+        19.99,
+        100,
+        "",
+        "",
+        "A zippered holder with 32 Nintendo Switch game card slots and 8 micro SD card slots.",
+    ),
+    (
+        "video-games/nintendo-switch",
+        "Younik",
+        "Younik Game Card Storage Box for Nintendo Switch with 64 Game Card Slots, Gray",
+        29.99,
+        100,
+        "",
+        "",
+        "A storage box with 64 Nintendo Switch game card slots in four removable trays.",
+    ),
+    (
+        "video-games/xbox-one",
+        "Microsoft",
+        "Microsoft Xbox One Wireless Controller, Black",
+        49.99,
+        100,
+        "",
+        "",
+        "The Xbox One controller with textured grips and Bluetooth. Released in August 2016.",
+    ),
+    (
+        "video-games/xbox-one",
+        "Microsoft",
+        "Microsoft Xbox Elite Wireless Controller Series 2, Black",
+        179.99,
+        100,
+        "",
+        "",
+        "Adjustable-tension thumbsticks, wrap-around grips and up to 40 hours of battery. Released in November 2019.",
+    ),
+    (
+        "video-games/xbox-one",
+        "Microsoft",
+        "Microsoft Xbox Wireless Controller, Carbon Black - for Xbox Series X|S, Xbox One and Windows",
+        59.99,
+        100,
+        "",
+        "",
+        "The Xbox Series X|S controller with a Share button and hybrid D-pad. Released in November 2020.",
+    ),
+    (
+        "video-games/xbox-one",
+        "Microsoft",
+        "Microsoft Xbox Wireless Controller, Pulse Red - for Xbox Series X|S, Xbox One and Windows",
+        64.99,
+        100,
+        "",
+        "",
+        "The Xbox Series X|S controller in Pulse Red, with a Share button and hybrid D-pad. Released in February 2021.",
+    ),
+    (
+        "video-games/xbox-one",
+        "Microsoft",
+        "Microsoft Xbox Wireless Controller, Stellar Shift Special Edition",
+        69.99,
+        100,
+        "",
+        "",
+        "A special edition Xbox Series X|S controller with a color-shifting finish. Released in April 2022.",
+    ),
+    (
+        "beauty-personal-care/oral-care/children-s-dental-care",
+        "Oral-B",
+        "Oral-B Kids Extra Soft Replacement Brush Heads featuring Frozen, 2 Count",
+        8.98,
+        100,
+        "",
+        "",
+        "Extra soft replacement brush heads for Oral-B kids electric toothbrushes, ages 3 and up.",
+    ),
+    (
+        "beauty-personal-care/oral-care/children-s-dental-care",
+        "Oral-B",
+        "Oral-B Kids Stages Power Star Wars Replacement Brush Heads, 4 Pack",
+        15.96,
+        100,
+        "",
+        "",
+        "Soft replacement brush heads for Oral-B kids battery toothbrushes, ages 3 and up.",
+    ),
+)
+
 # Reviews of the featured products: (product index, customer id or None, nickname, rating, status, title,
 # detail, date). Customer ids are the seed's registered customers; None is a guest.
 FEATURED_REVIEWS = (
@@ -375,9 +491,10 @@ FEATURED_REVIEWS = (
 
 
 def add_featured(conn: sqlite3.Connection) -> None:
-    """The featured products and their reviews (named by registered customers where a customer id is given)."""
+    """The featured and compared products, and the featured ones' reviews (named by registered customers where a
+    customer id is given)."""
     ids = []
-    for path, brand, name, price, qty, sizes, colors, description in FEATURED:
+    for path, brand, name, price, qty, sizes, colors, description in FEATURED + COMPARED:
         category = conn.execute("SELECT id FROM shop_category WHERE url_path = ?", (path,)).fetchone()[0]
         sku = "B0F" + hashlib.sha256(name.encode()).hexdigest()[:7].upper()
         cur = conn.execute(
