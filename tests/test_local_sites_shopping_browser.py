@@ -325,6 +325,27 @@ def test_reorder_task_needs_the_cancelled_order_items(sites, page) -> None:
             "/beauty-personal-care/oral-care/children-s-dental-care.html",
         ),
         (195, "/admin/system_design_theme/edit/id/3/", "/admin/system_design_theme/edit/id/1/"),
+        (  # 13 cards: the 24-slot case fits too, but the 16-slot one is the closest fit
+            757,
+            "/powera-24-slot-game-card-case-neon-customer-favorite.html",
+            "/younik-game-card-case-for-nintendo-switch-with-16-game-card-slots-black.html",
+        ),
+        (
+            758,
+            "/younik-game-card-holder-for-nintendo-switch-with-32-game-card-slots-and-8-micro-sd-slots-gray.html",
+            "/younik-game-card-storage-box-for-nintendo-switch-with-64-game-card-slots-gray.html",
+        ),
+        (759, "/sandisk-dual-band-external-hard-drive-1tb.html", "/seagate-ultra-portable-ssd-2tb.html"),  # not an SSD
+        (  # 20 cards: the 16-slot case is cheaper but too small
+            760,
+            "/younik-game-card-case-for-nintendo-switch-with-16-game-card-slots-black.html",
+            "/younik-game-card-holder-for-nintendo-switch-with-32-game-card-slots-and-8-micro-sd-slots-gray.html",
+        ),
+        (  # the 2020 model, not the 2021 one
+            761,
+            "/microsoft-xbox-wireless-controller-carbon-black-for-xbox-series-x-s-xbox-one-and-windows.html",
+            "/microsoft-xbox-wireless-controller-pulse-red-for-xbox-series-x-s-xbox-one-and-windows.html",
+        ),
     ],
 )
 def test_url_tasks_reject_near_misses(sites, task_id: int, wrong_url: str, right_url: str) -> None:
@@ -381,3 +402,4 @@ def test_sale_task_needs_every_shirt_of_the_brand(sites, page) -> None:
     assert score(sites, page, 807) == 0.0  # one Hollister shirt is still not on sale
     post(page, f"{admin}/catalog/product/edit/id/{ids[-1]}/", {"product[sale]": "1"})
     assert score(sites, page, 807) == 1.0
+
