@@ -403,3 +403,26 @@ def test_sale_task_needs_every_shirt_of_the_brand(sites, page) -> None:
     post(page, f"{admin}/catalog/product/edit/id/{ids[-1]}/", {"product[sale]": "1"})
     assert score(sites, page, 807) == 1.0
 
+
+@pytest.mark.parametrize(
+    "task_id, wrong, right",
+    [
+        # $1.00 a bar against $0.26 a bar
+        (
+            762,
+            "/kind-peanut-butter-protein-bars-pack-of-12.html",
+            "/pringles-dark-chocolate-granola-bars-24-count.html",
+        ),
+        # $0.99 a unit, the better of the two 24-packs, against the 12-pack's $0.70
+        (763, "/planters-honey-roasted-rice-cakes-24-count.html", "/jiffy-sea-salt-trail-mix-pack-of-12.html"),
+    ],
+)
+def test_open_tabs_task_needs_the_lowest_unit_price_in_the_cart(
+    sites, page, task_id: int, wrong: str, right: str
+) -> None:
+    shop = sites.urls["shopping"]
+    for url, expected in ((wrong, 0.0), (right, 1.0)):
+        page.goto(shop + url)
+        product = page.locator("input[name=product]").first.get_attribute("value")
+        post(page, shop + "/checkout/cart/add/", {"product": product, "qty": "1"})
+        assert score(sites, page, task_id) == expected, url
