@@ -582,6 +582,10 @@ WRONG_ANSWERS = {
     751: "The latest order, 000000205, is pending and arrives in three days.",  # an older order
     752: "Customers like its grip and thickness.",
     753: "Customers say the paper tears easily and the cover peels.",
+    764: "Anker Magnetic Wireless Charger, 10ft - Value Pack for Home and Office; Anker Slim Wireless Charger, 10ft - "
+    "Satisfaction Guaranteed; $44.80 to $65.32",  # counts the power banks' prices in
+    765: "Oral-B Kids Extra Soft Replacement Brush Heads featuring Frozen, 2 Count; Oral-B Kids Stages Power Star Wars "
+    "Replacement Brush Heads, 4 Pack; $8.98 to $15.96",  # pack prices, not prices per brush
     800: "Nike, Yoga Mat",
 }
 
