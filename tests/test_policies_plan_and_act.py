@@ -309,6 +309,37 @@ def test_the_executor_follows_the_newest_plan_and_the_replanner_sees_every_actio
         assert f"- Action {step}:" in listed and f"- Action {step + 1}:" not in listed
 
 
+@pytest.mark.parametrize("dynamic", [True, False])
+def test_every_call_carries_the_task_and_the_records_name_each_round(dynamic):
+    """The task reaches the executor and the replanner; the CoT executor's history replays each round's
+    own reasoning; a dynamic executor reads the plan in the current round, a static one in the first;
+    the decision and the state record the step, the page seen (its hash and snippet) and the plan version."""
+    script = Script({
+        "planner": [plan_answer(True)],
+        "replanner": Script.forever(lambda messages: plan_answer(True, 1)),
+        "executor": [click(f"{i + 1}1", True).replace("I click it.", f"Reason {i}.") for i in range(2)],
+    })  # fmt: skip
+    policy = make_policy("plan_and_act", script=script, cot=True, dynamic_replanning=dynamic)
+    policy.reset(task())
+    first = policy.act(page_obs(1), None)  # type: ignore[arg-type]
+    bare = {k: v for k, v in page_obs(2).items() if k != "text_no_ids"}  # the planner strips the ids itself
+    second = policy.act(bare, None)  # type: ignore[arg-type]
+    executor = second.llm_calls[-1].messages
+    assert GOAL in executor[0]["content"] and "<think>\nReason 0.\n</think>" in executor[1]["content"]
+    assert ("Version 1." in executor[-1]["content"]) == dynamic
+    assert ("Version 0." in executor[0]["content"]) == (not dynamic)
+    if dynamic:
+        replanner = "\n".join(str(m["content"]) for m in second.llm_calls[0].messages)
+        assert GOAL in replanner and strip_ids(page_obs(2)["text"]) in replanner and ' id="' not in replanner
+    assert first.parsed["step"] == 0 and second.parsed["step"] == 1
+    state = policy.state()
+    assert [v["version"] for v in state["plan_versions"]] == ([0, 1] if dynamic else [0])
+    assert [r["html_sha256"] for r in state["rounds"]] == [
+        hashlib.sha256(page_obs(n)["text"].encode()).hexdigest() for n in (1, 2)
+    ]
+    assert "Link 1 of page 1" in first.parsed["executor"]["snippet"]
+
+
 def test_static_plan_and_no_planner():
     script = Script({"planner": [plan_answer(False)], "executor": [click(f"{i}1", False) for i in (1, 2)]})
     static = make_policy("plan_and_act_static", script=script)
@@ -365,7 +396,7 @@ def test_spent_re_asks_end_the_episode_with_an_early_stop_answer():
     (decision,) = run_steps(policy, 1)
     assert roles(decision) == ["planner"] + ["executor"] * 4  # one call and max_retries=3 re-asks
     assert decision.action.startswith('exit(message="Early stop: the executor gave no usable answer after 4 attempts')
-    assert decision.error and policy.state()["early_stop"]
+    assert decision.error and policy.state()["early_stop"] and decision.thought.startswith("early stop: the executor")
     bad_plan = make_policy("plan_and_act", script=Script({"planner": Script.forever("no plan")}), max_retries=1)
     (decision,) = run_steps(bad_plan, 1)
     assert roles(decision) == ["planner", "planner"] and "Early stop: the planner" in decision.action
