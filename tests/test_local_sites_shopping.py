@@ -582,6 +582,11 @@ WRONG_ANSWERS = {
     751: "The latest order, 000000205, is pending and arrives in three days.",  # an older order
     752: "Customers like its grip and thickness.",
     753: "Customers say the paper tears easily and the cover peels.",
+    780: "Misba009, Amanda, Cally, Bethany Robertson, Amazon Customer, MH",  # misses the older case's reviewers
+    781: "Evelyn Kurver",
+    782: "Lisa Lee, Amanda",
+    783: "Evelyn Kurver, N Randall",  # only the 1- and 2-star reviewers
+    784: "Misba009, Bethany Robertson, Cally, Amazon Customer",
     800: "Nike, Yoga Mat",
 }
 
