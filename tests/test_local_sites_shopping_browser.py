@@ -381,3 +381,26 @@ def test_sale_task_needs_every_shirt_of_the_brand(sites, page) -> None:
     assert score(sites, page, 807) == 0.0  # one Hollister shirt is still not on sale
     post(page, f"{admin}/catalog/product/edit/id/{ids[-1]}/", {"product[sale]": "1"})
     assert score(sites, page, 807) == 1.0
+
+
+@pytest.mark.parametrize(
+    "task_id, wrong, right",
+    [
+        (809, {"color[]": ["White", "Red", "Purple", "Pink"]}, {"color[]": ["White", "Red", "Purple", "Brown"]}),
+        (810, {"color[]": ["Green", "Gray", "Pink", "Navy"]}, {"color[]": ["Green", "Gray", "Pink", "Blue"]}),
+        (811, {"size[]": ["XXS", "XS", "S", "M", "L", "XL"]}, {"size[]": ["XS", "S", "M", "L", "XL", "XXL"]}),
+        (812, {"size[]": ["XXS", "XS", "S", "M", "L", "XL"]}, {"size[]": ["XXS", "XS", "S", "M", "L", "XL", "XXL"]}),
+    ],
+)
+def test_configuration_tasks_need_the_asked_variations(sites, page, task_id: int, wrong: dict, right: dict) -> None:
+    """The wizard generates the ticked sizes x colours; another value (or only one of two) scores 0."""
+    edit = replace_placeholders(get_task(task_id), sites.urls)["eval"]["program_html"][0]["url"]
+    wizard = edit.replace("/edit/", "/wizard/")
+    page.goto(wizard)
+    current = {
+        name: page.locator(f"input[name='{name}']:checked").evaluate_all("boxes => boxes.map(b => b.value)")
+        for name in ("size[]", "color[]")
+    }
+    for ticked, expected in ((wrong, 0.0), (right, 1.0)):
+        post_pairs(page, wizard, [(name, value) for name, values in (current | ticked).items() for value in values])
+        assert score(sites, page, task_id) == expected
