@@ -586,6 +586,11 @@ WRONG_ANSWERS = {
     "Satisfaction Guaranteed; $44.80 to $65.32",  # counts the power banks' prices in
     765: "Oral-B Kids Extra Soft Replacement Brush Heads featuring Frozen, 2 Count; Oral-B Kids Stages Power Star Wars "
     "Replacement Brush Heads, 4 Pack; $8.98 to $15.96",  # pack prices, not prices per brush
+    780: "Misba009, Amanda, Cally, Bethany Robertson, Amazon Customer, MH",  # misses the older case's reviewers
+    781: "Evelyn Kurver",
+    782: "Lisa Lee, Amanda",
+    783: "Evelyn Kurver, N Randall",  # only the 1- and 2-star reviewers
+    784: "Misba009, Bethany Robertson, Cally, Amazon Customer",
     800: "Nike, Yoga Mat",
 }
 

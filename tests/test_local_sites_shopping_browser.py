@@ -426,3 +426,26 @@ def test_open_tabs_task_needs_the_lowest_unit_price_in_the_cart(
         product = page.locator("input[name=product]").first.get_attribute("value")
         post(page, shop + "/checkout/cart/add/", {"product": product, "qty": "1"})
         assert score(sites, page, task_id) == expected, url
+
+
+@pytest.mark.parametrize(
+    "task_id, wrong, right",
+    [
+        (809, {"color[]": ["White", "Red", "Purple", "Pink"]}, {"color[]": ["White", "Red", "Purple", "Brown"]}),
+        (810, {"color[]": ["Green", "Gray", "Pink", "Navy"]}, {"color[]": ["Green", "Gray", "Pink", "Blue"]}),
+        (811, {"size[]": ["XXS", "XS", "S", "M", "L", "XL"]}, {"size[]": ["XS", "S", "M", "L", "XL", "XXL"]}),
+        (812, {"size[]": ["XXS", "XS", "S", "M", "L", "XL"]}, {"size[]": ["XXS", "XS", "S", "M", "L", "XL", "XXL"]}),
+    ],
+)
+def test_configuration_tasks_need_the_asked_variations(sites, page, task_id: int, wrong: dict, right: dict) -> None:
+    """The wizard generates the ticked sizes x colours; another value (or only one of two) scores 0."""
+    edit = replace_placeholders(get_task(task_id), sites.urls)["eval"]["program_html"][0]["url"]
+    wizard = edit.replace("/edit/", "/wizard/")
+    page.goto(wizard)
+    current = {
+        name: page.locator(f"input[name='{name}']:checked").evaluate_all("boxes => boxes.map(b => b.value)")
+        for name in ("size[]", "color[]")
+    }
+    for ticked, expected in ((wrong, 0.0), (right, 1.0)):
+        post_pairs(page, wizard, [(name, value) for name, values in (current | ticked).items() for value in values])
+        assert score(sites, page, task_id) == expected

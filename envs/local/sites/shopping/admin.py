@@ -26,7 +26,7 @@ from webarena_gym.envs.local.framework import (
     safe_next,
 )
 
-from . import admin_content, admin_sales
+from . import admin_configurations, admin_content, admin_sales
 from .catalog import APPAREL_SIZES, COLORS, SHOE_SIZES
 from .common import ORDER_STATUSES, REVIEW_STATUSES, STATUS_LABELS, now_str, setup_jinja
 from .grid import Column, Grid
@@ -312,6 +312,7 @@ def create_app(ctx: SiteContext) -> Flask:
     _review_routes(app)
     admin_sales.register(app)
     admin_content.register(app)
+    admin_configurations.register(app)
     return app
 
 
@@ -363,6 +364,7 @@ def _product_mass_action(action: str, ids: list[int]) -> str:
         # Ordered products must stay in the order history, so they are disabled instead of deleted.
         gone = [i for i in ids if i not in ordered]
         if gone:
+            db.execute(f"DELETE FROM shop_product_child WHERE parent_id IN ({_in(gone)})", gone)
             db.execute(f"DELETE FROM shop_product WHERE id IN ({_in(gone)})", gone)
         if ordered:
             db.execute(f"UPDATE shop_product SET status = 2 WHERE id IN ({_in(list(ordered))})", list(ordered))
@@ -431,7 +433,7 @@ def _catalog_routes(app: Flask) -> None:
             "color": product["colors"],
         }
         # A simple product carries at most one size and colour, set on its own form; a configurable one
-        # lists its variations, which this form shows but does not edit.
+        # lists its variations, edited through the configuration wizard (:mod:`.admin_configurations`).
         simple = "," not in product["sizes"] + product["colors"]
         errors: dict[str, str] = {}
         if request.method == "POST":
@@ -449,7 +451,13 @@ def _catalog_routes(app: Flask) -> None:
                 return redirect(url_for("product_edit", product_id=product_id))
             flash("The product was not saved: please correct the highlighted fields.", "error")
         return render_template(
-            "product_edit.html", product=product, simple=simple, form=form, errors=errors, **_product_choices()
+            "product_edit.html",
+            product=product,
+            simple=simple,
+            variations=admin_configurations.children(product_id),
+            form=form,
+            errors=errors,
+            **_product_choices(),
         )
 
     @app.route("/catalog/product/new/", methods=["GET", "POST"])

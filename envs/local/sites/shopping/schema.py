@@ -28,6 +28,18 @@ CREATE TABLE shop_product (
     sale INTEGER NOT NULL DEFAULT 0      -- the store's "Sale" attribute: 1 yes, 0 no
 );
 CREATE INDEX shop_product_category ON shop_product(category_id);
+CREATE TABLE shop_product_child (    -- a configurable product's variations (Magento's child simple products)
+    id INTEGER PRIMARY KEY,
+    parent_id INTEGER NOT NULL REFERENCES shop_product(id),
+    name TEXT NOT NULL,               -- "<parent name>-<size>-<color>", as Magento's wizard names them
+    sku TEXT NOT NULL UNIQUE,
+    size TEXT NOT NULL,
+    color TEXT NOT NULL,
+    price REAL NOT NULL,
+    qty INTEGER NOT NULL,
+    status INTEGER NOT NULL           -- 1 enabled, 2 disabled
+);
+CREATE INDEX shop_product_child_parent ON shop_product_child(parent_id);
 CREATE TABLE shop_customer (
     id INTEGER PRIMARY KEY,
     firstname TEXT NOT NULL,

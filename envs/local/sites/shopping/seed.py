@@ -47,6 +47,7 @@ N_ORDERS = 210
 ORDER_START = dt.datetime(2022, 1, 3, 9, 0)
 ORDER_END = dt.datetime(2023, 5, 28, 18, 0)
 FLAT_RATE = 5.0
+VARIATION_QTY = 100
 
 
 def hash_password(login: str, password: str) -> str:
@@ -71,6 +72,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
     add_featured(conn)
     add_content(conn)
     _documents(conn)
+    _variations(conn)
     conn.commit()
 
 
@@ -141,6 +143,25 @@ def _documents(conn: sqlite3.Connection) -> None:
             "INSERT INTO shop_shipment (increment_id, order_id, created_at, total_qty) VALUES (?, ?, ?, ?)",
             (f"{n:09d}", order_id, when, qty),
         )
+
+
+def _variations(conn: sqlite3.Connection) -> None:
+    """A child product per size and colour of each configurable product, named and stocked as Magento's
+    configuration wizard makes them (derived, not drawn, so no random draw moves)."""
+    rows = conn.execute(
+        "SELECT id, name, sku, price, status, sizes, colors FROM shop_product"
+        " WHERE sizes LIKE '%,%' AND colors LIKE '%,%' ORDER BY id"
+    ).fetchall()
+    conn.executemany(
+        "INSERT INTO shop_product_child (parent_id, name, sku, size, color, price, qty, status)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (pid, f"{name}-{size}-{color}", f"{sku}-{size}-{color}", size, color, price, VARIATION_QTY, status)
+            for pid, name, sku, price, status, sizes, colors in rows
+            for size in sizes.split(",")
+            for color in colors.split(",")
+        ],
+    )
 
 
 def _sku(rng: random.Random) -> str:
