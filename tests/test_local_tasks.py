@@ -91,6 +91,7 @@ WRONG_ANSWERS = {
     608: "1,234",
     609: "2 h 10 min",
     618: "Silverpine National Park, 12.0 km",
+    650: "914 km",
 }
 # url_match tasks: the same steps, but ending on a different page.
 WRONG_MODE = {
