@@ -12,6 +12,7 @@ import pytest
 from webarena_gym.envs.local import data
 from webarena_gym.envs.local.framework import SiteContext
 from webarena_gym.envs.local.sites import map as site
+from webarena_gym.envs.local.sites import map_region
 
 
 @pytest.fixture(scope="module")
@@ -175,3 +176,24 @@ def test_place_page_lists_nearby_places_by_distance(client):
     page = client.get(f"/place/{place_id}").data.decode()
     distances = [float(d) for d in re.findall(r"– ([\d.]+) km</li>", page)]
     assert len(distances) == 10 and distances == sorted(distances)
+
+
+def test_a_state_page_lists_its_bordering_states(client):
+    html = client.get("/search?query=Connecticut").data.decode()
+    place_id = re.search(r'href="/place/(\d+)">Connecticut, United States</a>', html).group(1)
+    page = client.get(f"/place/{place_id}").data.decode()
+    borders = re.search(r'<ul class="borders"[^>]*>(.*?)</ul>', page, re.S).group(1)
+    assert re.findall(r">([A-Z][\w ]+)</a>", borders) == ["Massachusetts", "New York", "Rhode Island"]
+
+
+def test_the_real_region_routes_by_every_mode_and_keeps_its_near_searches(client, db_path):
+    for mode in site.MODES:
+        assert summary(directions(client, "Pittsburgh", "Massachusetts Institute of Technology", mode).data.decode())
+    html = client.get("/search?query=hotels+near+Carnegie+Mellon+University").data.decode()
+    conn = sqlite3.connect(db_path)
+    hotels = conn.execute("SELECT name, town FROM map_place WHERE kind = 'hotel'").fetchall()
+    conn.close()
+    fictional = [name for name, town in hotels if town not in map_region.TOWNS]
+    assert fictional and "Wyndham Pittsburgh University Center" in html and not any(n in html for n in fictional)
+    html = client.get("/search?query=hotels+near+Kingston+Public+Library").data.decode()
+    assert "Wyndham" not in html and "Hyatt" not in html

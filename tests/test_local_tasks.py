@@ -59,6 +59,18 @@ WRONG_ANSWERS = {
     457: "The order is Kingston Town Hall, Larkridge Town Hall, University of Kingston",
     460: "1 Kingston Airport Road, Kingston",
     463: "Bexley Pharmacy, 12 Oak Street, Aldton",
+    466: "4 h 45 min",
+    467: "Rhode Island, Massachusetts",  # New York missing
+    468: "Ohio, Maryland, New York, New Jersey, Delaware, Virginia",
+    470: "Walk: 29 min, Drive: 2 min, Bike: 8 min",  # the police station's times
+    472: "No",
+    474: "Yes",
+    475: "Omni William Penn Hotel: 4.5 km",  # a 54-minute walk
+    476: "Wyndham Pittsburgh University Center: 2.1 km",
+    477: "DoubleTree by Hilton Hotel Pittsburgh Airport, 0.9 km",
+    478: "Hyatt Regency Pittsburgh International Airport, Time: 6 min",
+    479: "Hyatt Regency Pittsburgh International Airport: Giant Eagle, ALDI",
+    480: "US Citizenship and Immigration Services, 4.2 km",
     500: "1900",
     501: "1850",
     502: "1799",
@@ -79,9 +91,18 @@ WRONG_ANSWERS = {
     608: "1,234",
     609: "2 h 10 min",
     618: "Silverpine National Park, 12.0 km",
+    650: "914 km",
 }
 # url_match tasks: the same steps, but ending on a different page.
-WRONG_MODE = {408: "walking", 409: "driving", 421: "walking", 439: "driving", 454: "cycling", 601: "cycling"}
+WRONG_MODE = {
+    408: "walking",
+    409: "driving",
+    421: "walking",
+    439: "driving",
+    454: "cycling",
+    481: "walking",
+    601: "cycling",
+}
 WRONG_TARGET = {414: "bakery", 422: "cafes near Glenbury Town Hall", 509: "Kingston", 510: "Kingston", 600: "Kingston"}
 # program_html tasks on a page: stop one page early (on the search results instead of the place's page).
 WRONG_END = {436, 610}

@@ -2,10 +2,12 @@
 
 The road graph is generated from the shared world: every mapped town has a centre and a ring of
 street junctions, places hang off their nearest junction, towns are joined by motorways, primary and
-secondary routes, and some by foot/cycle trails. Directions run Dijkstra on travel time for the chosen
-mode (each mode has its own speeds and may not use some road kinds), so distance and time are exact
-and reproducible. The query lives in the URL (``/search?query=``, ``/directions?from=&to=&mode=``) so
-url_match tasks work; ``/search?query=<kind> near <place>`` lists that kind of place by distance.
+secondary routes, and some by foot/cycle trails; a real-geography region (Pittsburgh, the roads east
+to Philadelphia and Boston, US states and their borders: :mod:`map_region`) comes after them.
+Directions run Dijkstra on travel time for the chosen mode (each mode has its own speeds and may not
+use some road kinds), so distance and time are exact and reproducible. The query lives in the URL
+(``/search?query=``, ``/directions?from=&to=&mode=``) so url_match tasks work; ``/search?query=<kind>
+near <place>`` lists that kind of place by distance.
 
 The pages keep the structure WebArena's OpenStreetMap checks read: everything sits in ``div#content``,
 the sidebar's content in ``#sidebar_content``, the directions form has the ``route_from``/``route_to``
@@ -20,13 +22,15 @@ import itertools
 import math
 import random
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, abort, redirect, render_template, request, url_for
 
 from webarena_gym.envs.local.framework import SiteContext, make_app, paginate, query, query_one
-from webarena_gym.envs.local.world import Town, build_world, haversine_km, offset
+from webarena_gym.envs.local.sites import map_region
+from webarena_gym.envs.local.world import CENTRE_LAT, CENTRE_LON, Town, build_world, haversine_km, offset
 
 SCHEMA = """
 CREATE TABLE map_node (id INTEGER PRIMARY KEY, lat REAL NOT NULL, lon REAL NOT NULL, town TEXT NOT NULL);
@@ -39,6 +43,7 @@ CREATE TABLE map_place (
     address TEXT NOT NULL, lat REAL NOT NULL, lon REAL NOT NULL, node_id INTEGER NOT NULL REFERENCES map_node(id),
     postcode TEXT NOT NULL, phone TEXT, opening_hours TEXT, website TEXT
 );
+CREATE TABLE map_border (state TEXT NOT NULL, neighbour TEXT NOT NULL, PRIMARY KEY (state, neighbour));
 CREATE INDEX map_edge_a ON map_edge(a);
 CREATE INDEX map_edge_b ON map_edge(b);
 """
@@ -77,6 +82,9 @@ KIND_WORDS = {
     "train stations": "train station",
     "universities": "university",
     "markets": "marketplace",
+    "supermarkets": "supermarket",
+    "police stations": "police",
+    "government offices": "government office",
 }
 RING_STREETS = ("North Street", "East Road", "South Avenue", "West Lane", "Mill Road", "Church Way")
 
@@ -183,6 +191,7 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
 
     postcodes = {town.name: f"{15101 + 4 * k}" for k, town in enumerate(towns)}
     rows = [(*p, postcodes[p[2]], *_contact(extra, p[0], p[1])) for p in places]
+    rows += _seed_region(nodes, centres, add_node, add_edge)
     conn.executemany("INSERT INTO map_node (lat, lon, town) VALUES (?, ?, ?)", nodes)
     conn.executemany("INSERT INTO map_edge (a, b, road, kind, length_m) VALUES (?, ?, ?, ?, ?)", edges)
     conn.executemany(
@@ -190,6 +199,42 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
+    conn.executemany(
+        "INSERT INTO map_border (state, neighbour) VALUES (?, ?)",
+        [(state, n) for state, (_, _, borders) in map_region.STATES.items() for n in borders],
+    )
+
+
+def _seed_region(
+    nodes: list[tuple[float, float, str]],
+    centres: list[int],
+    add_node: Callable[[float, float, str], int],
+    add_edge: Callable[..., None],
+) -> list[tuple[Any, ...]]:
+    """Nodes, roads and place rows of the real-geography region (fixed data, no random draw)."""
+
+    def nearest(candidates: Iterable[int], lat: float, lon: float) -> int:
+        return min(candidates, key=lambda n: haversine_km(lat, lon, nodes[n - 1][0], nodes[n - 1][1]))
+
+    junction = {name: add_node(lat, lon, town) for name, (lat, lon, town) in map_region.JUNCTIONS.items()}
+    for a, b, road, kind in map_region.ROADS:
+        add_edge(junction[a], junction[b], road, kind, 1.0 if kind == "motorway" else 1.2)
+    end, road = map_region.BRIDGE
+    lat, lon, _ = map_region.JUNCTIONS[end]
+    add_edge(junction[end], nearest(centres, lat, lon), road, "primary")
+    rows: list[tuple[Any, ...]] = []
+    for name in map_region.CITIES:
+        lat, lon, town = map_region.JUNCTIONS[name]
+        rows.append((town, "city", town, f"City centre, {town}", lat, lon, junction[name], map_region.POSTCODES[town]))
+    for name, kind, street, at, lat, lon in map_region.PLACES:
+        town = map_region.JUNCTIONS[at][2]
+        node = add_node(lat, lon, town)
+        add_edge(junction[at], node, street.lstrip("0123456789 "), "residential")
+        postcode = map_region.POSTCODES[town]
+        rows.append((name, kind, town, f"{street}, {town}", lat, lon, node, postcode))
+    for state, (lat, lon, _) in map_region.STATES.items():  # a boundary: routes to it end at the nearest junction
+        rows.append((state, "state", state, "United States", lat, lon, nearest(junction.values(), lat, lon), ""))
+    return [(*row, None, None, None) for row in rows]
 
 
 # (name, kind, km from its town's centre) and the index of that town among the mapped towns.
@@ -220,6 +265,7 @@ INFO_PAGES = (
     "nominatim",
 )
 HOURS = ("Mo-Fr 08:00-18:00; Sa 09:00-13:00", "Mo-Su 07:00-22:00", "Tu-Su 10:00-17:00", "Mo-Sa 09:00-19:00")
+OVERVIEW_KM = 60  # the overview map shows the home region, not the roads east to Philadelphia and Boston
 NO_PHONE = {"town", "park", "national park", "marketplace"}
 
 
@@ -312,8 +358,10 @@ def find_place(text: str) -> sqlite3.Row | None:
 
 def label(place: sqlite3.Row) -> str:
     """A place's full label, as OpenStreetMap writes search results and route ends."""
-    if place["kind"] == "town":
+    if place["kind"] in ("town", "city"):
         return f"{place['name']}, {place['postcode']}"
+    if place["kind"] == "state":
+        return f"{place['name']}, {place['address']}"
     return f"{place['name']}, {place['address']}, {place['postcode']}"
 
 
@@ -333,8 +381,14 @@ def plural(kind: str) -> str:
 
 
 def by_distance(kind: str, anchor: sqlite3.Row, limit: int = 10) -> list[tuple[float, sqlite3.Row]]:
-    """Places of ``kind`` nearest to ``anchor`` (straight-line), nearest first."""
-    rows = query("SELECT * FROM map_place WHERE kind = ? AND id != ?", (kind, anchor["id"]))
+    """Places of ``kind`` nearest to ``anchor`` (straight-line), nearest first, in the anchor's region (the
+    fictional towns and the real region overlap on the ground)."""
+    real = anchor["town"] in map_region.TOWNS
+    rows = [
+        r
+        for r in query("SELECT * FROM map_place WHERE kind = ? AND id != ?", (kind, anchor["id"]))
+        if (r["town"] in map_region.TOWNS) == real
+    ]
     ranked = sorted(
         ((haversine_km(anchor["lat"], anchor["lon"], r["lat"], r["lon"]), r) for r in rows), key=lambda x: x[0]
     )
@@ -392,7 +446,12 @@ def create_app(ctx: SiteContext) -> Flask:
         nearby = sorted(
             ((haversine_km(row["lat"], row["lon"], o["lat"], o["lon"]), o) for o in others), key=lambda x: x[0]
         )
-        return render_template("place.html", p=row, nearby=nearby[:10])
+        borders = query(
+            "SELECT b.neighbour, p.id FROM map_border b "
+            "LEFT JOIN map_place p ON p.name = b.neighbour AND p.kind = 'state' WHERE b.state = ? ORDER BY b.neighbour",
+            (row["name"],),
+        )
+        return render_template("place.html", p=row, nearby=nearby[:10], borders=borders)
 
     @app.get("/directions")
     def directions() -> Any:
@@ -424,8 +483,12 @@ def create_app(ctx: SiteContext) -> Flask:
 
 
 def _svg() -> dict[str, Any]:
-    """Road lines scaled into a 800x600 box for the overview map."""
-    nodes = {r["id"]: (r["lat"], r["lon"]) for r in query("SELECT id, lat, lon FROM map_node")}
+    """Road lines scaled into a 800x600 box for the overview map (nodes within ``OVERVIEW_KM`` of the centre)."""
+    nodes = {
+        r["id"]: (r["lat"], r["lon"])
+        for r in query("SELECT id, lat, lon FROM map_node")
+        if haversine_km(CENTRE_LAT, CENTRE_LON, r["lat"], r["lon"]) < OVERVIEW_KM
+    }
     lat_lo, lat_hi = min(p[0] for p in nodes.values()), max(p[0] for p in nodes.values())
     lon_lo, lon_hi = min(p[1] for p in nodes.values()), max(p[1] for p in nodes.values())
 
@@ -436,7 +499,12 @@ def _svg() -> dict[str, Any]:
             round((lat_hi - lat) / (lat_hi - lat_lo) * 580 + 10, 1),
         )
 
-    roads = [(*xy(e["a"]), *xy(e["b"]), e["kind"]) for e in query("SELECT a, b, kind FROM map_edge")]
-    towns = query("SELECT town, AVG(lat) AS lat, AVG(lon) AS lon, MIN(id) AS id FROM map_node GROUP BY town")
+    edges = query("SELECT a, b, kind FROM map_edge")
+    roads = [(*xy(e["a"]), *xy(e["b"]), e["kind"]) for e in edges if e["a"] in nodes and e["b"] in nodes]
+    towns = [
+        t
+        for t in query("SELECT town, AVG(lat) AS lat, AVG(lon) AS lon, MIN(id) AS id FROM map_node GROUP BY town")
+        if t["id"] in nodes
+    ]
     labels = [(*xy(t["id"]), t["town"]) for t in towns]
     return {"roads": roads, "labels": labels}

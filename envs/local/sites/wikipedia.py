@@ -361,6 +361,40 @@ def _club_article(rng: random.Random, club: tuple[str, str, str, str | None, int
     }
 
 
+# Real universities the map also carries (its Cambridge, Massachusetts), for questions that start from a
+# ranking: (name, founded, students, ranking sentence).
+REAL_UNIVERSITIES = (
+    (
+        "Massachusetts Institute of Technology",
+        1861,
+        11_920,
+        "Its Computer Science and Artificial Intelligence Laboratory makes it the top-ranked computer science "
+        "school in Massachusetts and in the United States.",
+    ),
+    (
+        "Harvard University",
+        1636,
+        21_610,
+        "Its computer science programme ranks second in Massachusetts, after the "
+        "[[Massachusetts Institute of Technology]].",
+    ),
+)
+
+
+def _real_university_article(name: str, founded: int, students: int, ranking: str) -> dict[str, Any]:
+    return {
+        "kind": "university",
+        "summary": f"{name} is a private research university in Cambridge, Massachusetts, founded in {founded}.",
+        "infobox": [
+            ["Established", str(founded)],
+            ["Students", f"{students:,}"],
+            ["Location", "Cambridge, Massachusetts"],
+        ],
+        "sections": [{"heading": "Computer science", "paragraphs": [ranking]}],
+        "categories": ["Universities", "Education in Massachusetts"],
+    }
+
+
 def articles(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     """Every article as ``(title, fields)`` in a fixed order."""
     w = build_world()
@@ -372,6 +406,7 @@ def articles(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     out += [(u.name, _university_article(rng, w, u)) for u in w.universities]
     clubs = random.Random("webarena-gym-wiki-clubs-v1")  # own stream: every other article keeps its text
     out += [(club[0], _club_article(clubs, club)) for club in CLUBS]
+    out += [(u[0], _real_university_article(*u)) for u in REAL_UNIVERSITIES]
     return out
 
 
