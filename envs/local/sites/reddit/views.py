@@ -19,10 +19,13 @@ from webarena_gym.envs.local.framework import SiteContext, get_db, int_arg, make
 from .data import hash_password
 
 PER_PAGE = 25
-SORTS = ("hot", "new", "top")
+SORTS = ("hot", "new", "active", "top")
 # Hot = score decayed by age; the reference instant is fixed so rankings are reproducible.
+# Active = Postmill's last activity: the newest comment, or the submission itself when it has none.
 _ORDER = {
     "new": "s.created_at DESC, s.id DESC",
+    "active": "COALESCE((SELECT MAX(c.created_at) FROM reddit_comment c WHERE c.submission_id = s.id), s.created_at)"
+    " DESC, s.id DESC",
     "top": "(s.upvotes - s.downvotes) DESC, s.id ASC",
     "hot": "(s.upvotes - s.downvotes + 10.0) / (MAX(julianday('2023-04-01') - julianday(s.created_at), 0) * 24 + 2)"
     " DESC, s.id DESC",
@@ -301,7 +304,7 @@ def create_app(ctx: SiteContext) -> Flask:
         return redirect("/")
 
     @app.get("/", defaults={"sort": "hot"})
-    @app.get("/<any(hot, new, top):sort>")
+    @app.get("/<any(hot, new, active, top):sort>")
     def front(sort: str) -> str:
         return render_template("front.html", **_listing("1 = 1", (), sort))
 
@@ -326,7 +329,7 @@ def create_app(ctx: SiteContext) -> Flask:
         return render_template("forums.html", forums=rows, order=order)
 
     @app.get("/f/<forum>", defaults={"sort": "hot"})
-    @app.get("/f/<forum>/<any(hot, new, top):sort>")
+    @app.get("/f/<forum>/<any(hot, new, active, top):sort>")
     def forum(forum: str, sort: str) -> str:
         row = _forum(forum)
         return render_template("forum.html", **_forum_info(row), **_listing("s.forum_id = ?", (row["id"],), sort))
