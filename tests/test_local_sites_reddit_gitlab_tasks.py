@@ -49,6 +49,9 @@ WRONG_ANSWERS = {
     223: "26",
     271: "2",
     272: "1",
+    283: "Dune, Project Hail Mary",  # the single-book post just below the top 10
+    284: "Dune by Frank Herbert, Project Hail Mary by Andy Weir",
+    285: "Bookshop.org",
     300: "Hiro Ivanova",
     301: "Carol Ibrahim",
     302: "3",

@@ -319,3 +319,62 @@ ANCHOR_COMMENTS: tuple[tuple[str, str, str, int], ...] = (
 ANCHOR_USERS = tuple(
     dict.fromkeys([p[1] for p in ANCHOR_POSTS if p[1] != "MarvelsGrandpa"] + [c[1] for c in ANCHOR_COMMENTS])
 )
+
+# Posts planted after every random draw of the seed (so no existing id or draw moves), by their own
+# authors: the books forum's top listing answers "among the top N posts ..." questions (same fields as
+# ``ANCHOR_POSTS``). Old enough to stay out of the hot and new listings.
+LATE_POSTS: tuple[tuple[str, str, str, str, str | None, int, int, str], ...] = (
+    (
+        "books",
+        "FableKeeper",
+        "I just finished reading Watership Down to my 8 year old son",
+        "Richard Adams wrote it as a story for his daughters and it shows. If you read one book aloud to your"
+        " kids this year, make it Watership Down.",
+        None,
+        702,
+        62,
+        "2022-09-14 20:11:05",
+    ),
+    (
+        "books",
+        "SpiceMelange",
+        "If you have never read Dune, start it this weekend",
+        "Frank Herbert's Dune is the one book I recommend to everyone. The first hundred pages are slow, push"
+        " through them.",
+        None,
+        455,
+        45,
+        "2022-08-22 13:40:27",
+    ),
+    (
+        "books",
+        "IndieShelfie",
+        "Support your local bookstore when you buy online",
+        "Bookshop.org splits its profit with independent bookstores, and Libro.fm does the same for audiobooks."
+        " Pick your local shop at checkout.",
+        None,
+        301,
+        26,
+        "2022-12-03 10:02:51",
+    ),
+    (
+        "books",
+        "SeriesBinger",
+        "Three series I keep recommending: Earthsea, The Expanse and Mistborn",
+        "All three start slow and end up among the best things I have read.",
+        None,
+        214,
+        24,
+        "2022-07-30 17:25:40",
+    ),
+    (
+        "books",
+        "HailMaryFan",
+        "Everyone should read Project Hail Mary by Andy Weir",
+        "Funniest science fiction book in years.",
+        None,
+        9,
+        3,
+        "2022-10-05 08:15:00",
+    ),
+)
