@@ -245,3 +245,12 @@ def test_active_sort_puts_the_last_commented_post_first(member, db_path):
     assert str(old) not in first[:25]
     member.post(f"/f/DIY/{old}/-/comment", data={"comment": "Still relevant."})
     assert re.findall(r'href="/f/DIY/(\d+)/', member.get("/f/DIY/active").data.decode())[0] == str(old)
+
+
+def test_image_submissions_show_a_thumbnail_of_an_image_the_site_serves(client):
+    """/f/pics holds image submissions as Postmill's uploads: a thumbnail in the listing, the file at its own path."""
+    images = re.findall(r'<img src="(/submission_images/[0-9a-f]{64}\.jpg)"', client.get("/f/pics").data.decode())
+    assert len(images) == 4
+    response = client.get(images[0])
+    assert response.status_code == 200 and response.mimetype == "image/jpeg" and response.data[:2] == b"\xff\xd8"
+    assert client.get("/submission_images/missing.jpg").status_code == 404

@@ -321,8 +321,9 @@ ANCHOR_USERS = tuple(
 )
 
 # Posts planted after every random draw of the seed (so no existing id or draw moves), by their own
-# authors: the books forum's top listing answers "among the top N posts ..." questions (same fields as
-# ``ANCHOR_POSTS``). Old enough to stay out of the hot and new listings.
+# authors: the books forum's top listing answers "among the top N posts ..." questions, and /f/pics holds
+# image submissions (a link to an image the site serves, as Postmill's uploads) to re-post (same fields as
+# ``ANCHOR_POSTS``). Old enough to stay out of the new listings.
 LATE_POSTS: tuple[tuple[str, str, str, str, str | None, int, int, str], ...] = (
     (
         "books",
@@ -376,5 +377,45 @@ LATE_POSTS: tuple[tuple[str, str, str, str, str | None, int, int, str], ...] = (
         9,
         3,
         "2022-10-05 08:15:00",
+    ),
+    (
+        "pics",
+        "EagleEyeEd",
+        "Bald eagle landing on a frozen river",
+        "",
+        "/submission_images/ff05600fa29a6c153287007cd92d2255ddeb072805442f2eb75957d0a7508fc3.jpg",
+        48,
+        3,
+        "2023-02-26 16:20:00",
+    ),
+    (
+        "pics",
+        "SockDrawerCat",
+        "My kitten fell asleep in the sock drawer",
+        "",
+        "/submission_images/e0a305096906dca44d051b81205b5192728d6309ab4e2c454529b3425a8d4aa4.jpg",
+        41,
+        2,
+        "2023-03-04 09:41:12",
+    ),
+    (
+        "pics",
+        "HarborNights",
+        "Fireworks over the harbor on New Year's Eve",
+        "",
+        "/submission_images/dd06cbf4a6f3c47349da97a69342d8ed583544af56e7f3aad25b6687f0582284.jpg",
+        35,
+        4,
+        "2023-01-01 00:35:00",
+    ),
+    (
+        "pics",
+        "FogChaser",
+        "The old bridge in morning fog",
+        "",
+        "/submission_images/92674bd9edc8610951016ab1fe59079a55e2a525c4f6926fe23ac4d7facbcdb7.jpg",
+        30,
+        1,
+        "2023-02-11 07:02:30",
     ),
 )

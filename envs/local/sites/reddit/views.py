@@ -12,9 +12,17 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from flask import Flask, abort, flash, g, redirect, render_template, request, session, url_for
+from flask import Flask, abort, flash, g, redirect, render_template, request, send_from_directory, session, url_for
 
-from webarena_gym.envs.local.framework import SiteContext, get_db, int_arg, make_app, query_row, safe_next
+from webarena_gym.envs.local.framework import (
+    STATIC_DIR,
+    SiteContext,
+    get_db,
+    int_arg,
+    make_app,
+    query_row,
+    safe_next,
+)
 
 from .data import hash_password
 
@@ -36,6 +44,8 @@ SELECT s.id, s.title, s.url, s.body, s.created_at, s.edited_at, s.user_id, f.nam
        (SELECT COUNT(*) FROM reddit_comment c WHERE c.submission_id = s.id) AS n_comments
 FROM reddit_submission s JOIN reddit_forum f ON f.id = s.forum_id JOIN reddit_user u ON u.id = s.user_id
 """
+# Uploaded images live at Postmill's own path, named by the SHA-256 of their bytes.
+_IMAGES_DIR = STATIC_DIR / "reddit" / "submission_images"
 _URL_RE = re.compile(r"^https?://[^\s/$.?#].[^\s]*$", re.IGNORECASE)
 
 
@@ -577,6 +587,10 @@ def create_app(ctx: SiteContext) -> Flask:
             flash("Your biography was updated.")
             return redirect(url_for("user", name=name))
         return render_template("edit_biography.html", error=None, value=me["biography"])
+
+    @app.get("/submission_images/<name>")
+    def submission_image(name: str) -> Any:
+        return send_from_directory(_IMAGES_DIR, name)
 
     @app.get("/search")
     def search() -> str:
