@@ -230,3 +230,27 @@ def test_post_urls_accept_the_canonical_trailing_slash(client, db_path):
     sid = _post_id(db_path, "Adults reading to each other out loud?")
     assert client.get(f"/f/books/{sid}/").status_code == 200
     assert client.get(f"/f/space/{sid}/").status_code == 404  # the post is not in that forum
+
+
+def test_active_sort_puts_the_last_commented_post_first(member, db_path):
+    """Postmill's "Active" listing ranks by last activity: a new comment lifts an old post to the top."""
+    first = re.findall(r'href="/f/DIY/(\d+)/', member.get("/f/DIY/active").data.decode())
+    old = (
+        _db(db_path)
+        .execute(
+            "SELECT MIN(s.id) FROM reddit_submission s JOIN reddit_forum f ON f.id = s.forum_id WHERE f.name = 'DIY'"
+        )
+        .fetchone()[0]
+    )
+    assert str(old) not in first[:25]
+    member.post(f"/f/DIY/{old}/-/comment", data={"comment": "Still relevant."})
+    assert re.findall(r'href="/f/DIY/(\d+)/', member.get("/f/DIY/active").data.decode())[0] == str(old)
+
+
+def test_image_submissions_show_a_thumbnail_of_an_image_the_site_serves(client):
+    """/f/pics holds image submissions as Postmill's uploads: a thumbnail in the listing, the file at its own path."""
+    images = re.findall(r'<img src="(/submission_images/[0-9a-f]{64}\.jpg)"', client.get("/f/pics").data.decode())
+    assert len(images) == 4
+    response = client.get(images[0])
+    assert response.status_code == 200 and response.mimetype == "image/jpeg" and response.data[:2] == b"\xff\xd8"
+    assert client.get("/submission_images/missing.jpg").status_code == 404

@@ -49,6 +49,9 @@ WRONG_ANSWERS = {
     223: "26",
     271: "2",
     272: "1",
+    283: "Dune, Project Hail Mary",  # the single-book post just below the top 10
+    284: "Dune by Frank Herbert, Project Hail Mary by Andy Weir",
+    285: "Bookshop.org",
     300: "Hiro Ivanova",
     301: "Carol Ibrahim",
     302: "3",
@@ -95,6 +98,19 @@ def _iid(db: sqlite3.Connection, project: str, kind: str, title: str) -> int:
 
 
 A11Y = "/a11yproject/a11yproject.com"
+
+
+def _repost(task: dict, forum: str, body: str) -> dict[str, str]:
+    """The image submission form of a re-post task, filled with the task's image."""
+    image = task["eval"]["program_html"][1]["required_contents"]["must_include"][0]
+    return {
+        "title": task["instantiation_dict"]["content"],
+        "url": f"http://images.test/{image}",
+        "body": body,
+        "forum": forum,
+    }
+
+
 WrongAction = Callable[[dict, sqlite3.Connection], list[tuple[str, str, dict[str, str]]]]
 # Plausible wrong state changes, one or more (site, path, form) posts as the logged-in account, per eval
 # pattern: the wrong vote, a partial set of votes, a post in the wrong forum or without the asked-for text,
@@ -126,6 +142,8 @@ WRONG_ACTIONS: dict[int, WrongAction] = {
         )
     ],  # the new line replaced the body instead of being added to it
     219: lambda t, db: [("reddit", "/f/science/subscribe", {"next": "/f/science"})],
+    286: lambda t, db: [("reddit", "/submit", _repost(t, "EarthPorn", ""))],  # re-posted without the note
+    287: lambda t, db: [("reddit", "/submit", _repost(t, "pics", "from /f/pics"))],  # in the forum it came from
     275: lambda t, db: [
         (
             "reddit",

@@ -114,6 +114,10 @@ WRONG_VALUE = {
     629: ("real user feedback", "user feedback"),
     633: ("/f/space/1516/", "/f/space/1/"),  # one URL of the five is wrong
     636: ("- Orton's lemma\n", ""),  # one discovery missing from the README
+    640: (  # the 8th newest post, not the 8th most active one
+        "/1155/hot-take-shelf-was-better-ten-years-ago",
+        "/1170/my-honest-thoughts-on-the-drywall-after-a-year",
+    ),
 }
 
 

@@ -319,3 +319,103 @@ ANCHOR_COMMENTS: tuple[tuple[str, str, str, int], ...] = (
 ANCHOR_USERS = tuple(
     dict.fromkeys([p[1] for p in ANCHOR_POSTS if p[1] != "MarvelsGrandpa"] + [c[1] for c in ANCHOR_COMMENTS])
 )
+
+# Posts planted after every random draw of the seed (so no existing id or draw moves), by their own
+# authors: the books forum's top listing answers "among the top N posts ..." questions, and /f/pics holds
+# image submissions (a link to an image the site serves, as Postmill's uploads) to re-post (same fields as
+# ``ANCHOR_POSTS``). Old enough to stay out of the new listings.
+LATE_POSTS: tuple[tuple[str, str, str, str, str | None, int, int, str], ...] = (
+    (
+        "books",
+        "FableKeeper",
+        "I just finished reading Watership Down to my 8 year old son",
+        "Richard Adams wrote it as a story for his daughters and it shows. If you read one book aloud to your"
+        " kids this year, make it Watership Down.",
+        None,
+        702,
+        62,
+        "2022-09-14 20:11:05",
+    ),
+    (
+        "books",
+        "SpiceMelange",
+        "If you have never read Dune, start it this weekend",
+        "Frank Herbert's Dune is the one book I recommend to everyone. The first hundred pages are slow, push"
+        " through them.",
+        None,
+        455,
+        45,
+        "2022-08-22 13:40:27",
+    ),
+    (
+        "books",
+        "IndieShelfie",
+        "Support your local bookstore when you buy online",
+        "Bookshop.org splits its profit with independent bookstores, and Libro.fm does the same for audiobooks."
+        " Pick your local shop at checkout.",
+        None,
+        301,
+        26,
+        "2022-12-03 10:02:51",
+    ),
+    (
+        "books",
+        "SeriesBinger",
+        "Three series I keep recommending: Earthsea, The Expanse and Mistborn",
+        "All three start slow and end up among the best things I have read.",
+        None,
+        214,
+        24,
+        "2022-07-30 17:25:40",
+    ),
+    (
+        "books",
+        "HailMaryFan",
+        "Everyone should read Project Hail Mary by Andy Weir",
+        "Funniest science fiction book in years.",
+        None,
+        9,
+        3,
+        "2022-10-05 08:15:00",
+    ),
+    (
+        "pics",
+        "EagleEyeEd",
+        "Bald eagle landing on a frozen river",
+        "",
+        "/submission_images/ff05600fa29a6c153287007cd92d2255ddeb072805442f2eb75957d0a7508fc3.jpg",
+        48,
+        3,
+        "2023-02-26 16:20:00",
+    ),
+    (
+        "pics",
+        "SockDrawerCat",
+        "My kitten fell asleep in the sock drawer",
+        "",
+        "/submission_images/e0a305096906dca44d051b81205b5192728d6309ab4e2c454529b3425a8d4aa4.jpg",
+        41,
+        2,
+        "2023-03-04 09:41:12",
+    ),
+    (
+        "pics",
+        "HarborNights",
+        "Fireworks over the harbor on New Year's Eve",
+        "",
+        "/submission_images/dd06cbf4a6f3c47349da97a69342d8ed583544af56e7f3aad25b6687f0582284.jpg",
+        35,
+        4,
+        "2023-01-01 00:35:00",
+    ),
+    (
+        "pics",
+        "FogChaser",
+        "The old bridge in morning fog",
+        "",
+        "/submission_images/92674bd9edc8610951016ab1fe59079a55e2a525c4f6926fe23ac4d7facbcdb7.jpg",
+        30,
+        1,
+        "2023-02-11 07:02:30",
+    ),
+)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from webarena_gym.envs.local.framework import inserted_id
 
-from .anchors import ACCOUNT_SUBSCRIPTIONS, ANCHOR_COMMENTS, ANCHOR_POSTS, ANCHOR_USERS
+from .anchors import ACCOUNT_SUBSCRIPTIONS, ANCHOR_COMMENTS, ANCHOR_POSTS, ANCHOR_USERS, LATE_POSTS
 
 SCHEMA = """
 CREATE TABLE reddit_user (
@@ -324,6 +324,20 @@ def _add_comments(
         parents.append(inserted_id(cur))
 
 
+def _plant_late_posts(conn: sqlite3.Connection, forum_ids: dict[str, int]) -> None:
+    """``LATE_POSTS`` and their authors, from fixed data only: appended after the random draws, they move no id."""
+    for forum, author, title, body, link, up, down, at in LATE_POSTS:
+        cur = conn.execute(
+            "INSERT INTO reddit_user (username, password_hash, biography, created_at) VALUES (?, ?, '', ?)",
+            (author, hash_password(author, f"pw-{author}"), _ts(_START - timedelta(days=365))),
+        )
+        conn.execute(
+            "INSERT INTO reddit_submission (forum_id, user_id, title, url, body, upvotes, downvotes, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (forum_ids[forum], inserted_id(cur), title, link, body, up, down, at),
+        )
+
+
 def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
     """Fill an empty database created from ``SCHEMA``; same ``rng`` state, same rows."""
     users = _make_users(conn, rng, 160)
@@ -405,3 +419,4 @@ def seed(conn: sqlite3.Connection, rng: random.Random) -> None:
                 "INSERT OR IGNORE INTO reddit_vote VALUES (?, ?, ?, ?)",
                 (voter, kind, target, 1 if rng.random() < 0.8 else -1),
             )
+    _plant_late_posts(conn, forum_ids)

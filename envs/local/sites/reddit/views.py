@@ -12,17 +12,28 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from flask import Flask, abort, flash, g, redirect, render_template, request, session, url_for
+from flask import Flask, abort, flash, g, redirect, render_template, request, send_from_directory, session, url_for
 
-from webarena_gym.envs.local.framework import SiteContext, get_db, int_arg, make_app, query_row, safe_next
+from webarena_gym.envs.local.framework import (
+    STATIC_DIR,
+    SiteContext,
+    get_db,
+    int_arg,
+    make_app,
+    query_row,
+    safe_next,
+)
 
 from .data import hash_password
 
 PER_PAGE = 25
-SORTS = ("hot", "new", "top")
+SORTS = ("hot", "new", "active", "top")
 # Hot = score decayed by age; the reference instant is fixed so rankings are reproducible.
+# Active = Postmill's last activity: the newest comment, or the submission itself when it has none.
 _ORDER = {
     "new": "s.created_at DESC, s.id DESC",
+    "active": "COALESCE((SELECT MAX(c.created_at) FROM reddit_comment c WHERE c.submission_id = s.id), s.created_at)"
+    " DESC, s.id DESC",
     "top": "(s.upvotes - s.downvotes) DESC, s.id ASC",
     "hot": "(s.upvotes - s.downvotes + 10.0) / (MAX(julianday('2023-04-01') - julianday(s.created_at), 0) * 24 + 2)"
     " DESC, s.id DESC",
@@ -33,6 +44,8 @@ SELECT s.id, s.title, s.url, s.body, s.created_at, s.edited_at, s.user_id, f.nam
        (SELECT COUNT(*) FROM reddit_comment c WHERE c.submission_id = s.id) AS n_comments
 FROM reddit_submission s JOIN reddit_forum f ON f.id = s.forum_id JOIN reddit_user u ON u.id = s.user_id
 """
+# Uploaded images live at Postmill's own path, named by the SHA-256 of their bytes.
+_IMAGES_DIR = STATIC_DIR / "reddit" / "submission_images"
 _URL_RE = re.compile(r"^https?://[^\s/$.?#].[^\s]*$", re.IGNORECASE)
 
 
@@ -301,7 +314,7 @@ def create_app(ctx: SiteContext) -> Flask:
         return redirect("/")
 
     @app.get("/", defaults={"sort": "hot"})
-    @app.get("/<any(hot, new, top):sort>")
+    @app.get("/<any(hot, new, active, top):sort>")
     def front(sort: str) -> str:
         return render_template("front.html", **_listing("1 = 1", (), sort))
 
@@ -326,7 +339,7 @@ def create_app(ctx: SiteContext) -> Flask:
         return render_template("forums.html", forums=rows, order=order)
 
     @app.get("/f/<forum>", defaults={"sort": "hot"})
-    @app.get("/f/<forum>/<any(hot, new, top):sort>")
+    @app.get("/f/<forum>/<any(hot, new, active, top):sort>")
     def forum(forum: str, sort: str) -> str:
         row = _forum(forum)
         return render_template("forum.html", **_forum_info(row), **_listing("s.forum_id = ?", (row["id"],), sort))
@@ -574,6 +587,10 @@ def create_app(ctx: SiteContext) -> Flask:
             flash("Your biography was updated.")
             return redirect(url_for("user", name=name))
         return render_template("edit_biography.html", error=None, value=me["biography"])
+
+    @app.get("/submission_images/<name>")
+    def submission_image(name: str) -> Any:
+        return send_from_directory(_IMAGES_DIR, name)
 
     @app.get("/search")
     def search() -> str:
