@@ -19,12 +19,12 @@ _SLUG = re.compile(r"[a-zA-Z0-9_.-]+")
 VISIBILITIES = ("private", "internal", "public")
 
 
-def slugify(name: str) -> str:
+def _slugify(name: str) -> str:
     """The URL slug GitLab proposes for a name."""
     return re.sub(r"[^a-zA-Z0-9_.-]+", "-", name).strip("-")
 
 
-def project_errors(namespace: str, name: str, path: str, visibility: str) -> dict[str, str]:
+def _project_errors(namespace: str, name: str, path: str, visibility: str) -> dict[str, str]:
     """The new-project and fork forms' checks: a name, a free slug in the namespace, a visibility."""
     errors: dict[str, str] = {}
     if not name:
@@ -40,7 +40,7 @@ def project_errors(namespace: str, name: str, path: str, visibility: str) -> dic
     return errors
 
 
-def insert_project(
+def _insert_project(
     namespace: str, path: str, name: str, description: str, visibility: str, forked_from: int | None = None
 ) -> int:
     """The project row with the account as its owner; the caller adds the repository."""
@@ -56,7 +56,7 @@ def insert_project(
     return pid
 
 
-def fill_repository(pid: int, files: dict[str, str], message: str) -> None:
+def _fill_repository(pid: int, files: dict[str, str], message: str) -> None:
     """A new project's ``main`` branch, default labels and (with files) its first commit."""
     db, me = get_db(), current_user()
     db.execute("INSERT INTO gitlab_branch VALUES (?, 'main')", (pid,))
@@ -93,7 +93,7 @@ def _copy_repository(source: int, fork: int) -> None:
     )
 
 
-def own_namespaces() -> list[str]:
+def _own_namespaces() -> list[str]:
     """Where the account may create projects: its own namespace and the groups it maintains or owns."""
     me = current_user()
     groups = get_db().execute(
@@ -161,15 +161,15 @@ def register(app: Flask) -> None:
         if request.method == "POST":
             form = request.form
             name, namespace = form.get("name", "").strip(), current_user()["username"]
-            path, visibility = form.get("path", "").strip() or slugify(name), form.get("visibility", "private")
-            errors = project_errors(namespace, name, path, visibility)
+            path, visibility = form.get("path", "").strip() or _slugify(name), form.get("visibility", "private")
+            errors = _project_errors(namespace, name, path, visibility)
             if not errors:
                 description = form.get("description", "").strip() or (template.description if template else "")
-                pid = insert_project(namespace, path, name, description, visibility)
+                pid = _insert_project(namespace, path, name, description, visibility)
                 if template:
-                    fill_repository(pid, dict(template.files), template.commit_message)
+                    _fill_repository(pid, dict(template.files), template.commit_message)
                 else:
-                    fill_repository(pid, {"README.md": f"# {name}\n"} if form.get("readme") else {}, "Initial commit")
+                    _fill_repository(pid, {"README.md": f"# {name}\n"} if form.get("readme") else {}, "Initial commit")
                 get_db().commit()
                 flash(f"Project '{name}' was successfully created.")
                 return redirect(f"/{namespace}/{path}")
@@ -185,18 +185,18 @@ def register(app: Flask) -> None:
     def new_fork(namespace: str, project: str) -> Any:
         source = get_project(namespace, project)
         set_nav("information")
-        choices = own_namespaces()
+        choices = _own_namespaces()
         values: Any = {key: source[key] for key in ("name", "path", "description", "visibility")}
         errors: dict[str, str] = {}
         if request.method == "POST":
             values = request.form
             target = values.get("namespace", "")
             name, path = values.get("name", "").strip(), values.get("path", "").strip()
-            errors = project_errors(target, name, path, values.get("visibility", ""))
+            errors = _project_errors(target, name, path, values.get("visibility", ""))
             if target not in choices:
                 errors["namespace"] = "Select a namespace."
             if not errors:
-                pid = insert_project(
+                pid = _insert_project(
                     target, path, name, values.get("description", "").strip(), values["visibility"], source["id"]
                 )
                 _copy_repository(source["id"], pid)
@@ -214,7 +214,7 @@ def register(app: Flask) -> None:
         if request.method == "POST":
             db = get_db()
             name = values.get("name", "").strip()
-            path = values.get("path", "").strip() or slugify(name)
+            path = values.get("path", "").strip() or _slugify(name)
             visibility = values.get("visibility", "private")
             if not name:
                 errors["name"] = "Group name can't be blank."
