@@ -269,3 +269,53 @@ def test_issues_without_labels_filter(client, db_path):
     page = client.get("/a11yproject/a11yproject.com/-/issues?label_name[]=None&state=all").data.decode()
     listed = page.split('class="content-list issuable-list"')[1].split("</ul>")[0]
     assert 'class="gl-label"' not in listed and "issuable-row" in listed
+
+
+def test_project_from_template_gets_its_files_description_and_commit(client):
+    listing = client.get("/projects/new?tab=create_from_template").data.decode()
+    assert 'aria-label="Use template Android"' in listing and "Pages/Plain HTML" in listing
+    assert client.get("/projects/new?template_name=nope").status_code == 404
+    created = client.post("/projects/new", data={"name": "site", "template_name": "plainhtml", "visibility": "private"})
+    assert created.headers["Location"] == f"/{ME}/site"
+    home = client.get(f"/{ME}/site").data.decode()
+    assert "Example plain HTML site using GitLab Pages: https://pages.gitlab.io/plain-html" in home
+    assert (
+        "Initialized from &#39;Pages/Plain HTML&#39; project template"
+        in client.get(f"/{ME}/site/-/commits").data.decode()
+    )
+
+
+def test_fork_copies_the_repository_into_a_namespace_of_the_account(client, db_path):
+    form = client.get("/convexegg/chatgpt/-/forks/new").data.decode()
+    assert f'<option value="{ME}">' in form and '<option value="primer">' not in form  # a Developer there
+    no_namespace = {"name": "chatgpt", "path": "chatgpt", "visibility": "public"}
+    assert client.post("/convexegg/chatgpt/-/forks/new", data=no_namespace).status_code == 400
+    forked = client.post("/convexegg/chatgpt/-/forks/new", data={**no_namespace, "namespace": ME})
+    assert forked.headers["Location"] == f"/{ME}/chatgpt"
+    assert "Forked from" in client.get(f"/{ME}/chatgpt").data.decode()
+    assert 'aria-label="1 forks"' in client.get("/convexegg/chatgpt").data.decode()
+    commits = "SELECT COUNT(*) FROM gitlab_commit c JOIN gitlab_project p ON p.id = c.project_id WHERE p.namespace = ?"
+    assert _one(db_path, commits + " AND p.path = 'chatgpt'", ME)[0] == _one(db_path, commits, "convexegg")[0] > 0
+    again = client.post("/convexegg/chatgpt/-/forks/new", data={**no_namespace, "namespace": ME})
+    assert again.status_code == 400 and b"already been taken" in again.data
+
+
+def test_new_group_and_its_members(client):
+    assert client.post("/groups/new", data={"name": "Primer", "path": "primer"}).status_code == 400  # taken
+    assert client.post("/groups/new", data={"name": "Me", "path": ME}).status_code == 400  # a user's namespace
+    created = client.post("/groups/new", data={"name": "web-lab", "path": "web-lab", "visibility": "private"})
+    assert created.headers["Location"] == "/groups/web-lab"
+    assert "web-lab" in client.get("/dashboard/groups").data.decode()
+    client.post("/groups/web-lab/-/group_members", data={"username": "vinta", "access_level": "30"})
+    page = client.get("/groups/web-lab/-/group_members").data.decode()
+    assert "@vinta" in page and f"@{ME}" in page and "Invite members" in page
+    again = client.post("/groups/web-lab/-/group_members", data={"username": "vinta", "access_level": "30"})
+    assert b"already a member of this group" in client.get(again.headers["Location"]).data
+    assert client.post("/groups/primer/-/group_members", data={"username": "vinta"}).status_code == 403
+
+
+def test_contributed_projects_are_those_with_the_users_commits(client):
+    page = client.get(f"/users/{ME}/contributed?sort=stars_desc").data.decode()
+    listed = re.findall(r'class="project-title"><a href="/([^"]+)"', page)
+    assert listed[:3] == ["a11yproject/a11yproject.com", "primer/octicons", "primer/css"]
+    assert "convexegg/chatgpt" not in listed and f"{ME}/web-scraper-kit" == listed[-1]

@@ -71,6 +71,9 @@ WRONG_ANSWERS = {
     703: "1",
     704: "2",
     712: "TMN_bBn9Z48qVbUFZV4",  # one character short
+    721: "octicons",  # the second most starred
+    722: "a11y-webring.club",  # the second least starred
+    723: "cloud-to-butt, gimmiethat.space, timeit, pomodoro-cli, a11y-webring.club, web-scraper-kit",  # one missing
 }
 
 
@@ -109,6 +112,20 @@ def _repost(task: dict, forum: str, body: str) -> dict[str, str]:
         "body": body,
         "forum": forum,
     }
+
+
+def _fork(project: str) -> tuple[str, str, dict[str, str]]:
+    """The fork form's post that forks ``project`` into the account's namespace."""
+    name = project.split("/")[1]
+    return (
+        "gitlab",
+        f"/{project}/-/forks/new",
+        {"name": name, "path": name, "namespace": "byteblaze", "visibility": "public"},
+    )
+
+
+def _invite(members_path: str, username: str) -> tuple[str, str, dict[str, str]]:
+    return ("gitlab", members_path, {"username": username, "access_level": "30"})
 
 
 WrongAction = Callable[[dict, sqlite3.Connection], list[tuple[str, str, dict[str, str]]]]
@@ -225,6 +242,30 @@ WRONG_ACTIONS: dict[int, WrongAction] = {
     ],  # public, not private
     323: lambda t, db: [("gitlab", "/projects/new", {"name": "planer", "visibility": "private"})],
     387: lambda t, db: [("gitlab", "/primer/octicons/-/star", {}), ("gitlab", "/primer/design/-/star", {})],
+    713: lambda t, db: [("gitlab", "/projects/new", {"name": "chatgpt", "visibility": "public", "readme": "1"})],
+    # a new project of the same name, not a fork
+    714: lambda t, db: [_fork("open-maps/tile-server")],  # one of the group's two projects
+    715: lambda t, db: [_fork("webdev-guild/nodebb-theme")],  # another project
+    716: lambda t, db: [
+        ("gitlab", "/groups/new", {"name": "web-lab", "path": "web-lab"}),
+        *(_invite("/groups/web-lab/-/group_members", u) for u in ("convexegg", "vinta")),
+    ],  # one member missing
+    717: lambda t, db: [
+        ("gitlab", "/groups/new", {"name": "Crew", "path": "the-crew"}),
+        *(_invite("/groups/the-crew/-/group_members", u) for u in ("abisubramanya27", "lahwaacz")),
+    ],  # the group's URL is not the asked-for name
+    718: lambda t, db: [
+        ("gitlab", "/projects/new", {"name": "agent_notes", "visibility": "private", "readme": "1"}),
+        *(_invite("/byteblaze/agent_notes/-/project_members", u) for u in ("abisubramanya27", "ericwu")),
+    ],  # the wrong second member
+    719: lambda t, db: [
+        ("gitlab", "/projects/new", {"name": "droid_app", "template_name": "android", "visibility": "public"}),
+        *(_invite("/byteblaze/droid_app/-/project_members", u) for u in ("convexegg", "Seirdy")),
+    ],  # public, not private
+    720: lambda t, db: [
+        ("gitlab", "/projects/new", {"name": "static_site", "visibility": "private", "readme": "1"}),
+        _invite("/byteblaze/static_site/-/project_members", "vinta"),
+    ],  # a blank project, not the HTML template
     389: lambda t, db: [("gitlab", "/users/convexegg/follow", {})],
 }
 

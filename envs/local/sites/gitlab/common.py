@@ -12,6 +12,8 @@ from webarena_gym.envs.local.framework import get_db
 
 PROJECT_SELECT = """
 SELECT p.*, p.namespace || '/' || p.path AS full_path,
+       (SELECT f.namespace || '/' || f.path FROM gitlab_project f WHERE f.id = p.forked_from_id) AS forked_from,
+       (SELECT COUNT(*) FROM gitlab_project f WHERE f.forked_from_id = p.id) AS forks,
        (SELECT COUNT(*) FROM gitlab_star s WHERE s.project_id = p.id) AS stars,
        (SELECT COUNT(*) FROM gitlab_issuable i WHERE i.project_id = p.id AND i.kind = 'issue'
          AND i.state = 'opened') AS open_issues,

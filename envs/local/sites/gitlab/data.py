@@ -46,7 +46,8 @@ CREATE TABLE gitlab_group (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
     name TEXT NOT NULL,
-    description TEXT NOT NULL DEFAULT ''
+    description TEXT NOT NULL DEFAULT '',
+    visibility TEXT NOT NULL DEFAULT 'public' CHECK (visibility IN ('private', 'internal', 'public'))
 );
 CREATE TABLE gitlab_group_member (
     group_id INTEGER NOT NULL REFERENCES gitlab_group(id),
@@ -62,6 +63,7 @@ CREATE TABLE gitlab_project (
     description TEXT NOT NULL DEFAULT '',
     visibility TEXT NOT NULL DEFAULT 'public' CHECK (visibility IN ('private', 'internal', 'public')),
     default_branch TEXT NOT NULL DEFAULT 'main',
+    forked_from_id INTEGER REFERENCES gitlab_project(id),
     created_at TEXT NOT NULL,
     last_activity_at TEXT NOT NULL,
     UNIQUE (namespace, path)

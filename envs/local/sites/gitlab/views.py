@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from webarena_gym.envs.local.framework import SiteContext, get_db, inserted_id, int_arg, make_app, same_site_path
 
-from . import workflow
+from . import creation, workflow
 from .common import (
     PROJECT_SELECT,
     access_level,
@@ -37,7 +37,8 @@ from .common import (
     time_ago,
     visible_clause,
 )
-from .data import LABELS, ROLES, hash_password
+from .creation import group_level, invite, invite_candidates
+from .data import ROLES, hash_password
 from .workflow import follow_counts
 
 PER_PAGE = 20
@@ -292,6 +293,7 @@ def create_app(ctx: SiteContext) -> Flask:
 
     app.jinja_env.filters.update(long_date=long_date, time_ago=time_ago, site_host=site_host)
     workflow.register(app)
+    creation.register(app)
 
     @app.context_processor
     def _globals() -> dict[str, Any]:
@@ -382,18 +384,30 @@ def create_app(ctx: SiteContext) -> Flask:
             (row["id"],),
         ).fetchall()
         return render_template(
-            "group.html", group=row, tab=tab, members=members, **_project_list("p.namespace = ?", (group,))
+            "group.html",
+            group=row,
+            tab=tab,
+            members=members,
+            candidates=invite_candidates({m["id"] for m in members}),
+            level=group_level(row["id"]),
+            **_project_list("p.namespace = ?", (group,)),
         )
 
-    @app.get("/users/<username>/starred")
-    def starred(username: str) -> str:
+    @app.get("/users/<username>/<any(starred, contributed):tab>")
+    def user_projects(username: str, tab: str) -> str:
+        """The profile's Starred projects, or its Contributed projects: those with commits the user authored."""
         user = get_db().execute("SELECT * FROM gitlab_user WHERE username = ?", (username,)).fetchone()
         if user is None:
             abort(404)
-        data = _project_list(
-            "EXISTS (SELECT 1 FROM gitlab_star s WHERE s.project_id = p.id AND s.user_id = ?)", (user["id"],)
-        )
-        return render_template("user.html", user=user, tab="starred", **data, **follow_counts(user["id"]))
+        where = {
+            "starred": ("EXISTS (SELECT 1 FROM gitlab_star s WHERE s.project_id = p.id AND s.user_id = ?)", user["id"]),
+            "contributed": (
+                "EXISTS (SELECT 1 FROM gitlab_commit c WHERE c.project_id = p.id AND c.author_email = ?)",
+                user["email"],
+            ),
+        }[tab]
+        data = _project_list(where[0], (where[1],))
+        return render_template("user.html", user=user, tab=tab, **data, **follow_counts(user["id"]))
 
     @app.route("/-/profile", methods=["GET", "POST"])
     def profile() -> Any:
@@ -428,58 +442,6 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/-/profile/personal_access_tokens")
     def access_tokens() -> Any:
         return render_template("profile_tokens.html", user=current_user())
-
-    @app.route("/projects/new", methods=["GET", "POST"])
-    def new_project() -> Any:
-        errors: dict[str, str] = {}
-        if request.method == "POST":
-            name = request.form.get("name", "").strip()
-            path = request.form.get("path", "").strip() or re.sub(r"[^a-zA-Z0-9_.-]+", "-", name).strip("-")
-            visibility = request.form.get("visibility", "private")
-            db = get_db()
-            if not name:
-                errors["name"] = "Project name can't be blank."
-            elif not re.fullmatch(r"[a-zA-Z0-9_.-]+", path):
-                errors["path"] = "Project slug can contain only letters, digits, '_', '-' and '.'."
-            elif db.execute(
-                "SELECT 1 FROM gitlab_project WHERE namespace = ? AND path = ?", (current_user()["username"], path)
-            ).fetchone():
-                errors["path"] = "Project slug has already been taken."
-            if visibility not in ("private", "internal", "public"):
-                errors["visibility"] = "Choose a visibility level."
-            if not errors:
-                stamp = now()
-                pid = db.execute(
-                    "INSERT INTO gitlab_project (namespace, path, name, description, visibility,"
-                    " created_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        current_user()["username"],
-                        path,
-                        name,
-                        request.form.get("description", "").strip(),
-                        visibility,
-                        stamp,
-                        stamp,
-                    ),
-                ).lastrowid
-                db.execute("INSERT INTO gitlab_member VALUES (?, ?, 50, ?)", (pid, current_user()["id"], stamp))
-                db.execute("INSERT INTO gitlab_branch VALUES (?, 'main')", (pid,))
-                if request.form.get("readme"):
-                    db.execute("INSERT INTO gitlab_file VALUES (?, 'README.md', ?)", (pid, f"# {name}\n"))
-                    db.execute(
-                        "INSERT INTO gitlab_commit (project_id, sha, author_name, author_email, message,"
-                        " created_at) VALUES (?, ?, ?, ?, 'Initial commit', ?)",
-                        (pid, f"{pid:040x}", current_user()["name"], current_user()["email"], stamp),
-                    )
-                for lname, color, ldesc in LABELS:
-                    db.execute(
-                        "INSERT INTO gitlab_label (project_id, name, color, description) VALUES (?, ?, ?, ?)",
-                        (pid, lname, color, ldesc),
-                    )
-                db.commit()
-                flash(f"Project '{name}' was successfully created.")
-                return redirect(f"/{current_user()['username']}/{path}")
-        return render_template("project_new.html", errors=errors, values=request.form), (400 if errors else 200)
 
     @app.get("/<namespace>")
     def namespace_page(namespace: str) -> Any:
@@ -801,32 +763,19 @@ def create_app(ctx: SiteContext) -> Flask:
     def project_members(namespace: str, project: str) -> Any:
         row = get_project(namespace, project)
         set_nav("information")
-        db = get_db()
         error = None
         if request.method == "POST":
             require_level(row["id"], 40)
-            user = db.execute(
-                "SELECT * FROM gitlab_user WHERE username = ?", (request.form.get("username", ""),)
-            ).fetchone()
-            level = request.form.get("access_level", type=int)
-            if user is None:
-                error = "Select a user to invite."
-            elif level not in ROLES or (level == 50 and access_level(row["id"]) < 50):
-                error = "Select a valid role."
-            elif db.execute(
-                "SELECT 1 FROM gitlab_member WHERE project_id = ? AND user_id = ?", (row["id"], user["id"])
-            ).fetchone():
-                error = f"{user['name']} is already a member of this project."
-            else:
-                db.execute("INSERT INTO gitlab_member VALUES (?, ?, ?, ?)", (row["id"], user["id"], level, now()))
-                db.commit()
-                flash(f"{user['name']} was invited as {ROLES[level]}.")
+            error = invite("gitlab_member", "project_id", row["id"], access_level(row["id"]))
+            if error is None:
                 return redirect(request.path)
         members = list_members(row["id"])
-        member_ids = {m["id"] for m in members}
-        candidates = [u for u in db.execute("SELECT * FROM gitlab_user ORDER BY name") if u["id"] not in member_ids]
         return render_template(
-            "members.html", members=members, candidates=candidates, error=error, level=access_level(row["id"])
+            "members.html",
+            members=members,
+            candidates=invite_candidates({m["id"] for m in members}),
+            error=error,
+            level=access_level(row["id"]),
         ), (400 if error else 200)
 
     @app.get("/<namespace>/<project>/-/<any(milestones, labels):what>")
