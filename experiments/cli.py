@@ -21,7 +21,7 @@ BASELINE_LABELS = {
     "random": "random actions (non-LLM floor)",
 }
 DEMO_RANDOM_STEPS = 10  # the floor needs no 30-step budget to show it fails; keeps `make demo` short
-DEMO_TASKS = "local:sample"  # every site and eval type in a few minutes; `--tasks local` runs all 530
+DEMO_TASKS = "local:sample"  # every site and eval type in a few minutes; `--tasks local` runs all 586
 DEMO_STEPS = 5  # the LLM methods' step budget in the demo: enough to see each work, short enough for every method
 # Seconds per step of an LLM policy's demo budget, at least: CoAct's agents, Devil's Advocate's reflections
 # and Plan-MCTS's search make several LLM calls per step, which a hosted model needs more than 30 s for.
@@ -513,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tasks",
         default=DEMO_TASKS,
-        help=f"task set (default {DEMO_TASKS}: ~30 tasks, every site and eval type; 'local': all 530)",
+        help=f"task set (default {DEMO_TASKS}: ~30 tasks, every site and eval type; 'local': all 586)",
     )
     p.add_argument(
         "--policy",

@@ -34,7 +34,7 @@ def test_the_sample_covers_every_site_and_eval_type_of_the_local_suite_in_about_
     everything = tasksets.resolve("local")
     sample = tasksets.resolve("local:sample")
     pairs = {(t.site_group, tuple(sorted(t.eval_types))) for t in everything}
-    assert len(everything) == 530 and len(sample) == tasksets.SAMPLE_SIZE == 30
+    assert len(everything) == 586 and len(sample) == tasksets.SAMPLE_SIZE == 30
     assert {(t.site_group, tuple(sorted(t.eval_types))) for t in sample} == pairs
     assert [t.env_id for t in sample] == [t.env_id for t in tasksets.resolve("local:sample")]  # fixed seed
     assert [t.task_id for t in sample] == sorted(t.task_id for t in sample)
@@ -61,7 +61,7 @@ def test_the_demo_runs_the_sample_unless_told_to_run_everything(monkeypatch, cap
     assert args.tasks == "local:sample" and [p.name for p in policies] == ["reference", "random"]
     assert "30 tasks (local:sample) (--tasks local runs all of the local suite) x 2 policies" in capsys.readouterr().out
     args, _ = demo(monkeypatch, "--tasks", "local")
-    assert args.tasks == "local" and "530 tasks (local) x 2 policies" in capsys.readouterr().out
+    assert args.tasks == "local" and "586 tasks (local) x 2 policies" in capsys.readouterr().out
 
 
 def test_a_task_set_the_demo_cannot_run_is_a_usage_error(tmp_path, capsys):
