@@ -56,16 +56,26 @@ def get_project(namespace: str, path: str) -> sqlite3.Row:
     return row
 
 
-def access_level(project_id: int) -> int:
-    row = (
-        get_db()
-        .execute(
-            "SELECT access_level FROM gitlab_member WHERE project_id = ? AND user_id = ?",
-            (project_id, current_user()["id"]),
-        )
-        .fetchone()
-    )
+def _member_level(table: str, key: str, key_id: int) -> int:
+    """The signed-in user's access level in a project's or a group's members (0: not a member)."""
+    sql = f"SELECT access_level FROM {table} WHERE {key} = ? AND user_id = ?"
+    row = get_db().execute(sql, (key_id, current_user()["id"])).fetchone()
     return row["access_level"] if row else 0
+
+
+def access_level(project_id: int) -> int:
+    return _member_level("gitlab_member", "project_id", project_id)
+
+
+def group_level(group_id: int) -> int:
+    return _member_level("gitlab_group_member", "group_id", group_id)
+
+
+def get_group(path: str) -> sqlite3.Row:
+    row = get_db().execute("SELECT * FROM gitlab_group WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        abort(404)
+    return row
 
 
 def require_level(project_id: int, level: int) -> None:

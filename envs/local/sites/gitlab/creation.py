@@ -11,7 +11,7 @@ from flask import Flask, abort, flash, redirect, render_template, request
 
 from webarena_gym.envs.local.framework import get_db, inserted_id
 
-from .common import current_user, get_project, now, set_nav
+from .common import current_user, get_group, get_project, group_level, now, set_nav
 from .data import LABELS, ROLES
 from .project_templates import PROJECT_TEMPLATES
 
@@ -123,25 +123,6 @@ def invite(table: str, column: str, owner_id: int, my_level: int) -> str | None:
     return None
 
 
-def _group(path: str) -> sqlite3.Row:
-    row = get_db().execute("SELECT * FROM gitlab_group WHERE path = ?", (path,)).fetchone()
-    if row is None:
-        abort(404)
-    return row
-
-
-def group_level(group_id: int) -> int:
-    row = (
-        get_db()
-        .execute(
-            "SELECT access_level FROM gitlab_group_member WHERE group_id = ? AND user_id = ?",
-            (group_id, current_user()["id"]),
-        )
-        .fetchone()
-    )
-    return row["access_level"] if row else 0
-
-
 def invite_candidates(member_ids: set[int]) -> list[sqlite3.Row]:
     return [u for u in get_db().execute("SELECT * FROM gitlab_user ORDER BY name") if u["id"] not in member_ids]
 
@@ -242,7 +223,7 @@ def register(app: Flask) -> None:
 
     @app.post("/groups/<group>/-/group_members")
     def invite_group_member(group: str) -> Any:
-        row = _group(group)
+        row = get_group(group)
         my_level = group_level(row["id"])
         if my_level < 40:
             abort(403)

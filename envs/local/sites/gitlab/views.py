@@ -26,7 +26,9 @@ from .common import (
     PROJECT_SELECT,
     access_level,
     current_user,
+    get_group,
     get_project,
+    group_level,
     header_counts,
     list_members,
     long_date,
@@ -37,7 +39,7 @@ from .common import (
     time_ago,
     visible_clause,
 )
-from .creation import group_level, invite, invite_candidates
+from .creation import invite, invite_candidates
 from .data import ROLES, hash_password
 from .workflow import follow_counts
 
@@ -374,15 +376,16 @@ def create_app(ctx: SiteContext) -> Flask:
     @app.get("/groups/<group>", defaults={"tab": "projects"})
     @app.get("/groups/<group>/-/group_members", defaults={"tab": "members"})
     def group(group: str, tab: str) -> str:
-        db = get_db()
-        row = db.execute("SELECT * FROM gitlab_group WHERE path = ?", (group,)).fetchone()
-        if row is None:
-            abort(404)
-        members = db.execute(
-            "SELECT u.*, gm.access_level FROM gitlab_group_member gm JOIN gitlab_user u"
-            " ON u.id = gm.user_id WHERE gm.group_id = ? ORDER BY u.name",
-            (row["id"],),
-        ).fetchall()
+        row = get_group(group)
+        members = (
+            get_db()
+            .execute(
+                "SELECT u.*, gm.access_level FROM gitlab_group_member gm JOIN gitlab_user u"
+                " ON u.id = gm.user_id WHERE gm.group_id = ? ORDER BY u.name",
+                (row["id"],),
+            )
+            .fetchall()
+        )
         return render_template(
             "group.html",
             group=row,
