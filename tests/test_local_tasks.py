@@ -28,6 +28,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 TASKS = {task["task_id"]: task for task in registry.load_tasks()}
 SOLUTIONS = registry.load_solutions()
+# The goto-free paths kept beside the reference solutions that jump to pages with ``goto``.
+GOTO_FREE = {t: registry.goto_free_solution(t) for t in sorted(TASKS) if registry.uses_goto(SOLUTIONS[t])}
 
 
 # Plausible wrong final answers (a neighbouring fact, a rounding, a near-miss place).
@@ -227,6 +229,25 @@ def test_reference_solution_scores_one_and_a_wrong_one_zero(env_for, task_id):
     if wrong is not None:
         reward, info, _ = replay(env, wrong)
         assert reward == 0.0, f"task {task_id} wrong variant scored: {info.get('evaluation')}"
+
+
+def test_goto_free_paths_use_only_what_every_action_space_has():
+    for task_id in TASKS:
+        steps = registry.goto_free_solution(task_id)
+        if steps is None:
+            assert task_id in GOTO_FREE
+            continue
+        actions = {step["action"] for step in steps}
+        assert "goto" not in actions, task_id
+        assert "go_home" not in actions or len(TASKS[task_id]["sites"]) > 1, f"task {task_id}: go_home on one site"
+        assert registry.needs_typed_url(task_id) is None
+
+
+@pytest.mark.parametrize("task_id", [t for t, steps in GOTO_FREE.items() if steps is not None])
+def test_goto_free_path_scores_one(env_for, task_id):
+    JUDGE.wrong = None
+    reward, info, errors = replay(env_for(task_id), GOTO_FREE[task_id])
+    assert reward == 1.0, f"task {task_id}: {info.get('evaluation')} errors={errors}"
 
 
 def verified_scores_reference(env, task_id: int) -> None:

@@ -23,7 +23,9 @@ PLACEHOLDERS: dict[str, str] = {
 }
 
 ELEMENT_ACTIONS = {"click", "fill", "select_option", "press"}
-ALL_ACTIONS = ELEMENT_ACTIONS | {"goto", "go_back", "send_msg_to_user", "report_infeasible"}
+# ``go_home`` opens the homepage that lists every site: AgentOccam's one way between the sites of a
+# multi-site task, so the goto-free reference paths (``solutions/goto_free/``) may use it there.
+ALL_ACTIONS = ELEMENT_ACTIONS | {"goto", "go_home", "go_back", "send_msg_to_user", "report_infeasible"}
 
 
 class SolutionStepError(ValueError):
@@ -77,6 +79,8 @@ def to_browsergym(step: Mapping[str, Any], obs: Mapping[str, Any], urls: Mapping
     if action == "goto":
         url = fill_placeholders(str(step.get("url", "")), urls or {})
         return f"goto({urljoin(str(obs.get('url', '')), url)!r})"
+    if action == "go_home":
+        return f"goto({(urls or {}).get('homepage', '')!r})"
     if action == "go_back":
         return "go_back()"
     return f"{action}({str(step.get('text', ''))!r})"

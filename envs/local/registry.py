@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,34 @@ def load_solutions() -> dict[int, list[dict[str, Any]]]:
 def load_solution(task_id: int) -> list[dict[str, Any]]:
     """The reference solution of one task (a fresh copy; :func:`load_solutions` copies every task's)."""
     return [dict(step) for step in _solutions()[task_id]]
+
+
+@functools.lru_cache(maxsize=1)
+def _goto_free() -> dict[int, tuple[dict[str, Any], ...] | str]:
+    entries: dict[int, tuple[dict[str, Any], ...] | str] = {}
+    for path in sorted((SOLUTIONS_DIR / "goto_free").glob("*.json")):
+        for key, entry in json.loads(path.read_text()).items():
+            entries[int(key)] = entry if isinstance(entry, str) else tuple(entry)
+    return entries
+
+
+def uses_goto(steps: Sequence[Mapping[str, Any]]) -> bool:
+    return any(step.get("action") == "goto" for step in steps)
+
+
+def goto_free_solution(task_id: int) -> list[dict[str, Any]] | None:
+    """A reference path any action space can take: clicks, typing, selection, key presses, ``go_back``
+    and (on multi-site tasks) ``go_home``. It is the reference solution itself when that has no ``goto``,
+    else the path kept beside it in ``solutions/goto_free/``; None for a task that needs a URL the pages
+    never show (:func:`needs_typed_url` says which) or whose path is not written yet."""
+    steps = _solutions()[task_id]
+    if not uses_goto(steps):
+        return [dict(step) for step in steps]
+    entry = _goto_free().get(task_id)
+    return None if entry is None or isinstance(entry, str) else [dict(step) for step in entry]
+
+
+def needs_typed_url(task_id: int) -> str | None:
+    """Why the task cannot be done without typing a URL that no page shows (None when it can)."""
+    entry = _goto_free().get(task_id)
+    return entry if isinstance(entry, str) else None
