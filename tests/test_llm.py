@@ -261,6 +261,27 @@ def test_an_image_message_round_trips_through_the_cache_keyed_by_its_bytes(tmp_p
         again.complete("actor", ask(blue))  # other bytes: a different request
 
 
+def test_an_image_array_is_encoded_once_while_it_is_among_the_recent_ones():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from webarena_gym.llm.messages import PNG_MEMO_SIZE, png_bytes
+
+    shot = np.zeros((3, 4, 3), dtype=np.uint8)
+    shot[1, 2] = (0, 200, 0)
+    png = png_bytes(shot)
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(png))), shot)
+    assert png_bytes(shot.copy()) is png  # the same pixels in another array: the kept encoding
+    other = shot.copy()
+    other[0, 0] = (1, 1, 1)
+    assert png_bytes(other) != png and png_bytes(shot.reshape(4, 3, 3)) != png  # pixels and shape both count
+    for i in range(PNG_MEMO_SIZE):
+        png_bytes(np.full((2, 2, 3), i, dtype=np.uint8))
+    assert png_bytes(shot) == png and png_bytes(shot) is not png  # pushed out, encoded again
+
+
 def test_roles_have_their_own_models_and_settings_and_unknown_options_are_named():
     from webarena_gym.policies.base import build_llm
 

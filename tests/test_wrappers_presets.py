@@ -118,6 +118,18 @@ def test_set_of_marks_draws_the_usable_ids_of_the_viewport_and_scroll_reaches_th
     assert obs["last_action_error"] == "" and "'bottom'" in obs["text"]
 
 
+def test_set_of_marks_draws_a_page_shown_again_once(base_env):
+    # A restore (or a reset) shows a page seen before: its drawing is kept, not drawn again, and shared
+    # read-only; a page that looks different is drawn anew.
+    env = PRESETS["set_of_marks"].wrap(base_env)
+    first, _ = env.reset(seed=0)
+    again, _ = env.reset(seed=0)
+    assert np.array_equal(again["screenshot"], first["screenshot"])
+    assert again["som_screenshot"] is first["som_screenshot"] and not first["som_screenshot"].flags.writeable
+    scrolled, *_ = env.step("scroll [down]")
+    assert not np.array_equal(scrolled["som_screenshot"], first["som_screenshot"])
+
+
 @pytest.mark.browser
 def test_probe_task_solved_through_both_agentoccam_wrappers(base_env):
     env = PRESETS["agentoccam"].wrap(base_env)

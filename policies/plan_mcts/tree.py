@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webarena_gym.envs.page_state import fingerprint
+from webarena_gym.llm.messages import png_bytes
 from webarena_gym.policies.search_tree import TreeNode
 
 
@@ -49,13 +50,7 @@ class Page:
 
     def png(self) -> bytes | None:
         if self._png is None and self.screenshot is not None:
-            import io
-
-            from PIL import Image
-
-            buffer = io.BytesIO()
-            Image.fromarray(self.screenshot).save(buffer, format="PNG", compress_level=1)
-            self._png = buffer.getvalue()
+            self._png = png_bytes(self.screenshot)
         return self._png
 
 

@@ -29,6 +29,7 @@ nothing to draw on, every id stays usable and a warning says so once.
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 from typing import Any
 
 import gymnasium as gym
@@ -36,11 +37,13 @@ import numpy as np
 from browsergym.core.spaces import Anything, Unicode
 from browsergym.utils.obs import overlay_som
 
+from webarena_gym.llm.messages import array_digest
 from webarena_gym.wrappers.forwarding import ForwardsEnvCalls
 from webarena_gym.wrappers.observations import dialog_lines
 from webarena_gym.wrappers.observations.agentoccam import ObsConfig, TextTree, run_passes
 
 MIN_MARK_AREA = 20  # px²; BrowserGym's overlay skips smaller boxes (with a log line each), so do we, silently
+DRAWN_MEMO_SIZE = 4  # marked screenshots kept: a restore shows a page seen before, drawing it costs ~50 ms
 
 
 class SetOfMarksObservation(ForwardsEnvCalls, gym.ObservationWrapper):
@@ -64,6 +67,7 @@ class SetOfMarksObservation(ForwardsEnvCalls, gym.ObservationWrapper):
         self.config = config or ObsConfig()
         self.visible_ids_only = visible_ids_only
         self._warned = False
+        self._drawn: OrderedDict[tuple, np.ndarray] = OrderedDict()
         space = env.observation_space
         if isinstance(space, gym.spaces.Dict):
             extra = {"text": Unicode(), "text_tree": Anything(), "som_screenshot": Anything(), "som_ids": Anything()}
@@ -88,7 +92,7 @@ class SetOfMarksObservation(ForwardsEnvCalls, gym.ObservationWrapper):
                     node.hide_id = True
         tree = TextTree(state, max_lines=self.config.max_lines)
         marks = sorted(in_view & tree.ids, key=_id_order)
-        image = overlay_som(shot, {b: {**props[b], "set_of_marks": True} for b in marks}) if marks else shot
+        image = self._marked(shot, {b: props[b] for b in marks}) if marks else shot
         return {
             **observation,
             "text": dialog_lines(observation) + tree.render(ids=True),
@@ -96,6 +100,19 @@ class SetOfMarksObservation(ForwardsEnvCalls, gym.ObservationWrapper):
             "som_screenshot": image,
             "som_ids": marks,
         }
+
+    def _marked(self, shot: np.ndarray, props: dict[str, dict[str, Any]]) -> np.ndarray:
+        """The screenshot with ``props``' boxes and ids drawn (read-only: a kept drawing is shared)."""
+        key = (array_digest(shot), tuple((bid, tuple(p["bbox"])) for bid, p in props.items()))
+        image = self._drawn.get(key)
+        if image is None:
+            image = overlay_som(shot, {bid: {**p, "set_of_marks": True} for bid, p in props.items()})
+            image.flags.writeable = False
+            self._drawn[key] = image
+            if len(self._drawn) > DRAWN_MEMO_SIZE:
+                self._drawn.popitem(last=False)
+        self._drawn.move_to_end(key)
+        return image
 
 
 def _in_viewport(props: dict[str, dict[str, Any]], size: tuple[int, int]) -> set[str]:
