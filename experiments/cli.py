@@ -311,8 +311,15 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     if args.per_site:
         tasks = sample(tasks, args.per_site)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    if not 0 <= args.faults < 1:
+        raise UsageError(f"--faults {args.faults}: a share of the answers, at least 0 and below 1")
     out = run_matrix(
-        methods, tasks, args.out or Path("studies") / f"conformance-{stamp}", n_workers=args.workers, resume=args.resume
+        methods,
+        tasks,
+        args.out or Path("studies") / f"conformance-{stamp}",
+        n_workers=args.workers,
+        resume=args.resume,
+        faults=args.faults,
     )
     table = markdown(summarize(out))
     (out / "conformance.md").write_text(table + "\n")
@@ -536,6 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", action="append", help="method to check; repeat for several (default: every covered one)")
     p.add_argument("--tasks", default="local", help="local task set (default local: every local task)")
     p.add_argument("--per-site", type=int, default=0, help="only the first N tasks of each site (CI runs 1)")
+    p.add_argument(
+        "--faults", type=float, default=0.0, help="share of answers replaced by a plausible wrong one (e.g. 0.2)"
+    )
     p.add_argument("--out", default=None, help="study directory (default studies/conformance-<time>)")
     p.add_argument("--workers", type=int, default=1, help="episodes run in parallel")
     p.add_argument("--resume", action="store_true", help="continue the study in --out")

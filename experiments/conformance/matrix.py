@@ -9,6 +9,7 @@ the model answered every call yet the task was not solved.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 METHODS = tuple(FAMILIES)  # the methods the conformance model answers for
 FINDING_KEY = "conformance"  # where an episode's finding is kept in its result's ``extra``
+FAULTS_KEY = "faults"  # the wrong answers injected into an episode, by kind
 
 
 def build_policy(job: EpisodeJob, model: ConformanceModel) -> Policy:
@@ -34,19 +36,29 @@ def build_policy(job: EpisodeJob, model: ConformanceModel) -> Policy:
     return make_policy(job.policy.name, **job.policy.config, script=model.script())
 
 
-def run_conformance(job: EpisodeJob) -> EpisodeResult:
-    """One episode with the conformance model of its task (a study ``runner``), its finding kept."""
-    model = ConformanceModel(job.task.task_id, job.policy.name, job.task.sites)
+def run_conformance(job: EpisodeJob, faults: float = 0.0) -> EpisodeResult:
+    """One episode with the conformance model of its task (a study ``runner``), its finding kept, and
+    with ``faults`` the wrong answers it was given (by kind)."""
+    model = ConformanceModel(job.task.task_id, job.policy.name, job.task.sites, faults=faults)
     result = run_job(job, build_policy=lambda j: build_policy(j, model))
     finding = model.finding
     result.extra[FINDING_KEY] = {"cause": finding.cause, "detail": finding.detail} if finding else None
+    if faults:
+        result.extra[FAULTS_KEY] = dict(model.faults.injected)
     return result
 
 
 def run_matrix(
-    methods: Sequence[str], tasks: Sequence[TaskInfo], out: str | Path, *, n_workers: int = 1, resume: bool = False
+    methods: Sequence[str],
+    tasks: Sequence[TaskInfo],
+    out: str | Path,
+    *,
+    n_workers: int = 1,
+    resume: bool = False,
+    faults: float = 0.0,
 ) -> Path:
-    """Run the matrix into the study directory ``out`` (``resume`` continues it)."""
+    """Run the matrix into the study directory ``out`` (``resume`` continues it); with ``faults`` > 0 the
+    model gives about that share of wrong answers (:mod:`.faults`)."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"no conformance model for {', '.join(unknown)} yet; covered: {', '.join(METHODS)}")
@@ -58,7 +70,7 @@ def run_matrix(
         resume=resume,
         progress=False,
         env_kwargs={"judge_mock": "correct"},
-        runner=run_conformance,
+        runner=functools.partial(run_conformance, faults=faults) if faults else run_conformance,
     )
 
 
@@ -78,6 +90,7 @@ class Cell:
     conforming: int = 0
     steps: int = 0
     role_calls: dict[str, int] = field(default_factory=dict)
+    faults: dict[str, int] = field(default_factory=dict)  # wrong answers injected, by kind (noisy runs)
 
 
 def summarize(study: str | Path) -> dict[str, Any]:
@@ -91,6 +104,8 @@ def summarize(study: str | Path) -> dict[str, Any]:
         for role, stats in (result.role_calls or {}).items():
             calls = stats.get("calls", 0) if isinstance(stats, dict) else stats
             cell.role_calls[role] = cell.role_calls.get(role, 0) + int(calls)
+        for kind, n in (result.extra.get(FAULTS_KEY) or {}).items():
+            cell.faults[kind] = cell.faults.get(kind, 0) + int(n)
         why = cause(result)
         if why is None:
             cell.conforming += 1
@@ -103,10 +118,15 @@ def summarize(study: str | Path) -> dict[str, Any]:
 
 def markdown(summary: dict[str, Any]) -> str:
     """The table and the failures, as Markdown."""
-    lines = ["| method | site | conforming | steps | LLM calls by role |", "|---|---|---|---|---|"]
+    noisy = any(cell.faults for cell in summary["cells"].values())
+    head = "| method | site | conforming | steps | LLM calls by role |" + (" wrong answers given |" if noisy else "")
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for (method, site), cell in sorted(summary["cells"].items()):
         calls = ", ".join(f"{role} {n}" for role, n in sorted(cell.role_calls.items()))
-        lines.append(f"| {method} | {site} | {cell.conforming}/{cell.tasks} | {cell.steps} | {calls} |")
+        row = f"| {method} | {site} | {cell.conforming}/{cell.tasks} | {cell.steps} | {calls} |"
+        if noisy:
+            row += " " + (", ".join(f"{kind} {n}" for kind, n in sorted(cell.faults.items())) or "none") + " |"
+        lines.append(row)
     if summary["failures"]:
         counts: dict[tuple[str, str], int] = {}
         for f in summary["failures"]:

@@ -229,10 +229,12 @@ class ConformanceModel:
     """The model entry point: one task's reference, one method family's responder, every role.
 
     ``finding`` is set when an answer had to say the prompt lacks something (the episode then fails);
-    ``calls`` counts the calls per role."""
+    ``calls`` counts the calls per role. With ``faults`` > 0 about that share of the answers is replaced
+    by a plausible wrong one (:mod:`.faults`)."""
 
-    def __init__(self, task_id: int, method: str, sites: Sequence[str]) -> None:
+    def __init__(self, task_id: int, method: str, sites: Sequence[str], faults: float = 0.0) -> None:
         from webarena_gym.envs.local.registry import load_solution
+        from webarena_gym.experiments.conformance.faults import Faults
         from webarena_gym.experiments.conformance.formats import responder
 
         self.units = units(load_solution(task_id))
@@ -240,6 +242,7 @@ class ConformanceModel:
         self.responder = responder(method, self)
         self.finding: Finding | None = None
         self.calls: dict[str, int] = {}
+        self.faults = Faults.seeded(faults, task_id, method)  # rate 0: every answer is the right one
 
     def script(self) -> Script:
         return Script({role: Script.forever(self._role(role)) for role in self.responder.roles})
@@ -247,7 +250,7 @@ class ConformanceModel:
     def _role(self, role: str) -> Callable[[list[Message]], str]:
         def answer(messages: list[Message]) -> str:
             self.calls[role] = self.calls.get(role, 0) + 1
-            return self.responder.answer(role, messages)
+            return self.faults.apply(self.responder.answer(role, messages), messages)
 
         return answer
 
