@@ -24,6 +24,7 @@ LACKS_ELEMENT = "observation lacks the element"
 NO_GRAMMAR = "grammar cannot express the action"
 METHOD_LOGIC = "method logic"
 HARNESS_BUG = "harness bug"
+NEEDS_URL = "needs a URL no page shows"  # the task is marked so (registry.needs_typed_url): counted apart
 
 _QUOTED = r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\""""
 # WebArena's tree text puts the id first (``[12] link 'Cart'``), AgentOccam's after the role
@@ -165,8 +166,8 @@ def command(unit: Unit, page: str, url: str, offered: set[str], sites: Sequence[
         text = str(unit.steps[0].get("text", ""))
         answer = text if kind == "send_msg_to_user" else (f"N/A: {text}" if text else "N/A")
         return _offered(f"stop [{answer}]", offered)
-    if kind == "go_back":
-        return _offered("go_back", offered)
+    if kind in ("go_back", "go_home"):
+        return _offered(kind, offered)
     if kind == "goto":
         _offered("goto", offered)
         return f"goto [{_address(str(unit.steps[0].get('url', '')), url, sites)}]"
@@ -233,11 +234,14 @@ class ConformanceModel:
     by a plausible wrong one (:mod:`.faults`)."""
 
     def __init__(self, task_id: int, method: str, sites: Sequence[str], faults: float = 0.0) -> None:
-        from webarena_gym.envs.local.registry import load_solution
+        from webarena_gym.envs.local import registry
         from webarena_gym.experiments.conformance.faults import Faults
         from webarena_gym.experiments.conformance.formats import responder
 
-        self.units = units(load_solution(task_id))
+        self.units = units(registry.load_solution(task_id))
+        goto_free = registry.goto_free_solution(task_id)
+        self._goto_free = units(goto_free) if goto_free is not None else None
+        self._needs_url = registry.needs_typed_url(task_id)
         self.sites = tuple(sites)
         self.responder = responder(method, self)
         self.finding: Finding | None = None
@@ -256,11 +260,18 @@ class ConformanceModel:
 
     def next_command(self, done: int, page: str, url: str, offered: set[str]) -> str:
         """The command for reference unit ``done`` (the number the prompt shows as done), or raises
-        :class:`Stuck` (recorded as the finding)."""
+        :class:`Stuck` (recorded as the finding). A prompt that offers no ``goto`` has the model follow
+        the task's goto-free path (chosen on the first step); a ``goto`` it still meets on a task marked
+        as needing a URL no page shows is filed under :data:`NEEDS_URL`."""
+        if done == 0 and "goto" not in offered and self._goto_free is not None:
+            self.units = self._goto_free  # a method without goto follows the path every action space can take
         try:
             if done >= len(self.units):
                 raise Stuck(Finding(METHOD_LOGIC, "the prompt shows every reference step done, yet asks again"))
             return command(self.units[done], page, url, offered, self.sites)
         except Stuck as stuck:
-            self.finding = self.finding or stuck.finding
-            raise
+            finding = stuck.finding
+            if self._needs_url and self.units[min(done, len(self.units) - 1)].kind == "goto":
+                finding = Finding(NEEDS_URL, self._needs_url)
+            self.finding = self.finding or finding
+            raise Stuck(finding) from None
