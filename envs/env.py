@@ -55,7 +55,13 @@ from browsergym.core.env import BrowserEnv
 
 from . import page_state
 from .action_parser import ActionSyntaxError, canonical, parse_action
-from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, compiled_action, default_action_set
+from .action_set import (
+    DEFAULT_ACTION_TIMEOUT_MS,
+    BrowserActionSpace,
+    compiled_action,
+    default_action_set,
+    execute_compiled,
+)
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
@@ -583,11 +589,10 @@ class WebArenaEnv(BrowserEnv):
     def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
         """Run a BrowserGym action string on the active page: exactly the calls :meth:`_checked` accepted."""
         calls = self._checked(action)
-        code: Any = calls
         if self._reuse_compiled:
-            code = compiled_action(self.action_mapping, calls)
-        elif self.action_mapping:
-            code = self.action_mapping(calls)
+            execute_compiled(compiled_action(self.action_mapping, calls), self.page, send_message, report_infeasible)
+            return
+        code = self.action_mapping(calls) if self.action_mapping else calls
         execute_python_code(
             code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
         )
