@@ -1,7 +1,8 @@
 """The numeric env's RL options (``fast=True``: the env's ``fast_reset`` and ``force_actions``): an in-page
 reset gives the problem a fresh page gets for the same seed (also after an episode that clicked and
-typed, and on a task that keeps state its episode start does not regenerate, which is loaded again), and
-the LLM-facing defaults still open a fresh context per episode."""
+typed, and on a task that keeps state its episode start does not regenerate, which is loaded again), a
+tab that left the task's page gets a fresh page, and the LLM-facing defaults still open a fresh context per
+episode."""
 
 from __future__ import annotations
 
@@ -67,5 +68,18 @@ def test_the_llm_defaults_open_a_fresh_context_per_episode():
         context = env.unwrapped.context
         env.reset(seed=1)
         assert env.unwrapped.context is not context
+    finally:
+        env.close()
+
+
+def test_a_fast_reset_off_the_task_page_opens_a_fresh_one():
+    env = envs.make("miniwob/click-button", obs_mode="axtree", fast_reset=True)
+    try:
+        _, info = env.reset(seed=0)
+        context = env.unwrapped.context
+        obs, *_ = env.step(f"goto('{info['site_urls']['miniwob']}/miniwob/click-test.html')")
+        assert obs["url"].endswith("click-test.html")
+        obs, info = env.reset(seed=3)
+        assert env.unwrapped.context is not context and obs["url"].endswith("click-button.html") and info["intent"]
     finally:
         env.close()
