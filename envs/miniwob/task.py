@@ -19,7 +19,6 @@ _RESTART = """([seed, maxTime]) => {
   Math.seedrandom(seed);
   core.EPISODE_MAX_TIME = maxTime;
   core.startEpisodeReal();
-  document.body.offsetHeight;  // lay the new problem out before anything reads it
   return WOB_TASK_READY ? [true, core.getUtterance()] : [false, null];
 }"""
 
