@@ -14,6 +14,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
+from browsergym.core.action import get_global_demo_mode
 from browsergym.core.action.highlevel import HighLevelActionSet
 from browsergym.core.spaces import Unicode
 
@@ -72,11 +73,36 @@ def default_action_set(
 
 
 @functools.lru_cache(maxsize=4096)
-def compiled_action(mapping: Callable[[str], str], calls: str) -> CodeType:
-    """The Python that runs ``calls`` (canonical BrowserGym calls) under ``mapping``, compiled once.
+def compiled_action(mapping: Callable[[str], str], calls: str) -> tuple[CodeType, ...]:
+    """The Python that runs ``calls`` (canonical BrowserGym calls) under ``mapping``, compiled once: code
+    objects to run in order in one namespace (:func:`execute_compiled`).
 
     Mapping (a pyparsing parse) and compiling the action set's function sources cost more CPU than a
-    click; an RL run repeats a few hundred distinct actions, so each is mapped and compiled once per
-    process. Only for a mapping that is a pure function of its input (the env's default set).
+    click; an RL run repeats a few hundred distinct actions, so each is mapped once per process. The
+    set's function definitions, the bulk of the text and the same for every action, are compiled once
+    per set, so an action never seen before (the element ids of an in-page reset keep growing) compiles
+    only its calls. Only for a mapping that is a pure function of its input (the env's default set).
     """
-    return compile(mapping(calls), "<action>", "exec")
+    code = mapping(calls)
+    includes = getattr(getattr(mapping, "__self__", None), "python_includes", "")
+    if includes and code.startswith(includes):
+        return _compiled(includes), compile(code[len(includes) :], "<action>", "exec")
+    return (compile(code, "<action>", "exec"),)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(source: str) -> CodeType:
+    return compile(source, "<action set>", "exec")
+
+
+def execute_compiled(codes: tuple[CodeType, ...], page: Any, send_message_to_user: Any, report_infeasible: Any) -> None:
+    """BrowserGym's ``execute_python_code`` for :func:`compiled_action`'s code objects: each runs in one
+    namespace holding what BrowserGym's action functions read."""
+    namespace = {
+        "page": page,
+        "send_message_to_user": send_message_to_user,
+        "report_infeasible_instructions": report_infeasible,
+        "DEMO_MODE": get_global_demo_mode(),
+    }
+    for code in codes:
+        exec(code, namespace)  # the action set's own code and re-serialised literal calls

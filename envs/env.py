@@ -25,7 +25,8 @@ What differs from plain BrowserGym, and why:
   is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine; ``force_actions=True`` (an RL speed option, never a default)
-  skips Playwright's actionability waits;
+  skips Playwright's actionability waits, and ``fast_reset=True`` (likewise) starts the next episode on
+  the last one's tab when its task can (MiniWoB++: an in-page reset) instead of in a fresh context;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
 - ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
@@ -54,7 +55,13 @@ from browsergym.core.env import BrowserEnv
 
 from . import page_state
 from .action_parser import ActionSyntaxError, canonical, parse_action
-from .action_set import DEFAULT_ACTION_TIMEOUT_MS, BrowserActionSpace, compiled_action, default_action_set
+from .action_set import (
+    DEFAULT_ACTION_TIMEOUT_MS,
+    BrowserActionSpace,
+    compiled_action,
+    default_action_set,
+    execute_compiled,
+)
 from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
@@ -166,6 +173,7 @@ class WebArenaEnv(BrowserEnv):
         action_mapping: Any = None,
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
         force_actions: bool = False,
+        fast_reset: bool = False,
         resource_origins: tuple[str, ...] = (),
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
@@ -199,6 +207,9 @@ class WebArenaEnv(BrowserEnv):
         self.env_id = env_id
         # The default set maps an action the same way every time, so its compiled code is reused.
         self._reuse_compiled = action_mapping is None
+        # RL only: a reset restarts the task on the last episode's tab when the task can (EnvTask.restart)
+        # instead of opening a fresh context and page, which LLM episodes get.
+        self.fast_reset = fast_reset
         self.obs_mode: ObsMode = obs_mode
         self.max_episode_steps = max_episode_steps
         self.dialog_response: DialogResponse = dialog_response
@@ -272,9 +283,11 @@ class WebArenaEnv(BrowserEnv):
         task seed is drawn from the env's generator, so one seeded reset makes the following ones
         reproducible too (Gymnasium's convention; vector envs' automatic resets rely on it)."""
         gym.Env.reset(self, seed=seed)
-        self._close_episode()
         if seed is None:
             seed = int(self.np_random.integers(_MAX_TASK_SEED))
+        if self.fast_reset and (restarted := self._restart_in_page(seed)) is not None:
+            return restarted
+        self._close_episode()
         try:
             # Fail fast (missing variables, dead servers) before any browser is launched.
             self.host.prepare()
@@ -294,18 +307,7 @@ class WebArenaEnv(BrowserEnv):
         self._episode = _Episode(seed=seed)
         self._settle()
         self._focus_tab(0)  # WebArena starts on the first of its start tabs
-        obs = self._observe()
-        info = {
-            "env_id": self.env_id,
-            **task_info,
-            "task_info": task_info,
-            "seed": seed,
-            "max_episode_steps": self.max_episode_steps,
-            "evaluator": self.evaluator,
-            "record_network": self.record_network,
-            "browser_version": self.browser.version if self.browser is not None else None,
-        }
-        return obs, info
+        return self._observe(), self._reset_info(task_info, seed)
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         if self.task is None or self.context is None:
@@ -453,6 +455,42 @@ class WebArenaEnv(BrowserEnv):
 
     # ------------------------------------------------------------------ episode pieces
 
+    def _reset_info(self, task_info: dict, seed: int) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            **task_info,
+            "task_info": task_info,
+            "seed": seed,
+            "max_episode_steps": self.max_episode_steps,
+            "evaluator": self.evaluator,
+            "record_network": self.record_network,
+            "browser_version": self.browser.version if self.browser is not None else None,
+        }
+
+    def _restart_in_page(self, seed: int) -> tuple[dict, dict] | None:
+        """``fast_reset``: the next episode on the one tab the last episode of this env left, when its task
+        can start there (:meth:`EnvTask.restart`); None (nothing changed) when it cannot."""
+        if self.task is None or self.context is None or self._network is not None or not self._lease.alive():
+            return None
+        if self.context.pages != [self.page]:
+            return None
+        task = self._new_task(seed)
+        try:
+            restarted = task.restart(self.page)
+        except playwright.sync_api.Error as exc:
+            logger.debug("in-page reset failed, opening a fresh page: %s", exc)
+            restarted = None
+        if restarted is None:
+            task.teardown()
+            return None
+        self.task.teardown()
+        self.task = task
+        goal, task_info = restarted
+        self.chat.close()
+        self._start_chat([{"type": "text", "text": goal}])
+        self._episode = _Episode(seed=seed)
+        return self._observe(), self._reset_info(task_info, seed)
+
     def _new_task(self, seed: int | None) -> EnvTask:
         return self.task_entrypoint(
             seed=seed, host=self.host, judge_model=self.judge_model, judge_mock=self.judge_mock,
@@ -551,11 +589,10 @@ class WebArenaEnv(BrowserEnv):
     def _execute(self, action: str, send_message: Any, report_infeasible: Any) -> None:
         """Run a BrowserGym action string on the active page: exactly the calls :meth:`_checked` accepted."""
         calls = self._checked(action)
-        code: Any = calls
         if self._reuse_compiled:
-            code = compiled_action(self.action_mapping, calls)
-        elif self.action_mapping:
-            code = self.action_mapping(calls)
+            execute_compiled(compiled_action(self.action_mapping, calls), self.page, send_message, report_infeasible)
+            return
+        code = self.action_mapping(calls) if self.action_mapping else calls
         execute_python_code(
             code, self.page, send_message_to_user=send_message, report_infeasible_instructions=report_infeasible
         )

@@ -65,6 +65,12 @@ class EnvTask(AbstractBrowserTask):
         """What ``reset`` reports about the task in ``info`` (goal, sites, ids)."""
         raise NotImplementedError
 
+    def restart(self, page: playwright.sync_api.Page) -> tuple[str, dict] | None:
+        """:meth:`setup` on the page a previous episode of the same task left, for the env's
+        ``fast_reset``: the same goal and problem as a fresh page would get for this seed, without a new
+        context and page. None when the task cannot start there (the env then opens a fresh page)."""
+        return None
+
     def check(self, page: playwright.sync_api.Page) -> dict[str, Any] | None:
         """After every action: the evaluation if the task has ended by itself, else None.
 

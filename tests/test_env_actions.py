@@ -29,10 +29,14 @@ def test_an_action_is_mapped_and_compiled_once():
     compiled_action(mapping, "noop(1)")
     assert mapped == ["noop(0)", "noop(1)"]  # another action is mapped anew
     namespace: dict = {}
-    exec(first, namespace)
+    for code in first:
+        exec(code, namespace)
     assert namespace["ran"] == "noop(0)"
-    code = compiled_action(default_action_set().to_python_code, "click('a1')")
-    assert "click" in code.co_names  # the default set's code defines and calls BrowserGym's click
+    mapping = default_action_set().to_python_code
+    definitions, call = compiled_action(mapping, "click('a1')")
+    assert "click" in definitions.co_names and call.co_names == ("click",)  # defines, then calls BrowserGym's click
+    # an action never seen before (a new element id) compiles its call only: the definitions are shared
+    assert compiled_action(mapping, "click('a2')")[0] is definitions
 
 
 class _SlowHandler(http.server.BaseHTTPRequestHandler):

@@ -100,7 +100,7 @@ def test_fast_sub_envs_leave_nothing_behind_when_a_worker_is_killed():
     before = set(descendants())
     vec = gym.vector.AsyncVectorEnv(numeric_env_fns(TASKS, fast=True), context="forkserver")
     try:
-        drive(lambda: vec.reset(seed=0), vec.step, n_steps=1)
+        drive(lambda: vec.reset(seed=0), vec.step, n_steps=3)  # click-test ends at once: in-page resets follow
         started = {pid: cmd for pid, cmd in descendants().items() if pid not in before}
         assert sum("chrom" in cmd and "--type=" not in cmd for cmd in started.values()) == 2  # one browser each
         os.kill(vec.processes[0].pid, signal.SIGKILL)

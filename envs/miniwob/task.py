@@ -8,8 +8,19 @@ from typing import Any
 
 import playwright.sync_api
 
-from webarena_gym.envs.miniwob import EPISODE_MAX_TIME_MS, EVAL_TYPE, SITE
+from webarena_gym.envs.miniwob import EPISODE_MAX_TIME_MS, EVAL_TYPE, SITE, keeps_state
 from webarena_gym.envs.task import EnvTask
+
+# BrowserGym's episode start (its setup's seeded ``core.startEpisodeReal``) on a page that holds the task
+# already, with what a fresh page would have besides the problem: nothing focused. Returns whether the
+# problem is ready and the goal, so a ready one costs a single round trip.
+_RESTART = """([seed, maxTime]) => {
+  if (document.activeElement) document.activeElement.blur();
+  Math.seedrandom(seed);
+  core.EPISODE_MAX_TIME = maxTime;
+  core.startEpisodeReal();
+  return WOB_TASK_READY ? [true, core.getUtterance()] : [false, null];
+}"""
 
 
 @functools.cache
@@ -84,6 +95,25 @@ class MiniWoBTask(EnvTask):
         self.host.prepare()
         goal, _ = self.inner.setup(page)
         self.goal = str(goal)
+        self.config["intent"] = self.goal
+        return self.goal, self.task_info()
+
+    def restart(self, page: playwright.sync_api.Page) -> tuple[str, dict] | None:
+        """The in-page reset: MiniWoB's own seeded episode start on the task's page, the seed drawn as
+        BrowserGym's setup draws it, so the problem is the one a fresh page gets. A task that keeps state
+        its episode start does not regenerate (:func:`envs.miniwob.keeps_state`) is loaded again in the
+        same tab; a page elsewhere is not restarted."""
+        if page.url != self.inner.url:
+            return None
+        if keeps_state(self.name):
+            return self.setup(page)
+        self.inner.page = page
+        seed = self.inner.random.randint(0, 1000000)
+        ready, utterance = page.evaluate(_RESTART, [seed, self.inner.episode_max_time])
+        if not ready:
+            page.wait_for_function("() => WOB_TASK_READY")
+            utterance = page.evaluate("() => core.getUtterance()")
+        self.goal = str(utterance["utterance"] if isinstance(utterance, dict) else utterance)
         self.config["intent"] = self.goal
         return self.goal, self.task_info()
 
