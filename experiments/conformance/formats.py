@@ -18,6 +18,7 @@ from webarena_gym.experiments.conformance.model import (
     offered_commands,
     system_text,
 )
+from webarena_gym.experiments.conformance.plan_mcts import PlanMCTSResponder
 from webarena_gym.llm.messages import Message
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ FAMILIES: dict[str, type[Responder]] = {
     "react": ReActResponder,
     "agentoccam": AgentOccamResponder,
     "agentoccam_judge": AgentOccamResponder,
+    "plan_mcts": PlanMCTSResponder,
 }
 
 
