@@ -105,3 +105,16 @@ def test_the_reflector_keeps_the_steps_the_trace_does_not_show_done():
     repair = P.parse_reflection(ask(m, "reflector", P.reflector_messages(CTX, SECOND, trace, PRODUCT)))
     assert repair.revised_plan == "Click the link 'Proceed to Checkout'; then click the button 'Place Order'."
     assert repair.reason.startswith("Type A: observation lacks the element")  # this page has no Checkout link
+
+
+def test_a_typed_text_over_several_lines_is_one_step_of_the_subplan():
+    m = ConformanceModel(218, "plan_mcts", ("reddit",))  # goto, two clicks, a two-line body, save, answer
+    edit = Page("http://127.0.0.1:1/f/television/1492/-/edit", "RootWebArea 'Edit'\n\ttextbox [41] 'Body'")
+    subplan = P.parse_subplans(ask(m, "planner", P.planner_messages(CTX, 3, [], [], edit)), 3)[0].subplan
+    body = str(m.units[3].steps[0]["value"])
+    assert "\n" in body
+    steps = [Step("goto [http://127.0.0.1:1/u]"), Step("click [93]"), Step("click [46]")]
+    steps.append(Step(f"type [41] [{body}] [0]"))
+    answer = ask(m, "operator", P.operator_messages(CTX, subplan, [], [], steps, edit))
+    assert P.parse_operator(answer, COMMANDS)[0] == P.DONE
+    assert P.parse_micro(ask(m, "micro", P.micro_messages(CTX, subplan, steps, edit, edit)))[0]

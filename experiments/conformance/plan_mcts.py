@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 UNITS_PER_SUBPLAN = 4
 _JOIN = "; then "
 _ITEM = re.compile(r"^\d+\. (.*) \[(Completed|Not Completed)\](?: status [A-E], score [\d.]+)?(?:; notes: .*)?$")
-_STEP = re.compile(r"^\d+\. (\S+)(.*?)(?: -> \S*)?( \(error: .*\))?$")
+_STEP = re.compile(r"^\d+\. (\S+)(.*?)(?: -> \S*)?( \(error: .*\))?\s*$", re.S)
+# One numbered entry of an action list (a typed text may run over several lines).
+_ENTRY = re.compile(r"^\d+\. .*?(?=^\d+\. |\Z)", re.M | re.S)
 # A header of the Plan-MCTS prompts: ``### Current Subplan ###``, ``## Context ##``, ``# Current page ...``.
 _HEADER = r"\n#{1,3} [A-Z][^\n]*"
 # An element of the aligned text outside the marked viewport: its role and name, no id.
@@ -130,8 +132,8 @@ class PlanMCTSResponder(Responder):
         """How many units from ``first`` the listed actions carried out: each action that is no
         scroll and shows no error is the next unit (a unit it does not match ends the count)."""
         done = first
-        for line in actions.strip().splitlines():
-            step = _STEP.match(line.strip())
+        for entry in _ENTRY.findall(actions.strip()):
+            step = _STEP.match(entry)
             if step is None or step.group(1) == "scroll" or step.group(3):
                 continue
             if done >= len(self.model.units) or not self._is(step.group(1), step.group(2), self.model.units[done]):
@@ -142,7 +144,8 @@ class PlanMCTSResponder(Responder):
     def _is(self, verb: str, arguments: str, unit: Unit) -> bool:
         """Whether an action (its verb and bracketed arguments) is the command ``unit`` needs."""
         if unit.kind in ("send_msg_to_user", "report_infeasible"):
-            return f"{verb}{arguments}" == command(unit, "", "", {"stop"}, self.model.sites)
+            answer = command(unit, "", "", {"stop"}, self.model.sites)
+            return " ".join(f"{verb}{arguments}".split()) == " ".join(answer.split())
         if unit.kind == "fill":
             value = " ".join(str(unit.steps[0].get("value", "")).split())
             return verb == "type" and f"[{value}] [{1 if len(unit.steps) == 2 else 0}]" in " ".join(arguments.split())
