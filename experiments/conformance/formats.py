@@ -44,9 +44,6 @@ class ReActResponder(Responder):
     # "type [21] [chairs] [1] where [21] is textbox 'Search' required: False": verb, id, arguments, the line.
     _DESCRIBED = re.compile(r"^(\w+) \[(\d+)\](.*?)(?: where \[\d+\] is (\w+) (['\"])(.*?)\5(?:\s.*)?)?\s*$", re.S)
 
-    def __init__(self, model: ConformanceModel) -> None:
-        self.model = model
-
     def answer(self, role: str, messages: list[Message]) -> str:
         from webarena_gym.policies.react import ANSWER_PHRASE
 
@@ -101,9 +98,6 @@ class AgentOccamResponder(Responder):
     SELECTION. The prompt's INTERACTION HISTORY lists every action taken: progress is their count."""
 
     roles = ("actor", "judge")
-
-    def __init__(self, model: ConformanceModel) -> None:
-        self.model = model
 
     def answer(self, role: str, messages: list[Message]) -> str:
         from webarena_gym.policies.agentoccam.text import actor_answer

@@ -240,6 +240,9 @@ class Responder:
 
     roles: tuple[str, ...] = ()
 
+    def __init__(self, model: ConformanceModel) -> None:
+        self.model = model
+
     def answer(self, role: str, messages: list[Message]) -> str:
         raise NotImplementedError
 

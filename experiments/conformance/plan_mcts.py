@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
 
 from webarena_gym.envs.local.reference import PLACEHOLDERS
 from webarena_gym.experiments.conformance.model import (
@@ -36,9 +35,6 @@ from webarena_gym.experiments.conformance.model import (
 )
 from webarena_gym.llm.messages import Message
 from webarena_gym.policies.plan_mcts.prompts import DONE, action_specs, texts
-
-if TYPE_CHECKING:
-    from webarena_gym.experiments.conformance.model import ConformanceModel
 
 UNITS_PER_SUBPLAN = 4
 _JOIN = "; then "
@@ -88,9 +84,6 @@ class PlanMCTSResponder(Responder):
     """Every role of Plan-MCTS (prompts.py's five builders), answered from the reference."""
 
     roles = ("planner", "operator", "micro", "macro", "reflector")
-
-    def __init__(self, model: ConformanceModel) -> None:
-        self.model = model
 
     def answer(self, role: str, messages: list[Message]) -> str:
         """``role``'s answer to its prompt (the user message after the system text; a re-ask, after
