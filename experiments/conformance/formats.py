@@ -13,23 +13,16 @@ from webarena_gym.experiments.conformance.model import (
     Responder,
     Stuck,
     Unit,
+    line_after,
+    message_text,
     offered_commands,
+    system_text,
 )
+from webarena_gym.experiments.conformance.plan_mcts import PlanMCTSResponder
 from webarena_gym.llm.messages import Message
 
 if TYPE_CHECKING:
     from webarena_gym.experiments.conformance.model import ConformanceModel
-
-
-def _text(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(content or "")
-
-
-def _system(messages: list[Message]) -> str:
-    return _text(messages[0]) if messages and messages[0].get("role") == "system" else ""
 
 
 def _section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
@@ -42,12 +35,6 @@ def _section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
     return body[: end.start()] if end else body
 
 
-def _line(text: str, prefix: str, rest: bool = False) -> str:
-    """What follows ``prefix`` on its line (with ``rest``: to the end of the text), or ""."""
-    m = re.search(rf"^{re.escape(prefix)}(.*)$", text, re.M | (re.S if rest else 0))
-    return m.group(1).strip() if m else ""
-
-
 class ReActResponder(Responder):
     """WebArena's CoT answer: reasoning, then the phrase and the command in triple backticks. The
     prompt shows the current page and only the last action, so progress is the reference step right
@@ -57,17 +44,14 @@ class ReActResponder(Responder):
     # "type [21] [chairs] [1] where [21] is textbox 'Search' required: False": verb, id, arguments, the line.
     _DESCRIBED = re.compile(r"^(\w+) \[(\d+)\](.*?)(?: where \[\d+\] is (\w+) (['\"])(.*?)\5(?:\s.*)?)?\s*$", re.S)
 
-    def __init__(self, model: ConformanceModel) -> None:
-        self.model = model
-
     def answer(self, role: str, messages: list[Message]) -> str:
         from webarena_gym.policies.react import ANSWER_PHRASE
 
-        user = _text(messages[-1])
+        user = message_text(messages[-1])
         page = _section(user, "OBSERVATION", r"\nURL: ")
-        url = _line(user, "URL: ")
-        previous = _line(user, "PREVIOUS ACTION: ", rest=True)
-        offered = offered_commands(_system(messages))
+        url = line_after(user, "URL: ")
+        previous = line_after(user, "PREVIOUS ACTION: ", rest=True)
+        offered = offered_commands(system_text(messages))
         try:
             done = self._progress(previous, page, url, offered)
             command = self.model.next_command(done, page, url, offered)
@@ -115,25 +99,22 @@ class AgentOccamResponder(Responder):
 
     roles = ("actor", "judge")
 
-    def __init__(self, model: ConformanceModel) -> None:
-        self.model = model
-
     def answer(self, role: str, messages: list[Message]) -> str:
         from webarena_gym.policies.agentoccam.text import actor_answer
 
-        user = _text(messages[-1])
+        user = message_text(messages[-1])
         if role == "judge":
             return "ACTION SELECTION:\n0"  # every candidate this model proposes is the same command
         page = _section(user, "CURRENT OBSERVATION")
         history = user.partition("CURRENT OBSERVATION:")[0]
         done = len(re.findall(r"^ACTION:\n", history, re.M))
-        offered = offered_commands(_system(messages))
+        offered = offered_commands(system_text(messages))
         try:
             command = self.model.next_command(done, page, "", offered)
             reason = "This is the next step of the solution."
         except Stuck as stuck:
             command, reason = f"stop [cannot continue: {stuck.finding.cause}]", f"I cannot go on: {stuck}."
-        if "ACTION CANDIDATES:" in _system(messages):
+        if "ACTION CANDIDATES:" in system_text(messages):
             return (
                 "INTERACTION HISTORY SUMMARY:\nOn track.\nOBSERVATION DESCRIPTION:\nThe page.\n"
                 f"ACTION CANDIDATES:\n- reason: [{reason}]\n- action: [{command}]\nOBSERVATION HIGHLIGHT:\n"
@@ -141,10 +122,11 @@ class AgentOccamResponder(Responder):
         return actor_answer(command, reason)
 
 
-FAMILIES: dict[str, type[ReActResponder] | type[AgentOccamResponder]] = {
+FAMILIES: dict[str, type[Responder]] = {
     "react": ReActResponder,
     "agentoccam": AgentOccamResponder,
     "agentoccam_judge": AgentOccamResponder,
+    "plan_mcts": PlanMCTSResponder,
 }
 
 

@@ -217,10 +217,32 @@ def offered_commands(system: str) -> set[str]:
     return set(re.findall(r"^\s*- `?([a-z_]+)\b(?!: \[)", system, re.M))
 
 
+def message_text(message: Message) -> str:
+    """A message's text, its text parts joined (images left out)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
+
+def system_text(messages: list[Message]) -> str:
+    """The system message's text ("" when the first message is not one)."""
+    return message_text(messages[0]) if messages and messages[0].get("role") == "system" else ""
+
+
+def line_after(text: str, prefix: str, rest: bool = False) -> str:
+    """What follows ``prefix`` on its line (with ``rest``: to the end of the text), or ""."""
+    m = re.search(rf"^{re.escape(prefix)}(.*)$", text, re.M | (re.S if rest else 0))
+    return m.group(1).strip() if m else ""
+
+
 class Responder:
     """What a method family's format module provides: ``answer(role, messages)`` -> the model's reply."""
 
     roles: tuple[str, ...] = ()
+
+    def __init__(self, model: ConformanceModel) -> None:
+        self.model = model
 
     def answer(self, role: str, messages: list[Message]) -> str:
         raise NotImplementedError
