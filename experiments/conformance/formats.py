@@ -5,6 +5,7 @@ model (:mod:`.model`) decides the command."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from webarena_gym.experiments.conformance.model import (
@@ -15,6 +16,7 @@ from webarena_gym.experiments.conformance.model import (
     Unit,
     offered_commands,
 )
+from webarena_gym.experiments.conformance.plan_and_act import PlanAndActResponder
 from webarena_gym.llm.messages import Message
 
 if TYPE_CHECKING:
@@ -141,10 +143,12 @@ class AgentOccamResponder(Responder):
         return actor_answer(command, reason)
 
 
-FAMILIES: dict[str, type[ReActResponder] | type[AgentOccamResponder]] = {
+FAMILIES: dict[str, Callable[[ConformanceModel], Responder]] = {
     "react": ReActResponder,
     "agentoccam": AgentOccamResponder,
     "agentoccam_judge": AgentOccamResponder,
+    "plan_and_act": PlanAndActResponder,
+    "plan_and_act_dynamic": PlanAndActResponder,
 }
 
 
