@@ -111,6 +111,8 @@ EXPECTED_FINDINGS = {
     "react": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},  # viewport tree cut at 1920 tokens; no wikipedia address
     "agentoccam": GOTO_FIRST,  # AgentOccam's commands have no goto
     "agentoccam_judge": GOTO_FIRST,
+    "plan_and_act": GOTO_FIRST,  # WebRL's grammar has no goto (its prompt says never to type addresses)
+    "plan_and_act_dynamic": GOTO_FIRST,
     "plan_mcts": {602: LACKS_ELEMENT},  # goto is a command; the wikipedia address is nowhere in the prompt
 }
 

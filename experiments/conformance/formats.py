@@ -18,6 +18,7 @@ from webarena_gym.experiments.conformance.model import (
     offered_commands,
     system_text,
 )
+from webarena_gym.experiments.conformance.plan_and_act import PlanAndActResponder
 from webarena_gym.experiments.conformance.plan_mcts import PlanMCTSResponder
 from webarena_gym.llm.messages import Message
 
@@ -126,6 +127,8 @@ FAMILIES: dict[str, type[Responder]] = {
     "react": ReActResponder,
     "agentoccam": AgentOccamResponder,
     "agentoccam_judge": AgentOccamResponder,
+    "plan_and_act": PlanAndActResponder,
+    "plan_and_act_dynamic": PlanAndActResponder,
     "plan_mcts": PlanMCTSResponder,
 }
 
