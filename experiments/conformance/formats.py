@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from webarena_gym.experiments.conformance.devils_advocate import DevilsAdvocateResponder
 from webarena_gym.experiments.conformance.model import (
     METHOD_LOGIC,
     Finding,
@@ -122,10 +123,11 @@ class AgentOccamResponder(Responder):
         return actor_answer(command, reason)
 
 
-FAMILIES: dict[str, type[ReActResponder] | type[AgentOccamResponder]] = {
+FAMILIES: dict[str, type[ReActResponder] | type[AgentOccamResponder] | type[DevilsAdvocateResponder]] = {
     "react": ReActResponder,
     "agentoccam": AgentOccamResponder,
     "agentoccam_judge": AgentOccamResponder,
+    "devils_advocate": DevilsAdvocateResponder,
 }
 
 
