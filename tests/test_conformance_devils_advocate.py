@@ -106,6 +106,11 @@ def test_a_dropdown_whose_options_the_tree_hides_is_a_finding():
     ask(model, "action", action_prompt(page, memos, "Choose 'Year' in the combobox 'Period'."))
     assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
     assert "option 'Year'" in model.finding.detail
+    # The method has no stop command: the model says it cannot go on to every later call, which ends
+    # the trials without acting (an unusable plan, no action, NO).
+    with pytest.raises(T.ReplyError):
+        T.parse_plan(ask(model, "plan", "any plan prompt"))
+    assert T.parse_verdict(ask(model, "task_check", check_prompt("Get the report", []))) is False
 
 
 def test_goto_uses_the_address_the_prompt_lists_for_its_site():
@@ -122,9 +127,9 @@ def test_element_mapping_and_summaries_keep_what_the_page_shows():
     old = "[10] link 'Home'\n[11] link 'More'\n[12] link 'More'"
     new = "[50] link 'More'\n[51] link 'Home'\n[52] link 'More'"
     assert T.parse_element_id(ask(model, "element_map", T.map_prompt(element_id="12", obs1=old, obs2=new))) == "52"
-    assert model.finding is None
-    assert T.parse_element_id(ask(model, "element_map", T.map_prompt(element_id="12", obs1=old, obs2=""))) is None
-    assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
     tree = "RootWebArea 'Shop'\n\t[10] link 'My Account'\n\tStaticText 'Welcome'\n\t[21] textbox 'Search'"
     summary = ask(model, "summarize", T.summary_prompt(task="Get the order", observation=tree))
     assert summary == "[10] link 'My Account'\n[21] textbox 'Search'"
+    assert model.finding is None
+    assert T.parse_element_id(ask(model, "element_map", T.map_prompt(element_id="12", obs1=old, obs2=""))) is None
+    assert model.finding is not None and model.finding.cause == LACKS_ELEMENT

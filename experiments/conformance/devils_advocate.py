@@ -120,6 +120,8 @@ class DevilsAdvocateResponder(Responder):
         self.items = [f"{item[:-1]} (time {n + 1})." if n else item for item, n in zip(plain, repeats, strict=True)]
 
     def answer(self, role: str, messages: list[Message]) -> str:
+        if self.model.finding is not None:  # having said it cannot go on, the model says so to every call
+            return f"I cannot go on: {self.model.finding.cause}.\nNO"
         prompt = str(messages[0].get("content") or "")  # a re-ask or a remedy follows the first message
         try:
             return self._answer(role, prompt)
