@@ -111,6 +111,9 @@ EXPECTED_FINDINGS = {
     "react": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},  # viewport tree cut at 1920 tokens; no wikipedia address
     "agentoccam": GOTO_FIRST,  # AgentOccam's commands have no goto
     "agentoccam_judge": GOTO_FIRST,
+    # WebArena's viewport tree drops a collapsed <select>'s options (boxes of no area) and its type is a
+    # fill, so no command sets a native dropdown: Period on 100, Mode on 602 (the paper's observation).
+    "devils_advocate": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
 }
 
 
