@@ -16,8 +16,9 @@ ACCOUNT = "[194] link 'My Orders'\n[196] link 'My Wish List'"
 PLAN = ["Click the link 'My Account'.", "Click the link 'My Orders'."]
 
 
-def ask(model: ConformanceModel, role: str, prompt: str) -> str:
-    return model.script().next(role, [{"role": "user", "content": prompt}])  # the script entry point
+def ask(model: ConformanceModel, role: str, prompt: str, *earlier: dict) -> str:
+    """The model's reply through the script entry point (``earlier``: the turns before ``prompt``)."""
+    return str(model.script().next(role, [*earlier, {"role": "user", "content": prompt}]))
 
 
 def action_prompt(page: str, memos: list[T.Memo], step: str = PLAN[0], sites: dict | None = None, trial: int = 1):
@@ -60,9 +61,9 @@ def test_a_task_runs_on_the_history_its_alignment_check_writes():
     prompt = action_prompt(moved, memos, PLAN[1])
     assert T.parse_action(ask(model, "action", prompt), T.PROMPT_COMMANDS) == "click [301]"
     # A remedy (asked after the action, in its conversation) is the same step: the policy drops it.
-    remedy = [{"role": "user", "content": prompt}, {"role": "assistant", "content": "click [301]"}]
-    remedy.append({"role": "user", "content": T.remedy_question()})
-    assert T.parse_action(model.script().next("remedy", remedy), T.PROMPT_COMMANDS) == "click [301]"
+    conversation = ({"role": "user", "content": prompt}, {"role": "assistant", "content": "click [301]"})
+    remedy = ask(model, "remedy", T.remedy_question(), *conversation)
+    assert T.parse_action(remedy, T.PROMPT_COMMANDS) == "click [301]"
     memos.append(T.Memo(1, "The action is to click [301] where [301] is link 'My Orders'."))
     assert T.parse_verdict(ask(model, "task_check", check_prompt("Get the order", memos))) is True
     answer = T.answer_prompt(task="Get the order", history=T.render_history(memos), notes="", observation="")
