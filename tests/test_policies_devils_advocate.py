@@ -303,6 +303,12 @@ def test_alignment_reply_gives_the_description_and_a_verdict_the_description_can
     )
     assert T.parse_alignment("NO. The action is to open the cart") == ("The action is to open the cart", False)
     assert T.parse_alignment("It went fine.") == (None, None)
+    # A quoted name with a sentence mark in it stays whole (the history entry would lose the rest).
+    quoted = "The action is to click [57] where [57] is link 'What are you reading? (March 31)'."
+    assert T.parse_alignment(f"{quoted} It's the post.\nYES") == (quoted, True)
+    assert T.parse_alignment("The action is to open the user's cart. It's done.\nNO")[0] == (
+        "The action is to open the user's cart."
+    )
 
 
 def test_plans_answers_and_element_ids():
