@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from webarena_gym.experiments.conformance.model import LACKS_ELEMENT, ConformanceModel
+from webarena_gym.experiments.conformance.model import LACKS_ELEMENT, NO_GRAMMAR, ConformanceModel
 from webarena_gym.policies.devils_advocate import text as T
 
 SITE = "http://127.0.0.1:1"
@@ -134,3 +134,18 @@ def test_element_mapping_and_summaries_keep_what_the_page_shows():
     assert model.finding is None
     assert T.parse_element_id(ask(model, "element_map", T.map_prompt(element_id="12", obs1=old, obs2=""))) is None
     assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
+
+
+def test_text_with_a_line_break_is_a_finding_the_one_line_action_cannot_carry():
+    model = ConformanceModel(218, "devils_advocate", ("reddit",))  # edit a post's body to two lines
+    plan = T.parse_plan(ask(model, "plan", "any plan prompt"))
+    assert len(plan) == 5 and plan[3].startswith("Type 'Great news, the first season was a fun ride. Done watching")
+    memos = [
+        T.Memo(1, "The action is to goto [http://127.0.0.1:1/user/MarvelsGrandpa/submissions]."),
+        T.Memo(1, "The action is to click [93] where [93] is link 'The Night Agent renewed for season 2 at Netflix'."),
+        T.Memo(1, "The action is to click [46] where [46] is link 'Edit'."),
+    ]
+    reply = ask(model, "action", action_prompt("[60] textbox 'Body'\n[70] button 'Save'", memos, plan[3]))
+    assert model.finding is not None and model.finding.cause == NO_GRAMMAR
+    with pytest.raises(T.ReplyError):
+        T.parse_action(reply, T.PROMPT_COMMANDS)

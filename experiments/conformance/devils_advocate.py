@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from webarena_gym.experiments.conformance.model import (
     LACKS_ELEMENT,
     METHOD_LOGIC,
+    NO_GRAMMAR,
     Element,
     Finding,
     Responder,
@@ -81,7 +82,8 @@ def plan_item(unit: Unit) -> str:
     if unit.kind == "click":
         return f"Click {element}."
     if unit.kind == "fill":
-        return f"Type {_quoted(str(step.get('value', '')))} into {element}{' and press Enter' * (len(unit.steps) - 1)}."
+        text = _quoted(" ".join(str(step.get("value", "")).split()))  # an item is one line
+        return f"Type {text} into {element}{' and press Enter' * (len(unit.steps) - 1)}."
     if unit.kind == "select_option":
         return f"Choose {_quoted(str(step.get('value', '')))} in {element}."
     if unit.kind == "goto":
@@ -189,7 +191,12 @@ class DevilsAdvocateResponder(Responder):
             scrolled = self._entries(fields["history"])[-MAX_SCROLLS:] == ["scroll [down]"] * MAX_SCROLLS
             if done < len(units) and not _shows_target(units[done], page) and "scroll" in offered and not scrolled:
                 return "scroll [down]"
-            return self.model.next_command(done, page, "", offered, _addresses(fields["sites"]))
+            action = self.model.next_command(done, page, "", offered, _addresses(fields["sites"]))
+            if "\n" in action:  # the method reads an action off one line: a typed line break cannot be written
+                finding = Finding(NO_GRAMMAR, "the step types text with a line break; an action is one line")
+                self.model.finding = self.model.finding or finding
+                raise Stuck(finding)
+            return action
         except Stuck as stuck:
             return f"I cannot go on: {stuck.finding.cause}."  # no action in it: the method has no stop
 
