@@ -113,6 +113,9 @@ EXPECTED_FINDINGS = {
     "agentoccam_judge": GOTO_FIRST,
     "plan_and_act": GOTO_FIRST,  # WebRL's grammar has no goto (its prompt says never to type addresses)
     "plan_and_act_dynamic": GOTO_FIRST,
+    # WebArena's viewport tree drops a collapsed <select>'s options (boxes of no area) and its type is a
+    # fill, so no command sets a native dropdown: Period on 100, Mode on 602 (the paper's observation).
+    "devils_advocate": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
     "plan_mcts": {602: LACKS_ELEMENT},  # goto is a command; the wikipedia address is nowhere in the prompt
 }
 

@@ -226,6 +226,10 @@ def test_history_is_numbered_with_a_heading_per_trial_once_there_are_several():
         "In trial 2:", "3. The action is to click B.",
     ]  # fmt: skip
     assert T.render_history([]) == "None yet."
+    # In a prompt the policy builds, the headings say which trial is the current one, so that a new
+    # trial's history (no entries of its own yet) does not read like the last trial's.
+    assert T.render_history(one, trial=2).splitlines()[0] == "In trial 1 (before a restart):"
+    assert T.render_history(two, trial=2).splitlines()[3] == "In trial 2 (the current trial):"
 
 
 def test_plan_revision_reviews_the_notes_after_the_history():
@@ -299,6 +303,12 @@ def test_alignment_reply_gives_the_description_and_a_verdict_the_description_can
     )
     assert T.parse_alignment("NO. The action is to open the cart") == ("The action is to open the cart", False)
     assert T.parse_alignment("It went fine.") == (None, None)
+    # A quoted name with a sentence mark in it stays whole (the history entry would lose the rest).
+    quoted = "The action is to click [57] where [57] is link 'What are you reading? (March 31)'."
+    assert T.parse_alignment(f"{quoted} It's the post.\nYES") == (quoted, True)
+    assert T.parse_alignment("The action is to open the user's cart. It's done.\nNO")[0] == (
+        "The action is to open the user's cart."
+    )
 
 
 def test_plans_answers_and_element_ids():
@@ -582,7 +592,8 @@ def test_an_empty_stack_revises_the_plan_after_restoring_the_initial_state():
     last = run.ops("end_trial")[1][1]
     assert last["restore_method"] == "reset" and last["site_data"].startswith("pristine again")
     # The history persists into the new trial's prompts, under a heading per trial.
-    assert "In trial 1:" in run.prompts["action"][1] and "In trial 1:" in run.prompts["answer"][0]
+    undone = "In trial 1 (before a restart):"
+    assert undone in run.prompts["action"][1] and undone in run.prompts["answer"][0]
 
 
 def test_the_action_cap_holds_across_trials():

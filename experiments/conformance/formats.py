@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from webarena_gym.experiments.conformance.devils_advocate import DevilsAdvocateResponder
 from webarena_gym.experiments.conformance.model import (
     METHOD_LOGIC,
     Finding,
     Responder,
     Stuck,
-    Unit,
+    describes,
     line_after,
     message_text,
     offered_commands,
@@ -42,8 +43,6 @@ class ReActResponder(Responder):
     after the one PREVIOUS ACTION describes."""
 
     roles = ("actor",)
-    # "type [21] [chairs] [1] where [21] is textbox 'Search' required: False": verb, id, arguments, the line.
-    _DESCRIBED = re.compile(r"^(\w+) \[(\d+)\](.*?)(?: where \[\d+\] is (\w+) (['\"])(.*?)\5(?:\s.*)?)?\s*$", re.S)
 
     def answer(self, role: str, messages: list[Message]) -> str:
         from webarena_gym.policies.react import ANSWER_PHRASE
@@ -65,7 +64,7 @@ class ReActResponder(Responder):
         action describes (the first such unit whose successor the page can carry out)."""
         if previous in ("", "None"):
             return 0
-        matches = [i for i, unit in enumerate(self.model.units) if self._describes(previous, unit)]
+        matches = [i for i, unit in enumerate(self.model.units) if describes(previous, unit)]
         if not matches:
             raise Stuck(Finding(METHOD_LOGIC, f"PREVIOUS ACTION {previous[:120]!r} matches no reference step"))
         for i in matches:
@@ -75,23 +74,6 @@ class ReActResponder(Responder):
                 continue
             return i + 1
         return matches[0] + 1
-
-    def _describes(self, previous: str, unit: Unit) -> bool:
-        m = self._DESCRIBED.match(previous)
-        verb = m.group(1) if m else previous.split(" ", 1)[0]
-        target = unit.target
-        if unit.kind in ("goto", "go_back"):
-            return verb == unit.kind
-        if m is None or m.group(4) is None:
-            return False
-        role, name = m.group(4), " ".join(m.group(6).split()).lower()
-        if unit.kind == "select_option":
-            return verb == "click" and role == "option" and str(unit.steps[0].get("value", "")).lower() in name
-        wanted = " ".join(str(target.get("name", "")).split()).lower()
-        same = role == target.get("role") and (wanted == name or wanted in name)
-        if unit.kind == "fill":
-            return verb == "type" and same and f"[{unit.steps[0].get('value', '')}]" in m.group(3)
-        return verb == unit.kind and same
 
 
 class AgentOccamResponder(Responder):
@@ -129,6 +111,7 @@ FAMILIES: dict[str, type[Responder]] = {
     "agentoccam_judge": AgentOccamResponder,
     "plan_and_act": PlanAndActResponder,
     "plan_and_act_dynamic": PlanAndActResponder,
+    "devils_advocate": DevilsAdvocateResponder,
     "plan_mcts": PlanMCTSResponder,
 }
 

@@ -156,11 +156,43 @@ def units(steps: Sequence[Mapping[str, Any]]) -> list[Unit]:
     return out
 
 
-def command(unit: Unit, page: str, url: str, offered: set[str], sites: Sequence[str]) -> str:
+# "type [21] [chairs] [1] where [21] is textbox 'Search' required: False": verb, id, arguments, the line.
+_DESCRIBED = re.compile(r"^(\w+) \[(\d+)\](.*?)(?: where \[\d+\] is (\w+) (['\"])(.*?)\5(?:\s.*)?)?\s*$", re.S)
+
+
+def describes(action: str, unit: Unit) -> bool:
+    """Whether ``action``, written as WebArena describes an executed one (``click [10] where [10] is
+    link 'My Account'``), carries out ``unit`` (the reference's role and name rule)."""
+    m = _DESCRIBED.match(action)
+    verb = m.group(1) if m else action.split(" ", 1)[0]
+    target = unit.target
+    if unit.kind in ("goto", "go_back"):
+        return verb == unit.kind
+    if m is None or m.group(4) is None:
+        return False
+    role, name = m.group(4), " ".join(m.group(6).split()).lower()
+    if unit.kind == "select_option":
+        return verb == "click" and role == "option" and str(unit.steps[0].get("value", "")).lower() in name
+    wanted = " ".join(str(target.get("name", "")).split()).lower()
+    same = role == target.get("role") and (wanted == name or wanted in name)
+    if unit.kind == "fill":
+        return verb == "type" and same and f"[{unit.steps[0].get('value', '')}]" in m.group(3)
+    return verb == unit.kind and same
+
+
+def command(
+    unit: Unit,
+    page: str,
+    url: str,
+    offered: set[str],
+    sites: Sequence[str],
+    addresses: Mapping[str, str] | None = None,
+) -> str:
     """The bracketed command for ``unit`` on the page text ``page`` (ids read off that text only).
 
     ``offered`` is the command set the prompt lists; ``url`` the page's address as the prompt gives
-    it (a ``goto`` to the task's own site is resolved against it)."""
+    it (a ``goto`` to the task's own site is resolved against it); ``addresses`` the sites' addresses
+    a prompt lists, by site."""
     kind, target = unit.kind, unit.target
     if kind in ("send_msg_to_user", "report_infeasible"):
         text = str(unit.steps[0].get("text", ""))
@@ -170,14 +202,14 @@ def command(unit: Unit, page: str, url: str, offered: set[str], sites: Sequence[
         return _offered(kind, offered)
     if kind == "goto":
         _offered("goto", offered)
-        return f"goto [{_address(str(unit.steps[0].get('url', '')), url, sites)}]"
+        return f"goto [{urljoin(url, _fill_sites(str(unit.steps[0].get('url', '')), url, sites, addresses))}]"
     elements = page_elements(page)
     role, name, nth = str(target.get("role", "")), str(target.get("name", "")), int(target.get("nth", 0))
     element = find_element(elements, role, name, nth, allow_folded=kind == "select_option")
     if kind == "click":
         return _offered(f"click [{element.bid}]", offered)
     if kind == "fill":
-        value = _fill_sites(str(unit.steps[0].get("value", "")), url, sites)
+        value = _fill_sites(str(unit.steps[0].get("value", "")), url, sites, addresses)
         return _offered(f"type [{element.bid}] [{value}] [{1 if len(unit.steps) == 2 else 0}]", offered)
     if kind == "select_option":
         option = option_element(elements, element, str(unit.steps[0].get("value", "")))
@@ -194,20 +226,20 @@ def _offered(text: str, offered: set[str]) -> str:
     return text
 
 
-def _address(url: str, page_url: str, sites: Sequence[str]) -> str:
-    return urljoin(page_url, _fill_sites(url, page_url, sites))
-
-
-def _fill_sites(text: str, page_url: str, sites: Sequence[str]) -> str:
-    """Placeholders of the task's one site become the origin of the page the prompt shows; another
-    site's address is nowhere in the prompt."""
+def _fill_sites(text: str, page_url: str, sites: Sequence[str], addresses: Mapping[str, str] | None) -> str:
+    """Placeholders become the address the prompt lists for their site, else (the task's one site) the
+    origin of the page the prompt shows; any other site's address is nowhere in the prompt."""
     for placeholder, site in PLACEHOLDERS.items():
         if placeholder not in text:
             continue
-        if list(sites) != [site] or not page_url:
+        if addresses and site in addresses:
+            origin = addresses[site].rstrip("/")
+        elif list(sites) == [site] and page_url:
+            parts = urlsplit(page_url)
+            origin = f"{parts.scheme}://{parts.netloc}"
+        else:
             raise Stuck(Finding(LACKS_ELEMENT, f"the prompt shows no address of the {site} site"))
-        parts = urlsplit(page_url)
-        text = text.replace(placeholder, f"{parts.scheme}://{parts.netloc}")
+        text = text.replace(placeholder, origin)
     return text
 
 
@@ -280,17 +312,20 @@ class ConformanceModel:
 
         return answer
 
-    def next_command(self, done: int, page: str, url: str, offered: set[str]) -> str:
+    def next_command(
+        self, done: int, page: str, url: str, offered: set[str], addresses: Mapping[str, str] | None = None
+    ) -> str:
         """The command for reference unit ``done`` (the number the prompt shows as done), or raises
-        :class:`Stuck` (recorded as the finding). A prompt that offers no ``goto`` has the model follow
-        the task's goto-free path (chosen on the first step); a ``goto`` it still meets on a task marked
-        as needing a URL no page shows is filed under :data:`NEEDS_URL`."""
+        :class:`Stuck` (recorded as the finding); ``addresses`` as for :func:`command`. A prompt that
+        offers no ``goto`` has the model follow the task's goto-free path (chosen on the first step); a
+        ``goto`` it still meets on a task marked as needing a URL no page shows is filed under
+        :data:`NEEDS_URL`."""
         if done == 0 and "goto" not in offered and self._goto_free is not None:
             self.units = self._goto_free  # a method without goto follows the path every action space can take
         try:
             if done >= len(self.units):
                 raise Stuck(Finding(METHOD_LOGIC, "the prompt shows every reference step done, yet asks again"))
-            return command(self.units[done], page, url, offered, self.sites)
+            return command(self.units[done], page, url, offered, self.sites, addresses)
         except Stuck as stuck:
             finding = stuck.finding
             if self._needs_url and self.units[min(done, len(self.units) - 1)].kind == "goto":

@@ -64,15 +64,18 @@ def numbered(items: Sequence[str], empty: str) -> str:
 
 def render_history(memos: Sequence[Memo], empty: str = "None yet.", trial: int | None = None) -> str:
     """Numbered descriptions; a heading per trial once the history spans more than one trial or holds
-    entries of a trial before the current one (``trial``), whose actions a restart has undone."""
+    entries of a trial before the current one (``trial``), whose actions a restart has undone. With
+    ``trial`` given, each heading says whether it is the current trial's: without that, a new trial's
+    prompt (no entries of its own yet) would read like the last trial's."""
     if not memos:
         return empty
     several = len({m.trial for m in memos} | ({trial} if trial is not None else set())) > 1
-    lines, trial = [], None
+    lines, heading = [], None
     for i, memo in enumerate(memos, 1):
-        if several and memo.trial != trial:
-            trial = memo.trial
-            lines.append(f"In trial {trial}:")
+        if several and memo.trial != heading:
+            heading = memo.trial
+            mark = "" if trial is None else " (the current trial)" if heading == trial else " (before a restart)"
+            lines.append(f"In trial {heading}{mark}:")
         lines.append(f"{i}. {memo.text}")
     return "\n".join(lines)
 
@@ -246,7 +249,11 @@ def command_name(action: str) -> str:
     return action.split(" ", 1)[0].split("[", 1)[0]
 
 
-_DESCRIPTION = re.compile(rf"({re.escape(ALIGNMENT_LEAD)}\b.*?)(?:(?<=[.!?])\s|\n|$)", re.I | re.S)
+# The sentence ends at a sentence mark before a space, a line end or the end, never inside a quoted name
+# ("click the link 'Reading this week? (March 31)'"); an apostrophe inside a word ("it's") opens none.
+_DESCRIPTION = re.compile(
+    rf"""({re.escape(ALIGNMENT_LEAD)}\b(?:(?<!\w)(?:'[^'\n]*'|"[^"\n]*")(?!\w)|[^\n])*?)(?:(?<=[.!?])\s|\n|$)""", re.I
+)
 _VERDICT_LINE = re.compile(
     r"^[\s>*#_`\-]*(?:(?:final\s+)?(?:answer|verdict)\s*[:\-]?\s*)?[*_`\"']*(yes|no)\b[\s*_`\"'.!]*$", re.I
 )
