@@ -5,47 +5,26 @@ model (:mod:`.model`) decides the command."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from webarena_gym.experiments.conformance.coact import CoActResponder
 from webarena_gym.experiments.conformance.model import (
     METHOD_LOGIC,
     Finding,
     Responder,
     Stuck,
     Unit,
+    _line,
+    _section,
+    _system,
+    _text,
     offered_commands,
 )
 from webarena_gym.llm.messages import Message
 
 if TYPE_CHECKING:
     from webarena_gym.experiments.conformance.model import ConformanceModel
-
-
-def _text(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(content or "")
-
-
-def _system(messages: list[Message]) -> str:
-    return _text(messages[0]) if messages and messages[0].get("role") == "system" else ""
-
-
-def _section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
-    """The body of ``HEADER:`` in ``text`` up to the next all-caps header (the last such section)."""
-    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}:[ \t]*\n?", text, re.M)]
-    if not starts:
-        return ""
-    body = text[starts[-1] :]
-    end = re.search(ends, body)
-    return body[: end.start()] if end else body
-
-
-def _line(text: str, prefix: str, rest: bool = False) -> str:
-    """What follows ``prefix`` on its line (with ``rest``: to the end of the text), or ""."""
-    m = re.search(rf"^{re.escape(prefix)}(.*)$", text, re.M | (re.S if rest else 0))
-    return m.group(1).strip() if m else ""
 
 
 class ReActResponder(Responder):
@@ -141,10 +120,12 @@ class AgentOccamResponder(Responder):
         return actor_answer(command, reason)
 
 
-FAMILIES: dict[str, type[ReActResponder] | type[AgentOccamResponder]] = {
+FAMILIES: dict[str, Callable[[ConformanceModel], Responder]] = {
     "react": ReActResponder,
     "agentoccam": AgentOccamResponder,
     "agentoccam_judge": AgentOccamResponder,
+    "coact": CoActResponder,
+    "coact_fs": CoActResponder,
 }
 
 

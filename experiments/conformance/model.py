@@ -216,6 +216,33 @@ def offered_commands(system: str) -> set[str]:
     return set(re.findall(r"^\s*- `?([a-z_]+)\b(?!: \[)", system, re.M))
 
 
+def _text(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
+
+def _system(messages: list[Message]) -> str:
+    return _text(messages[0]) if messages and messages[0].get("role") == "system" else ""
+
+
+def _section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
+    """The body of ``HEADER:`` in ``text`` up to the next all-caps header (the last such section)."""
+    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}:[ \t]*\n?", text, re.M)]
+    if not starts:
+        return ""
+    body = text[starts[-1] :]
+    end = re.search(ends, body)
+    return body[: end.start()] if end else body
+
+
+def _line(text: str, prefix: str, rest: bool = False) -> str:
+    """What follows ``prefix`` on its line (with ``rest``: to the end of the text), or ""."""
+    m = re.search(rf"^{re.escape(prefix)}(.*)$", text, re.M | (re.S if rest else 0))
+    return m.group(1).strip() if m else ""
+
+
 class Responder:
     """What a method family's format module provides: ``answer(role, messages)`` -> the model's reply."""
 
