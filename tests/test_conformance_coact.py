@@ -83,10 +83,10 @@ def test_checks_are_truthful_about_the_results_shown():
     plan = "**Action 1:** click [10]\n**Action 2:** click [194]"
     one_done = f"1. click [10] -> done; the page is now {URL}"
 
-    def check(call: str, results: str) -> str:
+    def check(call: str, results: tuple[str, str]) -> str:
         messages = [
             {"role": "system", "content": local_system(call, ACTIONS)},
-            {"role": "user", "content": user_content("", URL, "x", "None", [("LOCAL PLAN", plan), (*results,)])},
+            {"role": "user", "content": user_content("", URL, "x", "None", [("LOCAL PLAN", plan), results])},
         ]
         allowed = ("move", "revise", "request") if call == "pass_check" else ("revise", "request")
         return parse_decision(model.script().next("local_agent", messages), allowed, CHECK_WORDS)[0]
