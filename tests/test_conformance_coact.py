@@ -100,13 +100,17 @@ def test_checks_are_truthful_about_the_results_shown():
     assert parse_decision(decide, ("revise", "overrule"), DECIDE_WORDS)[0] == "overrule"
 
 
-def test_the_collation_answers_what_the_local_agent_answered_and_na_otherwise():
+def test_the_collation_answers_what_the_summary_shows_was_reached():
     model = ConformanceModel(0, "coact", ("shopping",))
     answered = "Why the work stopped: the local agent issued stop.\nThe local agent's answer: 000000195"
     assert parse_collation(planner(model, "collation", [("EXECUTION SUMMARY", answered)]))[1] == "000000195"
-    forced = "Why the work stopped: force stop: 11 exchanges between the agents (limit 10)."
-    assert parse_collation(planner(model, "collation", [("EXECUTION SUMMARY", forced)]))[1] == "N/A"
-    assert model.calls == {"global_planner": 2}
+    # A force stop before the answer's phase: the answer is the plan's once every phase before it passed.
+    forced = "Why the work stopped: force stop: 11 exchanges between the agents (limit 10).\n"
+    early = forced + "Progress: 1 of the 3 phases of global plan version 1 passed."
+    assert parse_collation(planner(model, "collation", [("EXECUTION SUMMARY", early)]))[1] == "N/A"
+    late = forced + "Progress: 2 of the 3 phases of global plan version 1 passed."
+    assert parse_collation(planner(model, "collation", [("EXECUTION SUMMARY", late)]))[1] == "000000195"
+    assert model.calls == {"global_planner": 3} and model.finding is None
 
 
 def test_a_page_without_the_element_or_a_subtask_without_steps_is_a_finding():

@@ -35,6 +35,8 @@ _REQUEST = re.compile(r"^Current request: `(\w+)`", re.M)
 _STEPS = re.compile(r"^Steps? (\d+)(?:-(\d+))? of \d+:")
 _DONE = re.compile(r"^\d+\. .* -> done", re.M)
 _PLAN_LINE = re.compile(r"^\*\*Action \d+:\*\*", re.M)
+_PROGRESS = re.compile(r"^Progress: (\d+) of the (\d+) phases", re.M)
+_ANSWERS = ("send_msg_to_user", "report_infeasible")
 
 
 def describe(unit: Unit) -> str:
@@ -75,8 +77,9 @@ class CoActResponder(Responder):
 
     The checks are truthful: ``pass_check`` moves on when the results list every action of the local
     plan, else revises; ``false_check`` revises (the plan is the reference's, the failure is local);
-    ``decide`` overrules (the global plan is the reference's). The planner's ``revise`` prompt does not
-    show which phases passed, so writing a new plan there is a finding."""
+    ``decide`` overrules (the global plan is the reference's); the collation gives the local agent's
+    answer, or the plan's when the summary shows every phase before the answer passed. The planner's
+    ``revise`` prompt does not show which phases passed, so writing a new plan there is a finding."""
 
     roles = ("global_planner", "local_agent")
 
@@ -101,8 +104,8 @@ class CoActResponder(Responder):
                 "Action: overrule\nReasons: The plan follows the solution; carry out the current phase from this page."
             )
         if call == "collation":
-            answer = _line(user, "The local agent's answer: ")
-            summary = "The local agent answered." if answer else "The work stopped before the task was done."
+            answer = _line(user, "The local agent's answer: ") or self._planned_answer(user)
+            summary = "The work reached the answer." if answer else "The work stopped before the task was done."
             return f"{summary}\nFINAL ANSWER: {answer or 'N/A'}"
         finding = Finding(METHOD_LOGIC, "the planner's revise prompt does not show which phases passed")
         self.model.finding = self.model.finding or finding
@@ -116,6 +119,15 @@ class CoActResponder(Responder):
             words = "; ".join(describe(u) for u in units[first : last + 1])
             out.append(Phase(f"{numbers} of {len(units)}: {words}", f"{numbers} of the solution carried out."))
         return render_global_plan(out)
+
+    def _planned_answer(self, user: str) -> str:
+        """The answer the plan's last phase gives, when the execution summary shows every phase before it
+        passed (a force stop can cut the dialogue just before it); else ""."""
+        progress = _PROGRESS.search(user)
+        last = self.model.units[-1]
+        if progress is None or int(progress.group(1)) < int(progress.group(2)) - 1 or last.kind not in _ANSWERS:
+            return ""
+        return self.model.next_command(len(self.model.units) - 1, "", "", {"stop"}).removeprefix("stop [")[:-1]
 
     def _check(self, call: str, user: str) -> str:
         planned = len(_PLAN_LINE.findall(_section(user, "LOCAL PLAN")))
