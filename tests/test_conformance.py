@@ -111,6 +111,9 @@ EXPECTED_FINDINGS = {
     "react": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},  # viewport tree cut at 1920 tokens; no wikipedia address
     "agentoccam": GOTO_FIRST,  # AgentOccam's commands have no goto
     "agentoccam_judge": GOTO_FIRST,
+    # CoAct sees React's observation (cut at 1920 tokens) and has goto, but not the wikipedia address.
+    "coact": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
+    "coact_fs": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
     "plan_and_act": GOTO_FIRST,  # WebRL's grammar has no goto (its prompt says never to type addresses)
     "plan_and_act_dynamic": GOTO_FIRST,
     # WebArena's viewport tree drops a collapsed <select>'s options (boxes of no area) and its type is a

@@ -112,7 +112,7 @@ class DevilsAdvocateResponder(Responder):
     roles = ROLES
 
     def __init__(self, model: ConformanceModel) -> None:
-        self.model = model
+        super().__init__(model)
         units = model.units
         # The plan: every unit but the final answer, which is the answer role's; a repeated item is
         # marked, so that each step names one unit.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from webarena_gym.experiments.conformance.coact import CoActResponder
 from webarena_gym.experiments.conformance.devils_advocate import DevilsAdvocateResponder
 from webarena_gym.experiments.conformance.model import (
     METHOD_LOGIC,
@@ -17,6 +18,7 @@ from webarena_gym.experiments.conformance.model import (
     line_after,
     message_text,
     offered_commands,
+    section,
     system_text,
 )
 from webarena_gym.experiments.conformance.plan_and_act import PlanAndActResponder
@@ -25,16 +27,6 @@ from webarena_gym.llm.messages import Message
 
 if TYPE_CHECKING:
     from webarena_gym.experiments.conformance.model import ConformanceModel
-
-
-def _section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
-    """The body of ``HEADER:`` in ``text`` up to the next all-caps header (the last such section)."""
-    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}:[ \t]*\n?", text, re.M)]
-    if not starts:
-        return ""
-    body = text[starts[-1] :]
-    end = re.search(ends, body)
-    return body[: end.start()] if end else body
 
 
 class ReActResponder(Responder):
@@ -48,7 +40,7 @@ class ReActResponder(Responder):
         from webarena_gym.policies.react import ANSWER_PHRASE
 
         user = message_text(messages[-1])
-        page = _section(user, "OBSERVATION", r"\nURL: ")
+        page = section(user, "OBSERVATION", r"\nURL: ")
         url = line_after(user, "URL: ")
         previous = line_after(user, "PREVIOUS ACTION: ", rest=True)
         offered = offered_commands(system_text(messages))
@@ -88,7 +80,7 @@ class AgentOccamResponder(Responder):
         user = message_text(messages[-1])
         if role == "judge":
             return "ACTION SELECTION:\n0"  # every candidate this model proposes is the same command
-        page = _section(user, "CURRENT OBSERVATION")
+        page = section(user, "CURRENT OBSERVATION")
         history = user.partition("CURRENT OBSERVATION:")[0]
         done = len(re.findall(r"^ACTION:\n", history, re.M))
         offered = offered_commands(system_text(messages))
@@ -109,6 +101,8 @@ FAMILIES: dict[str, type[Responder]] = {
     "react": ReActResponder,
     "agentoccam": AgentOccamResponder,
     "agentoccam_judge": AgentOccamResponder,
+    "coact": CoActResponder,
+    "coact_fs": CoActResponder,
     "plan_and_act": PlanAndActResponder,
     "plan_and_act_dynamic": PlanAndActResponder,
     "devils_advocate": DevilsAdvocateResponder,

@@ -262,6 +262,16 @@ def system_text(messages: list[Message]) -> str:
     return message_text(messages[0]) if messages and messages[0].get("role") == "system" else ""
 
 
+def section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
+    """The body of ``HEADER:`` in ``text`` up to the next all-caps header (the last such section)."""
+    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}:[ \t]*\n?", text, re.M)]
+    if not starts:
+        return ""
+    body = text[starts[-1] :]
+    end = re.search(ends, body)
+    return body[: end.start()] if end else body
+
+
 def line_after(text: str, prefix: str, rest: bool = False) -> str:
     """What follows ``prefix`` on its line (with ``rest``: to the end of the text), or ""."""
     m = re.search(rf"^{re.escape(prefix)}(.*)$", text, re.M | (re.S if rest else 0))
