@@ -124,13 +124,17 @@ def _is_full(section: str) -> bool:
 
 
 def write_report(out: Path, sections: dict[str, str]) -> list[str]:
-    """Replace the given sections in ``out`` (creating it), keeping every other section and the
-    hand-written text between the header paragraph and the first section (a summary of the targets).
+    """Replace the given sections in ``out`` (creating it), keeping every other section, the
+    hand-written text between the header paragraph and the first section (a summary of the targets) and
+    the hand-written notes after each section (they stay with the section they follow).
 
     A quick-mode section never replaces one measured in full (a smoke run must not overwrite the figures a
     target is judged by); returns the names of the sections kept for that reason."""
     text = out.read_text() if out.exists() else ""
-    existing = {m["name"]: m.group(0) for m in _SECTION.finditer(text)}
+    found = list(_SECTION.finditer(text))
+    existing = {m["name"]: m.group(0) for m in found}
+    ends = [m.start() for m in found[1:]] + [len(text)] if found else []
+    notes = {m["name"]: text[m.end() : end] for m, end in zip(found, ends, strict=True)}
     kept = sorted(n for n, s in sections.items() if n in existing and _is_full(existing[n]) and not _is_full(s))
     existing.update({n: s for n, s in sections.items() if n not in kept})
     first = text.find("<!-- bench:")
@@ -140,7 +144,8 @@ def write_report(out: Path, sections: dict[str, str]) -> list[str]:
         _, _, rest = head.partition("\n\n")
         _, _, preamble = rest.partition("\n\n")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(_HEADER + preamble + "\n".join(existing[name] for name in sorted(existing)))
+    body = "".join(existing[name] + notes.get(name, "\n") for name in sorted(existing))
+    out.write_text(_HEADER + preamble + body.rstrip("\n") + "\n")
     return kept
 
 

@@ -26,6 +26,20 @@ def test_report_sections_are_replaced_one_at_a_time(tmp_path):
     assert text.count("<!-- bench:env -->") == 1
 
 
+def test_notes_written_after_a_section_stay_with_it_when_sections_are_rewritten(tmp_path):
+    out = tmp_path / "benchmarks.md"
+    for name in ("env", "local"):
+        bench.write_report(out, {name: bench.render_section(name, [], "m1", quick=False)})
+    text = out.read_text().replace("<!-- /bench:env -->\n", "<!-- /bench:env -->\n\nWhy env misses.\n\n", 1)
+    out.write_text(text + "\nAbout local.\n")
+    bench.write_report(out, {"env": bench.render_section("env", [], "m2", quick=False)})
+    bench.write_report(out, {"local": bench.render_section("local", [], "m3", quick=False)})
+    text = out.read_text()
+    assert "m2" in text and "m3" in text and "m1" not in text
+    assert text.index("<!-- /bench:env -->") < text.index("Why env misses.") < text.index("<!-- bench:local -->")
+    assert text.index("<!-- /bench:local -->") < text.index("About local.")
+
+
 def test_the_summary_survives_a_header_written_by_an_older_runner(tmp_path):
     out = tmp_path / "benchmarks.md"
     out.write_text(
