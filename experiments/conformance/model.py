@@ -262,9 +262,11 @@ def system_text(messages: list[Message]) -> str:
     return message_text(messages[0]) if messages and messages[0].get("role") == "system" else ""
 
 
-def section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:") -> str:
-    """The body of ``HEADER:`` in ``text`` up to the next all-caps header (the last such section)."""
-    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}:[ \t]*\n?", text, re.M)]
+def section(text: str, header: str, ends: str = r"\n[A-Z][A-Z ]+:", after: str = r":[ \t]*\n?") -> str:
+    """The body under ``header`` in ``text`` (the last such section) up to the next header (``ends``).
+    By default the header is an all-caps ``HEADER:``; ``after`` is what follows the header's text on its
+    line (``"\\n"`` for a header that is a line of its own, as ``### Subplan History ###``)."""
+    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}{after}", text, re.M)]
     if not starts:
         return ""
     body = text[starts[-1] :]

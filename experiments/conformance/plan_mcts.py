@@ -31,6 +31,7 @@ from webarena_gym.experiments.conformance.model import (
     message_text,
     offered_commands,
     page_elements,
+    section,
     system_text,
 )
 from webarena_gym.llm.messages import Message
@@ -256,12 +257,7 @@ PLAN_MCTS_COMMANDS = set(action_specs())
 
 def _part(text: str, header: str) -> str:
     """The body under ``header`` (a line of its own, the last such) up to the next header, or ""."""
-    starts = [m.end() for m in re.finditer(rf"^{re.escape(header)}\n", text, re.M)]
-    if not starts:
-        return ""
-    body = text[starts[-1] :]
-    end = re.search(_HEADER, body)
-    return body[: end.start()] if end else body
+    return section(text, header, _HEADER, after=r"\n")
 
 
 def _beyond_viewport(unit: Unit, page: str) -> str | None:
