@@ -81,6 +81,19 @@ def test_react_reads_a_previous_type_described_with_the_fields_properties():
     assert react_command(model, react_messages(page, previous)) == "click [41]"
 
 
+def test_a_dropdown_without_its_options_shown_is_set_by_typing_its_label():
+    """WebArena's viewport tree leaves a collapsed list's options out; its type picks one by type-ahead."""
+    model = ConformanceModel(6, "react", ("shopping",))
+    page = "[21] textbox 'Search' required: False\n[40] combobox 'Sort By' hasPopup: menu expanded: False"
+    previous = "type [21] [chairs] [1] where [21] is textbox 'Search' required: False"
+    assert react_command(model, react_messages(page, previous)) == "type [40] [Price] [1]"
+    typed = "type [40] [Price] [1] where [40] is combobox 'Sort By' hasPopup: menu expanded: False"
+    assert react_command(model, react_messages(page, typed)) == "stop [Done]"  # the typed label is progress
+    no_type = ConformanceModel(6, "react", ("shopping",))
+    no_type.responder.answer("actor", react_messages(page, previous, actions=("click", "stop")))
+    assert no_type.finding is not None and no_type.finding.cause == LACKS_ELEMENT
+
+
 def test_a_prompt_without_the_element_or_the_command_is_a_finding():
     model = ConformanceModel(0, "react", ("shopping",))
     answer = model.responder.answer("actor", react_messages("[5] link 'Home'"))
@@ -117,9 +130,9 @@ EXPECTED_FINDINGS = {
     "coact_fs": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
     "plan_and_act": NO_HOMEPAGE,  # WebRL's grammar has no goto (its prompt says never to type addresses)
     "plan_and_act_dynamic": NO_HOMEPAGE,
-    # WebArena's viewport tree drops a collapsed <select>'s options (boxes of no area) and its type is a
-    # fill, so no command sets a native dropdown: Period on 100, Mode on 602 (the paper's observation).
-    "devils_advocate": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
+    # WebArena's viewport tree drops a collapsed <select>'s options (boxes of no area): Period on 100 and
+    # Mode on 602 are set by typing their labels into the dropdowns, as WebArena's type does.
+    "devils_advocate": {},
     "plan_mcts": {602: LACKS_ELEMENT},  # goto is a command; the wikipedia address is nowhere in the prompt
 }
 

@@ -274,6 +274,9 @@ def test_translation_of_every_command(probe):
         f"click [{express}]": [f"click('{express}')"],  # ARIA listbox option: a plain click
         f"type [{search}] [it's [new]]": [f"fill('{search}', \"it's [new]\")", f"press('{search}', 'Enter')"],
         f"type [{search}] [x] [0]": [f"fill('{search}', 'x')"],
+        # a native <select>: the first option the text begins, case aside (WebArena's type-ahead)
+        f"type [{color}] [blue] [1]": [f"select_option('{color}', 'Blue [dark]')"],
+        f"type [{color}] [ RED]": [f"select_option('{color}', 'Red')"],
         f"hover [{link}]": [f"hover('{link}')"],
         "scroll [down]": [f"scroll(0, {height})"],
         "scroll [up]": [f"scroll(0, {-height})"],
@@ -291,6 +294,8 @@ def test_translation_of_every_command(probe):
     # no keyboard_press in this action set: the key goes to the focused element (the document body here)
     focused = obs["focused_element_bid"]
     assert focused and env.translate(parse_command("press [Control+a]")) == [f"press('{focused}', 'Control+a')"]
+    with pytest.raises(InvalidActionError, match=r"no option of the dropdown \[\d+\] starts with 'dark'; its options"):
+        env.translate(parse_command(f"type [{color}] [dark]"))
     with pytest.raises(InvalidActionError, match="no tab 3"):
         env.translate(parse_command("tab_focus [3]"))
     with pytest.raises(InvalidActionError, match="full http"):
@@ -354,13 +359,20 @@ def test_memory_commands_do_not_touch_the_browser(probe):
     assert (page.url, page.content()) == before
 
 
-def _solve(env: gym.Env, with_note: bool) -> tuple[float, bool, list[dict]]:
+def _solve(env: gym.Env, with_note: bool, typed_color: bool = False) -> tuple[float, bool, list[dict]]:
+    """Solve the probe task; ``typed_color``: pick the color by typing into the dropdown (WebArena's way
+    when its options are not shown) instead of clicking its option."""
     obs, info = env.reset(seed=0)
     assert info["commands"] == list(env.commands) and "go_home" not in env.commands
     infos = []
+    color = (
+        f"type [{bid(obs, 'combobox', 'Color')}] [blue] [0]"
+        if typed_color
+        else f"click [{bid(obs, 'option', 'Blue [dark]')}]"
+    )
     steps = [
         f"type [{bid(obs, 'textbox', 'Search')}] [blue shoes]",
-        f"click [{bid(obs, 'option', 'Blue [dark]')}]",
+        color,
         f"click [{bid(obs, 'option', 'Express')}]",
         ("note [shipping chosen]\n" if with_note else "") + f"click [{bid(obs, 'link', 'Details')}]",
         "stop [7731]",
@@ -378,7 +390,7 @@ def _solve(env: gym.Env, with_note: bool) -> tuple[float, bool, list[dict]]:
 def test_probe_task_solved_with_commands(tmp_path, multiaction):
     env = AgentOccamActions(make_probe_env(tmp_path, multiaction=multiaction))
     try:
-        reward, terminated, infos = _solve(env, with_note=True)
+        reward, terminated, infos = _solve(env, with_note=True, typed_color=not multiaction)
         assert (reward, terminated) == (1.0, True)
         fill, enter = infos[0]["browser_action"].split("\n")
         assert fill.startswith("fill(") and enter.endswith("'Enter')")

@@ -171,10 +171,13 @@ def describes(action: str, unit: Unit) -> bool:
     if m is None or m.group(4) is None:
         return False
     role, name = m.group(4), " ".join(m.group(6).split()).lower()
-    if unit.kind == "select_option":
-        return verb == "click" and role == "option" and str(unit.steps[0].get("value", "")).lower() in name
     wanted = " ".join(str(target.get("name", "")).split()).lower()
     same = role == target.get("role") and (wanted == name or wanted in name)
+    if unit.kind == "select_option":  # the option clicked, or its label typed into the dropdown
+        value = str(unit.steps[0].get("value", ""))
+        return (verb == "click" and role == "option" and value.lower() in name) or (
+            verb == "type" and same and f"[{value}]" in m.group(3)
+        )
     if unit.kind == "fill":
         return verb == "type" and same and f"[{unit.steps[0].get('value', '')}]" in m.group(3)
     return verb == unit.kind and same
@@ -212,11 +215,23 @@ def command(
         value = _fill_sites(str(unit.steps[0].get("value", "")), url, sites, addresses)
         return _offered(f"type [{element.bid}] [{value}] [{1 if len(unit.steps) == 2 else 0}]", offered)
     if kind == "select_option":
-        option = option_element(elements, element, str(unit.steps[0].get("value", "")))
-        return _offered(f"click [{option.bid}]", offered)
+        return select_command(elements, element, str(unit.steps[0].get("value", "")), offered)
     if kind == "press":
         return _offered(f"press [{unit.steps[0].get('value', '')}]", offered)
     raise Stuck(Finding(NO_GRAMMAR, f"reference action {kind!r} has no command"))
+
+
+def select_command(elements: Sequence[Element], owner: Element, choice: str, offered: set[str]) -> str:
+    """The command choosing ``choice`` in the dropdown ``owner``: a click on the option the page lists,
+    else (a collapsed native list, whose options a viewport tree leaves out) its label typed into the
+    dropdown, which WebArena's ``type`` picks by type-ahead."""
+    try:
+        option = option_element(elements, owner, choice)
+    except Stuck:
+        if not owner.bid or "type" not in offered:
+            raise
+        return f"type [{owner.bid}] [{choice}] [1]"
+    return _offered(f"click [{option.bid}]", offered)
 
 
 def _offered(text: str, offered: set[str]) -> str:

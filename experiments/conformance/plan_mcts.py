@@ -140,10 +140,12 @@ class PlanMCTSResponder(Responder):
         if unit.kind in ("send_msg_to_user", "report_infeasible"):
             answer = command(unit, "", "", {"stop"}, self.model.sites)
             return " ".join(f"{verb}{arguments}".split()) == " ".join(answer.split())
+        value = " ".join(str(unit.steps[0].get("value", "")).split())
         if unit.kind == "fill":
-            value = " ".join(str(unit.steps[0].get("value", "")).split())
             return verb == "type" and f"[{value}] [{1 if len(unit.steps) == 2 else 0}]" in " ".join(arguments.split())
-        return verb == {"select_option": "click"}.get(unit.kind, unit.kind)
+        if unit.kind == "select_option":  # the option clicked, or its label typed into the dropdown
+            return verb == "click" or (verb == "type" and f"[{value}]" in arguments)
+        return verb == unit.kind
 
     # -- roles ------------------------------------------------------------------------------------
 

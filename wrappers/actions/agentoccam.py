@@ -13,6 +13,12 @@ Decisions on the reference implementation's execution of commands:
 - ``type`` is ``fill`` (which replaces the value, i.e. the reference's clear-then-type) followed by
   ``press(id, 'Enter')`` when the flag is 1. The pair runs as one env step when the env's BrowserGym
   action set accepts multi-actions, else as two consecutive env steps (stopping at the first error).
+- ``type`` into a collapsed native ``<select>`` picks the first option whose label starts with the text
+  (case aside), as WebArena's type does there: its click opens the list, its keystrokes move the
+  highlight by type-ahead and its Enter commits it. A fill cannot set a ``<select>``, and in WebArena's
+  viewport tree a collapsed list shows no options to click, so this is how an agent there sets one. The
+  choice is committed with or without the Enter flag (WebArena leaves it highlighted, uncommitted, without
+  it); text no option starts with is an invalid action, where WebArena would silently change nothing.
 - ``go_back`` keeps the reference's guard: it never lands on ``about:blank`` (nothing earlier in the
   tab): ``WebArenaEnv`` blocks that page and returns the tab, a plain BrowserGym env is stepped forward
   again; either way ``last_action_error`` says there is no earlier page.
@@ -120,6 +126,9 @@ class AgentOccamActions(BrowserCommands):
                 return [_call("select_option", select[0], select[1])]
             return [_call("click", args[0])]
         if name == "type":
+            options = _native_options(obs, args[0])
+            if options is not None:
+                return [_call("select_option", args[0], _type_ahead(options, args[0], args[1]))]
             actions = [_call("fill", args[0], args[1])]
             return actions + ([_call("press", args[0], "Enter")] if args[2] == "1" else [])
         if name == "hover":
@@ -163,6 +172,39 @@ def _native_select(obs: dict[str, Any], bid: str) -> tuple[str, str] | None:
             return (str(parent["browsergym_id"]), label) if in_popup else None
         parent = by_id.get(parent.get("parentId"))
     return None
+
+
+def _native_options(obs: dict[str, Any], bid: str) -> list[str] | None:
+    """The option labels of ``bid`` when it is a collapsed native <select> (its options sit in a
+    ``MenuListPopup`` below it); None for any other element."""
+    nodes = (obs.get("axtree_object") or {}).get("nodes") or []
+    by_id = {n.get("nodeId"): n for n in nodes}
+    node = next((n for n in nodes if n.get("browsergym_id") == bid), None)
+    if node is None or _role(node) != "combobox":
+        return None
+    popups = [by_id.get(child) for child in node.get("childIds") or ()]
+    popup = next((p for p in popups if p is not None and _role(p) == "MenuListPopup"), None)
+    if popup is None:
+        return None
+    labels, stack = [], list(reversed(popup.get("childIds") or ()))  # depth first, in page order (optgroups)
+    while stack:
+        child = by_id.get(stack.pop())
+        if child is None:
+            continue
+        if _role(child) == "option":
+            labels.append(str((child.get("name") or {}).get("value") or ""))
+        stack.extend(reversed(child.get("childIds") or ()))
+    return labels
+
+
+def _type_ahead(options: list[str], bid: str, text: str) -> str:
+    """The option type-ahead lands on: the first whose label starts with ``text``, case aside."""
+    typed = text.strip().lower()
+    for label in options:
+        if typed and label.strip().lower().startswith(typed):
+            return label
+    listed = ", ".join(repr(label) for label in options)
+    raise InvalidActionError(f"no option of the dropdown [{bid}] starts with {text!r}; its options are {listed}")
 
 
 def _role(node: dict[str, Any]) -> str:
