@@ -7,6 +7,7 @@ import pytest
 
 from webarena_gym.experiments.conformance.model import (
     LACKS_ELEMENT,
+    LACKS_HISTORY,
     NO_GRAMMAR,
     ConformanceModel,
     Stuck,
@@ -92,6 +93,21 @@ def test_a_dropdown_without_its_options_shown_is_set_by_typing_its_label():
     no_type = ConformanceModel(6, "react", ("shopping",))
     no_type.responder.answer("actor", react_messages(page, previous, actions=("click", "stop")))
     assert no_type.finding is not None and no_type.finding.cause == LACKS_ELEMENT
+
+
+def test_a_repeated_previous_action_the_page_cannot_place_is_a_history_finding():
+    """Task 780 searches twice, then opens another product each time: after a search, PREVIOUS ACTION
+    cannot say which of the two was done."""
+    search = "[21] textbox 'Search' required: False\n"
+    clear = "[50] link 'EYZUTAK Clear Phone Case, for iPhone 14 - Upgraded 2023 Version'\n"
+    glitter = "[51] link 'EYZUTAK Glitter Phone Case for iPhone 13, Sparkly Bling Cover - Pink'\n"
+    previous = "type [21] [EYZUTAK phone case] [1] where [21] is textbox 'Search' required: False"
+    one_left = ConformanceModel(780, "react", ("shopping",))
+    assert react_command(one_left, react_messages(search + glitter, previous)) == "click [51]"
+    assert one_left.finding is None  # the probe of the first search's successor records nothing
+    both = ConformanceModel(780, "react", ("shopping",))
+    assert react_command(both, react_messages(search + clear + glitter, previous)).startswith("stop [cannot")
+    assert both.finding is not None and both.finding.cause == LACKS_HISTORY
 
 
 def test_a_prompt_without_the_element_or_the_command_is_a_finding():

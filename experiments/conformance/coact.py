@@ -105,7 +105,7 @@ class CoActResponder(Responder):
             summary = "The work reached the answer." if answer else "The work stopped before the task was done."
             return f"{summary}\nFINAL ANSWER: {answer or 'N/A'}"
         finding = Finding(METHOD_LOGIC, "the planner's revise prompt does not show which phases passed")
-        self.model.finding = self.model.finding or finding
+        self.model.record(finding)
         return render_global_plan([Phase(f"stop: {finding.detail}", "the task cannot be continued")])
 
     def plan(self) -> str:
@@ -155,6 +155,6 @@ class CoActResponder(Responder):
         m = _STEPS.match(objective)
         if m is None:
             finding = Finding(METHOD_LOGIC, f"the OBJECTIVE {objective[:120]!r} names no step of the solution")
-            self.model.finding = self.model.finding or finding
+            self.model.record(finding)
             raise Stuck(finding)
         return int(m.group(1)) - 1, int(m.group(2) or m.group(1)) - 1

@@ -128,7 +128,7 @@ class DevilsAdvocateResponder(Responder):
         try:
             return self._answer(role, prompt)
         except Stuck as stuck:  # a role whose prompt cannot tell progress: NO, and no action either
-            self.model.finding = self.model.finding or stuck.finding
+            self.model.record(stuck.finding)
             return f"I cannot tell: {stuck.finding.cause}.\nNO"
 
     def _answer(self, role: str, prompt: str) -> str:
@@ -194,7 +194,7 @@ class DevilsAdvocateResponder(Responder):
             action = self.model.next_command(done, page, "", offered, _addresses(fields["sites"]))
             if "\n" in action:  # the method reads an action off one line: a typed line break cannot be written
                 finding = Finding(NO_GRAMMAR, "the step types text with a line break; an action is one line")
-                self.model.finding = self.model.finding or finding
+                self.model.record(finding)
                 raise Stuck(finding)
             return action
         except Stuck as stuck:
@@ -220,7 +220,7 @@ class DevilsAdvocateResponder(Responder):
             if rank < len(fresh):
                 return f"[{fresh[rank].bid}]"
         finding = Finding(LACKS_ELEMENT, f"the new screen does not show the old screen's [{fields['element_id']}]")
-        self.model.finding = self.model.finding or finding
+        self.model.record(finding)
         return "The new screen does not show that element."
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from webarena_gym.experiments.conformance.coact import CoActResponder
 from webarena_gym.experiments.conformance.devils_advocate import DevilsAdvocateResponder
 from webarena_gym.experiments.conformance.model import (
+    LACKS_HISTORY,
     METHOD_LOGIC,
     Finding,
     Responder,
@@ -48,24 +49,35 @@ class ReActResponder(Responder):
             done = self._progress(previous, page, url, offered)
             command = self.model.next_command(done, page, url, offered)
         except Stuck as stuck:
+            self.model.record(stuck.finding)
             return f"I cannot go on: {stuck}. {ANSWER_PHRASE} ```stop [cannot continue: {stuck.finding.cause}]```"
         return f"The next step of the solution is on this page. {ANSWER_PHRASE} ```{command}```"
 
     def _progress(self, previous: str, page: str, url: str, offered: set[str]) -> int:
         """How many reference units are done: none at the start; else one past the unit the previous
-        action describes (the first such unit whose successor the page can carry out)."""
+        action describes (of several such units, the one whose successor the page can carry out). When
+        the reference repeats that action and the page can carry out the steps after two of its
+        occurrences, which one was done is nowhere in the prompt: a finding."""
         if previous in ("", "None"):
             return 0
         matches = [i for i, unit in enumerate(self.model.units) if describes(previous, unit)]
         if not matches:
             raise Stuck(Finding(METHOD_LOGIC, f"PREVIOUS ACTION {previous[:120]!r} matches no reference step"))
+        viable: dict[str, int] = {}
         for i in matches:
-            try:
-                self.model.next_command(i + 1, page, url, offered)
-            except Stuck:
-                continue
-            return i + 1
-        return matches[0] + 1
+            possible = self.model.possible_command(i + 1, page, url, offered)
+            if possible is not None:
+                viable.setdefault(possible, i + 1)
+        if len(viable) > 1:
+            steps = " and ".join(str(i) for i in viable.values())
+            raise Stuck(
+                Finding(
+                    LACKS_HISTORY,
+                    f"PREVIOUS ACTION {previous[:80]!r} is the reference's step before steps {steps}, "
+                    "both possible on this page; the prompt shows no earlier action to tell which",
+                )
+            )
+        return next(iter(viable.values()), matches[0] + 1)
 
 
 class AgentOccamResponder(Responder):

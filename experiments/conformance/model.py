@@ -23,6 +23,7 @@ from webarena_gym.llm.messages import Message
 LACKS_ELEMENT = "observation lacks the element"
 NO_GRAMMAR = "grammar cannot express the action"
 METHOD_LOGIC = "method logic"
+LACKS_HISTORY = "prompt lacks the history"  # what was done cannot be told from what the prompt shows
 HARNESS_BUG = "harness bug"
 NEEDS_URL = "needs a URL no page shows"  # the task is marked so (registry.needs_typed_url): counted apart
 
@@ -339,6 +340,21 @@ class ConformanceModel:
 
         return answer
 
+    def record(self, finding: Finding) -> Finding:
+        """Keep ``finding`` as the episode's (the first one said stands) and hand it back."""
+        self.finding = self.finding or finding
+        return finding
+
+    def possible_command(self, done: int, page: str, url: str, offered: set[str]) -> str | None:
+        """The command for reference unit ``done`` if the prompt can carry it out, else None; a probe that
+        records no finding."""
+        if done >= len(self.units):
+            return None
+        try:
+            return command(self.units[done], page, url, offered, self.sites)
+        except Stuck:
+            return None
+
     def next_command(
         self, done: int, page: str, url: str, offered: set[str], addresses: Mapping[str, str] | None = None
     ) -> str:
@@ -357,5 +373,4 @@ class ConformanceModel:
             finding = stuck.finding
             if self._needs_url and self.units[min(done, len(self.units) - 1)].kind == "goto":
                 finding = Finding(NEEDS_URL, self._needs_url)
-            self.finding = self.finding or finding
-            raise Stuck(finding) from None
+            raise Stuck(self.record(finding)) from None

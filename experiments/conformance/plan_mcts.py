@@ -250,7 +250,7 @@ class PlanMCTSResponder(Responder):
             return f"scroll [{direction}]"
 
     def _record(self, stuck: Stuck) -> None:
-        self.model.finding = self.model.finding or stuck.finding
+        self.model.record(stuck.finding)
 
 
 _FINAL = " ".join(texts()["final_subplan"].split())
