@@ -23,6 +23,7 @@ from webarena_gym.llm.messages import Message
 LACKS_ELEMENT = "observation lacks the element"
 NO_GRAMMAR = "grammar cannot express the action"
 METHOD_LOGIC = "method logic"
+NO_PROGRESS = "prompt shows no progress"  # no earlier action in it: the step after the first cannot be told
 HARNESS_BUG = "harness bug"
 NEEDS_URL = "needs a URL no page shows"  # the task is marked so (registry.needs_typed_url): counted apart
 
