@@ -296,14 +296,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_conformance(args: argparse.Namespace) -> int:
-    """Run the conformance matrix (every covered method with the conformance model) and print its table."""
-    from webarena_gym.experiments.conformance.matrix import METHODS, markdown, run_matrix, sample, summarize
+    """Run the conformance matrix (the nine methods, or those named, with ``--ablations`` their ablation
+    presets too, with the conformance model) and print its table."""
+    from webarena_gym.experiments.conformance.matrix import (
+        METHODS,
+        VARIANTS,
+        ablations,
+        markdown,
+        run_matrix,
+        sample,
+        summarize,
+    )
     from webarena_gym.experiments.tasksets import resolve
 
     methods = args.policy or list(METHODS)
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if m not in (*METHODS, *VARIANTS)]
     if unknown:
-        raise UsageError(f"--policy {', '.join(unknown)}: no conformance model yet; covered: {', '.join(METHODS)}")
+        covered = ", ".join((*METHODS, *VARIANTS))
+        raise UsageError(f"--policy {', '.join(unknown)}: no conformance model yet; covered: {covered}")
+    if args.ablations:
+        methods += [v for v in ablations(methods) if v not in methods]
     _check_tasks(args.tasks)
     tasks = [t for t in resolve(args.tasks) if t.env_id.startswith("webarena/local.")]
     if not tasks:
@@ -540,7 +552,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "conformance", help="run the LLM methods with a model that knows the reference solutions; method x site table"
     )
-    p.add_argument("--policy", action="append", help="method to check; repeat for several (default: every covered one)")
+    from webarena_gym.experiments.conformance.matrix import LADDER_ROWS
+
+    p.add_argument(
+        "--policy",
+        action="append",
+        help="method or ablation preset to check; repeat for several (default: the nine methods). The presets: "
+        "the registered variants (plan_mcts_macro_only, action_mcts, plan_and_act_no_planner, ...) and AgentOccam's "
+        f"ladder rows {', '.join(LADDER_ROWS)}",
+    )
+    p.add_argument(
+        "--ablations", action="store_true", help="add every ablation preset of the chosen methods (default: of all)"
+    )
     p.add_argument("--tasks", default="local", help="local task set (default local: every local task)")
     p.add_argument("--per-site", type=int, default=0, help="only the first N tasks of each site (CI runs 1)")
     p.add_argument(

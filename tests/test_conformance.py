@@ -3,6 +3,8 @@ when the prompt lacks what the next step needs) and the CI sample of the conform
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from webarena_gym.experiments.conformance.model import (
@@ -131,6 +133,64 @@ def test_agentoccam_progress_is_the_number_of_actions_in_its_history():
     assert model.calls == {"actor": 1}
 
 
+def test_agentoccam_rows_without_history_cannot_tell_progress():
+    system = (
+        "Use only these commands:\n- click [id]: click.\n- stop [answer]: end.\nREASON:\nwhy\nACTION:\nthe command\n"
+    )
+    user = "OBJECTIVE:\nGet the order\nCURRENT OBSERVATION:\nlink [10] 'My Account'\n"
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    model = ConformanceModel(0, "agentoccam", ("shopping",))
+    fields = parse_fields(model.responder.answer("actor", messages))
+    assert fields["ACTION"].startswith("stop [cannot continue")
+    assert model.finding is not None and model.finding.cause == LACKS_HISTORY
+    with_history = ConformanceModel(0, "agentoccam", ("shopping",))
+    messages[0]["content"] = system + "INTERACTION HISTORY SUMMARY:\nwhat was done\n"
+    assert parse_fields(with_history.responder.answer("actor", messages))["ACTION"] == "click [10]"
+
+
+def plan_mcts_prompts(raw: bool):
+    from webarena_gym.policies.plan_mcts import prompts as P
+    from webarena_gym.policies.plan_mcts.tree import HistoryItem, Page, Step
+
+    ctx = P.Context("Get the order", tuple(P.action_specs()), raw_history=raw, images=False)
+    page = Page("http://127.0.0.1:1/customer/", ORDERS_PAGE.replace("[194]", "[301]"))
+    return P, ctx, page, HistoryItem, Step
+
+
+def test_plan_mcts_raw_history_progress_is_the_action_trace():
+    P, ctx, page, _, Step = plan_mcts_prompts(raw=True)
+    model = ConformanceModel(0, "plan_mcts_raw_history", ("shopping",))
+    subplan = model.responder.plan(1, 3)
+    trace = [Step("scroll [down]"), Step("click [10]", url="http://127.0.0.1:1/customer/")]
+    operator = P.operator_messages(ctx, subplan, [], trace, [], page)
+    assert "(All Previous Actions)" in message_text_of(operator)
+    assert "### Action ###\nclick [301]" in model.responder.answer("operator", operator)
+    planner = P.planner_messages(ctx, 3, [], trace, page)
+    assert json.loads(model.responder.answer("planner", planner))["subplans"][0]["subplan"] == subplan
+
+
+def test_action_level_plan_mcts_proposes_commands_and_checks_one_action():
+    P, ctx, page, HistoryItem, Step = plan_mcts_prompts(raw=False)
+    model = ConformanceModel(0, "action_mcts", ("shopping",))
+    history = [HistoryItem("click [10]", True)]
+    planner = P.planner_messages(ctx, 2, history, [], page, actions=True)
+    candidates = json.loads(model.responder.answer("planner", planner))["subplans"]
+    assert [c["subplan"] for c in candidates] == ["click [301]", "click [301]"]
+    ran, failed = [Step("click [301]")], [Step("click [301]", error="no element")]
+    assert model.responder.answer("micro", P.micro_messages(ctx, "click [301]", ran, page, page)).endswith('"yes"')
+    assert model.responder.answer("micro", P.micro_messages(ctx, "click [301]", failed, page, page)).endswith('"no"')
+    macro = model.responder.answer("macro", P.macro_messages(ctx, "click [301]", history, [], ran, page, page))
+    assert "STATUS CODE: B" in macro  # two of three steps done: the answer is left
+    assert "STATUS CODE: E" in model.responder.answer(
+        "macro", P.macro_messages(ctx, "click [301]", history, [], failed, page, page)
+    )
+    assert model.finding is None
+
+
+def message_text_of(messages: list) -> str:
+    return "\n".join(str(m["content"]) for m in messages)
+
+
 # -- the CI sample of the matrix: one task per site, every covered method --------------------------
 
 SAMPLE = (0, 100, 200, 300, 400, 500, 602)  # shopping, shopping_admin, reddit, gitlab, map, wikipedia, multisite
@@ -167,3 +227,76 @@ def test_conformance_sample(method, tmp_path):
     assert len(causes) == len(SAMPLE)
     assert {t: c for t, c in causes.items() if c is not None} == EXPECTED_FINDINGS[method]
     assert all(r.llm_calls >= r.n_steps for r in results if r.success)
+
+
+def test_variants_run_on_request_and_ladder_rows_are_agentoccam_with_their_options():
+    from webarena_gym.experiments.ablations import LADDERS
+    from webarena_gym.experiments.conformance.matrix import METHODS, VARIANTS, ablations, policy_spec
+    from webarena_gym.policies import available_policies
+
+    registered = {n for n in available_policies() if n not in ("random", "reference")}
+    assert registered - set(METHODS) <= set(VARIANTS)  # every registered preset is covered
+    assert ablations(["plan_and_act_dynamic"]) == ["plan_and_act_static", "plan_and_act_no_planner"]
+    rows = [r for r in LADDERS["agentoccam"] if r.policy == "agentoccam" and r.config]
+    assert ablations(["agentoccam_judge"]) == [f"agentoccam_{r.config['preset']}" for r in rows]
+    spec = policy_spec("agentoccam_no_scroll")
+    assert (spec.name, spec.config["preset"], spec.config["history"], spec.label) == (
+        "agentoccam",
+        "no_scroll",
+        False,
+        "agentoccam_no_scroll",
+    )
+
+
+# The variants' CI sample: a task each that exercises what the variant changes, and what it finds there.
+# Task 100 (shopping_admin, 6 steps: a menu, a native dropdown, two fields, a button, the answer) takes two
+# Plan-MCTS subplans (the second planned from the history, or the raw trace) and six action-level edges;
+# Plan-and-Act's executor alone must count its rounds over six steps.
+VARIANT_SAMPLE: dict[str, dict[int, str | None]] = {
+    **{
+        name: {100: None}
+        for name in (
+            "plan_mcts_micro_only",
+            "plan_mcts_macro_only",
+            "plan_mcts_no_refinement",
+            "plan_mcts_reflection",
+            "plan_mcts_raw_history",
+            "plan_search",
+            "action_mcts",
+            "action_search",
+            "plan_and_act_static",
+            "plan_and_act_no_planner",
+        )
+    },
+    "coact_fs_search": {0: None},  # no search function offline: CoAct with force stop
+    "devils_advocate_oracle": {0: None},
+    # The rows without history show no earlier action: no task of several steps can be followed.
+    **{f"agentoccam_{preset}": {0: LACKS_HISTORY} for preset in ("reduced_actions", "no_scroll", "simplified_obs")},
+    "agentoccam_history": {100: None, 200: None},  # history without planning; 200 opens the forum goto-free
+}
+
+
+@pytest.fixture(scope="module")
+def variant_causes(tmp_path_factory) -> dict[str, dict[int, str | None]]:
+    """Each variant's cause per sample task, from one study per task set (a study starts its worker,
+    browser and sites once: most of a one-task run)."""
+    from webarena_gym.experiments import tasksets
+    from webarena_gym.experiments.conformance.matrix import cause, run_matrix
+    from webarena_gym.experiments.store import StudyStore
+
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for variant, expected in VARIANT_SAMPLE.items():
+        groups.setdefault(tuple(sorted(expected)), []).append(variant)
+    causes: dict[str, dict[int, str | None]] = {}
+    for ids, variants in groups.items():
+        tasks = [t for t in tasksets.local_tasks() if t.task_id in ids]
+        for r in StudyStore(run_matrix(variants, tasks, tmp_path_factory.mktemp("variants"))).latest().values():
+            causes.setdefault(r.policy, {})[r.task_id] = cause(r)
+    return causes
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", sorted(VARIANT_SAMPLE))
+def test_conformance_variant_sample(variant, variant_causes):
+    assert variant_causes[variant] == VARIANT_SAMPLE[variant]

@@ -82,7 +82,10 @@ class ReActResponder(Responder):
 
 class AgentOccamResponder(Responder):
     """AgentOccam's fields (ACTION, or ACTION CANDIDATES when its judge is on) and the judge's ACTION
-    SELECTION. The prompt's INTERACTION HISTORY lists every action taken: progress is their count."""
+    SELECTION. The prompt's INTERACTION HISTORY lists every action taken: progress is their count. The
+    ladder rows without history (no such section, and no INTERACTION HISTORY SUMMARY in the answer
+    format) show no earlier action at all, so every call looks like the first: only a one-step task
+    can be answered."""
 
     roles = ("actor", "judge")
 
@@ -98,6 +101,10 @@ class AgentOccamResponder(Responder):
         offered = offered_commands(system_text(messages))
         try:
             command = self.model.next_command(done, page, "", offered)
+            shows_history = "INTERACTION HISTORY" in history or "INTERACTION HISTORY SUMMARY" in system_text(messages)
+            if not shows_history and len(self.model.units) > 1:
+                detail = f"no earlier action is shown, so which of the {len(self.model.units)} steps is next is unknown"
+                raise Stuck(self.model.record(Finding(LACKS_HISTORY, detail)))
             reason = "This is the next step of the solution."
         except Stuck as stuck:
             command, reason = f"stop [cannot continue: {stuck.finding.cause}]", f"I cannot go on: {stuck}."
@@ -120,12 +127,33 @@ FAMILIES: dict[str, type[Responder]] = {
     "devils_advocate": DevilsAdvocateResponder,
     "plan_mcts": PlanMCTSResponder,
 }
+# The registered ablation presets: each responder reads what its variant changes off the prompts.
+VARIANT_FAMILIES: dict[str, type[Responder]] = {
+    "coact_fs_search": CoActResponder,  # its search step adds passages only when a search function is set
+    "devils_advocate_oracle": DevilsAdvocateResponder,  # a rejected answer starts a trial the history heads
+    "plan_and_act_static": PlanAndActResponder,
+    "plan_and_act_no_planner": PlanAndActResponder,  # the executor's rounds alone show progress
+    **dict.fromkeys(
+        (
+            "plan_mcts_micro_only",
+            "plan_mcts_macro_only",
+            "plan_mcts_no_refinement",
+            "plan_mcts_reflection",
+            "plan_mcts_raw_history",
+            "plan_search",
+            "action_mcts",
+            "action_search",
+        ),
+        PlanMCTSResponder,
+    ),
+}
 
 
 def responder(method: str, model: ConformanceModel) -> Responder:
     """The responder of the family ``method`` belongs to."""
-    if method not in FAMILIES:
+    families = {**FAMILIES, **VARIANT_FAMILIES}
+    if method not in families:
         raise KeyError(
-            f"the conformance model has no answer format for {method!r} yet (covered: {', '.join(FAMILIES)})"
+            f"the conformance model has no answer format for {method!r} yet (covered: {', '.join(families)})"
         )
-    return FAMILIES[method](model)
+    return families[method](model)

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from webarena_gym.experiments.ablations import LADDERS, Rung
 from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
-from webarena_gym.experiments.conformance.formats import FAMILIES
+from webarena_gym.experiments.conformance.formats import FAMILIES, VARIANT_FAMILIES
 from webarena_gym.experiments.conformance.model import HARNESS_BUG, METHOD_LOGIC, ConformanceModel
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 from webarena_gym.experiments.tasksets import TaskInfo
@@ -24,9 +25,36 @@ from webarena_gym.experiments.tasksets import TaskInfo
 if TYPE_CHECKING:
     from webarena_gym.policies.base import Policy
 
-METHODS = tuple(FAMILIES)  # the methods the conformance model answers for
+METHODS = tuple(FAMILIES)  # the methods the conformance model answers for (what runs by default)
+# AgentOccam's ablation ladder rows between its two ends (WebArena's agent, AgentOccam: both methods
+# above), each named after its preset: ``agentoccam_reduced_actions`` ... ``agentoccam_history``.
+LADDER_ROWS: dict[str, Rung] = {
+    f"agentoccam_{rung.config['preset']}": rung
+    for rung in LADDERS["agentoccam"]
+    if rung.policy == "agentoccam" and "preset" in rung.config
+}
+VARIANTS = (*VARIANT_FAMILIES, *LADDER_ROWS)  # the ablation presets, run on request
 FINDING_KEY = "conformance"  # where an episode's finding is kept in its result's ``extra``
 FAULTS_KEY = "faults"  # the wrong answers injected into an episode, by kind
+
+
+def method_of(name: str) -> str:
+    """The method a covered name (a method or one of its ablation presets) belongs to."""
+    from webarena_gym.policies.base import policy_class
+
+    return LADDER_ROWS[name].policy if name in LADDER_ROWS else policy_class(name).name
+
+
+def ablations(methods: Sequence[str]) -> list[str]:
+    """Every ablation preset of the methods ``methods`` belong to."""
+    chosen = {method_of(m) for m in methods}
+    return [v for v in VARIANTS if method_of(v) in chosen]
+
+
+def policy_spec(name: str) -> PolicySpec:
+    """The study's policy for a covered name: a ladder row is AgentOccam with that row's options."""
+    row = LADDER_ROWS.get(name)
+    return PolicySpec(row.policy, dict(row.config), label=name) if row else PolicySpec(name, label=name)
 
 
 def build_policy(job: EpisodeJob, model: ConformanceModel) -> Policy:
@@ -59,11 +87,12 @@ def run_matrix(
 ) -> Path:
     """Run the matrix into the study directory ``out`` (``resume`` continues it); with ``faults`` > 0 the
     model gives about that share of wrong answers (:mod:`.faults`)."""
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if m not in (*METHODS, *VARIANTS)]
     if unknown:
-        raise ValueError(f"no conformance model for {', '.join(unknown)} yet; covered: {', '.join(METHODS)}")
+        covered = ", ".join((*METHODS, *VARIANTS))
+        raise ValueError(f"no conformance model for {', '.join(unknown)} yet; covered: {covered}")
     return compare(
-        [PolicySpec(m, label=m) for m in methods],
+        [policy_spec(m) for m in methods],
         list(tasks),
         out,
         n_workers=n_workers,

@@ -9,6 +9,11 @@ what its prompt shows: the completed subplans of the history (each must be such 
 reference's order) and the actions of the current subplan (``scroll`` and failed actions are no
 reference step). The model knows one way only, so the Planner's k variations are the same subplan
 (the method keeps one of duplicates) and the search is a single path.
+
+The ablations change what the prompts show, and the roles read it: with the raw history (``context="raw"``)
+progress is the reference units the whole action trace carries out; at action level (``action_mcts``,
+``action_search``) the Planner proposes the next command itself, read off the page in its prompt, every
+subplan of the history is one command, and the checks judge that one action.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ _STEP = re.compile(r"^\d+\. (\S+)(.*?)(?: -> \S*)?( \(error: .*\))?\s*$", re.S)
 _ENTRY = re.compile(r"^\d+\. .*?(?=^\d+\. |\Z)", re.M | re.S)
 # A header of the Plan-MCTS prompts: ``### Current Subplan ###``, ``## Context ##``, ``# Current page ...``.
 _HEADER = r"\n#{1,3} [A-Z][^\n]*"
+# Where the raw-history ablation shows the whole action trace instead of the subplans (prompts.py).
+_RAW_HISTORY = ("### Interaction History (All Previous Actions) ###", "### Previously Executed Actions ###")
 # An element of the aligned text outside the marked viewport: its role and name, no id.
 _UNMARKED = re.compile(r"""^[ \t]*(\w+) (?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""", re.M)
 
@@ -107,13 +114,25 @@ class PlanMCTSResponder(Responder):
                     return first, last
         raise Stuck(Finding(METHOD_LOGIC, f"the subplan {subplan[:120]!r} is no stretch of the reference"))
 
+    def history_done(self, user: str, header: str) -> int:
+        """The units the prompt's history shows done: the raw action trace when the prompt shows one,
+        else the completed subplans under ``header``."""
+        raw = next((h for h in _RAW_HISTORY if f"\n{h}\n" in f"\n{user}"), None)
+        if raw is not None:
+            return self.carried_out(0, _part(user, raw))
+        return self.done_before(_part(user, header))
+
     def done_before(self, history: str) -> int:
         """The units the history's completed subplans carried out: each must be the stretch that
-        follows the one before it (a history that skips steps does not show them done)."""
+        follows the one before it (a history that skips steps does not show them done); a subplan that
+        is one command (action level) carries out the next unit when it is that unit's command."""
         done = 0
         for line in history.strip().splitlines():
             item = _ITEM.match(line.strip())
             if item is None or item.group(2) != "Completed":
+                continue
+            if is_command(item.group(1)):
+                done += self.carried_out(done, f"1. {item.group(1)}")
                 continue
             first, last = self.stretch(item.group(1), done)
             if first != done:
@@ -152,15 +171,25 @@ class PlanMCTSResponder(Responder):
     def planner(self, system: str, user: str) -> str:
         """The next stretch of the reference after what the history shows done, as every variation."""
         k = int(m.group(1)) if (m := re.search(r"exactly (\d+) different", system)) else 1
+        actions = system.startswith(_ACTION_PLANNER)
         try:
-            done = self.done_before(_part(user, "### Subplan History ###"))
+            done = self.history_done(user, "### Subplan History ###")
             if done >= len(self.model.units):
                 raise Stuck(Finding(METHOD_LOGIC, "the history shows every reference step done, yet asks for more"))
-            subplan = self.plan(done, min(done + UNITS_PER_SUBPLAN, len(self.model.units)))
+            if actions:
+                page = _part(user, "### Current Page Accessibility Tree ###")
+                subplan = self._command(done, page, line_after(page, "URL: "), offered_commands(system))
+            else:
+                subplan = self.plan(done, min(done + UNITS_PER_SUBPLAN, len(self.model.units)))
             thought = "The history shows the steps before this one done; this is the next stretch of the solution."
         except Stuck as stuck:
             self._record(stuck)
-            subplan, thought = f"Stop: the task cannot continue ({stuck.finding.cause}).", f"I cannot go on: {stuck}."
+            thought = f"I cannot go on: {stuck}."
+            subplan = (
+                f"stop [cannot continue: {stuck.finding.cause}]"
+                if actions
+                else f"Stop: the task cannot continue ({stuck.finding.cause})."
+            )
         kinds = ("Standard", "Granular", "Alternative")
         items = [{"thought": f"{kinds[i % 3]}: {thought} I know no other way.", "subplan": subplan} for i in range(k)]
         return json.dumps({"subplans": items})
@@ -171,7 +200,7 @@ class PlanMCTSResponder(Responder):
         url = line_after(page, "URL: ")
         offered = offered_commands(system)
         try:
-            done = self.done_before(_part(user, "### Previous Subplans ###"))
+            done = self.history_done(user, "### Previous Subplans ###")
             subplan = " ".join(_part(user, "### Current Subplan to Execute ###").split())
             first, last = (done, len(self.model.units)) if subplan == _FINAL else self.stretch(subplan, done)
             local = _part(user, "### Interaction History (Current Subplan) ###")
@@ -194,11 +223,16 @@ class PlanMCTSResponder(Responder):
     def micro(self, system: str, user: str) -> str:
         """Yes when the subplan's actions are its units, each carried out without an error."""
         subplan = " ".join(_part(user, "### Current Subplan ###").split())
+        local = _part(user, "### Interaction History (Actions for This Subplan) ###")
+        if is_command(subplan):
+            if _ran(local):
+                return 'Thoughts: the action was carried out without an error.\nCompleted: "yes"'
+            return 'Thoughts: the action was not carried out, or it failed.\nCompleted: "no"'
         try:
             first, last = self.stretch(subplan)
         except Stuck as stuck:
             return f'Thoughts: {stuck.finding.detail}.\nCompleted: "no"'
-        done = self.carried_out(first, _part(user, "### Interaction History (Actions for This Subplan) ###"))
+        done = self.carried_out(first, local)
         if first + done < last:
             return f'Thoughts: the actions carried out {done} of the subplan\'s {last - first} steps.\nCompleted: "no"'
         return 'Thoughts: every step of the subplan was carried out without an error.\nCompleted: "yes"'
@@ -207,15 +241,18 @@ class PlanMCTSResponder(Responder):
         """The status the reference gives the state: A when its last unit (the answer) is done, B with
         one or two units left, C with more; E when the subplan's actions are not its units."""
         subplan = " ".join(_part(user, "### Current Subplan Being Evaluated ###").split())
+        local = _part(user, "### Current Subplan Action History ###")
         try:
-            done = self.done_before(_part(user, "### Previously Executed Subplans ###"))
-            first, last = self.stretch(subplan, done)
+            done = self.history_done(user, "### Previously Executed Subplans ###")
+            if is_command(subplan):  # one action: the state is as far as it took the task
+                first, last = done, done + self.carried_out(done, local)
+                carried = _ran(local)
+            else:
+                first, last = self.stretch(subplan, done)
+                carried = first == done and first + self.carried_out(first, local) >= last
         except Stuck as stuck:
             return f"Thoughts: {stuck.finding.detail}.\nSTATUS CODE: D\nNotes: progress is unclear."
-        if (
-            first != done
-            or first + self.carried_out(first, _part(user, "### Current Subplan Action History ###")) < last
-        ):
+        if not carried:
             return "Thoughts: the subplan's steps were not carried out.\nSTATUS CODE: E\nNotes: retry them."
         left = len(self.model.units) - last
         code = "A" if left == 0 else "B" if left <= 2 else "C"
@@ -255,6 +292,18 @@ class PlanMCTSResponder(Responder):
 
 _FINAL = " ".join(texts()["final_subplan"].split())
 PLAN_MCTS_COMMANDS = set(action_specs())
+_ACTION_PLANNER = texts()["planner_actions_system"].partition("{")[0]  # the action-level Planner's opening
+
+
+def is_command(subplan: str) -> bool:
+    """Whether a subplan is one command (the action-level ablations): this model's subplans are phrases."""
+    return subplan.split(" ", 1)[0] in PLAN_MCTS_COMMANDS
+
+
+def _ran(actions: str) -> bool:
+    """Whether an action list shows an action run, none with an error (an action-level subplan's check)."""
+    entries = [_STEP.match(entry) for entry in _ENTRY.findall(actions.strip())]
+    return bool(entries) and all(step is not None and not step.group(3) for step in entries)
 
 
 def _part(text: str, header: str) -> str:
