@@ -10,12 +10,15 @@ setup:
 demo: setup
 	$(VENV)/bin/webarena-gym demo
 
-# Lint, format check and type check first (seconds), then the tests.
+# Lint, format check and type check first (seconds), then the tests, in TEST_WORKERS processes: a test
+# spends about half its time waiting on its browser and site servers, so two workers keep two cores busy.
+# -P: the checkout is not on the import path, as for a user.
+TEST_WORKERS ?= 2
 test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/python -P -m pytest -q -rfE  # -P: the checkout is not on the import path, as for a user
+	$(VENV)/bin/python -P -m pytest -q -rfE -n $(TEST_WORKERS)
 
 bench: setup
 	$(VENV)/bin/python -m webarena_gym.benchmarks

@@ -60,13 +60,19 @@ class Executor(ABC):
 
 WORKER_IMPORTS = "webarena_gym.experiments.worker_imports"
 WorkerContext = mp.context.ForkServerContext | mp.context.SpawnContext
+# The fork server listens on a Unix socket at <temporary directory>/pymp-XXXXXXXX/listener-XXXXXXXX, and
+# such a path holds at most 107 bytes: under a deep TMPDIR the server could not start at all.
+_SOCKET_PATH_MAX = 107
+_SERVER_SOCKET_TAIL = len("/pymp-XXXXXXXX/listener-XXXXXXXX")
 
 
 def worker_context() -> WorkerContext:
     """Workers are forked from a server that has already imported :data:`WORKER_IMPORTS`: they
     start at once and share those modules' memory, and no Playwright state or threads of the study
-    process leak into them (the server forks from a clean single thread). Spawn where fork is missing."""
-    if "forkserver" not in mp.get_all_start_methods():
+    process leak into them (the server forks from a clean single thread). Spawn where fork is missing,
+    or where the temporary directory's path is too long for the server's socket."""
+    socket_path = len(os.fsencode(tempfile.gettempdir())) + _SERVER_SOCKET_TAIL
+    if "forkserver" not in mp.get_all_start_methods() or socket_path > _SOCKET_PATH_MAX:
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload([WORKER_IMPORTS])

@@ -207,8 +207,8 @@ def test_a_browser_that_died_under_an_episode_makes_it_an_error_and_the_next_one
 STUDY_TASKS = "webarena/local.500,webarena/local.501,webarena/local.502"
 
 
-def study(tmp_path: Path, tasks: str) -> tuple[list[str], dict[str, str]]:
-    tmp = tmp_path / "tmp"
+def study(tmp_path: Path, tasks: str, tmp_name: str = "tmp") -> tuple[list[str], dict[str, str]]:
+    tmp = tmp_path / tmp_name
     tmp.mkdir(exist_ok=True)
     args = [sys.executable, "-m", "webarena_gym.experiments.cli", "compare", "--policy", "reference", "--tasks", tasks]
     args += ["--out", str(tmp_path / "study"), "--workers", "1", "--no-progress"]
@@ -216,8 +216,10 @@ def study(tmp_path: Path, tasks: str) -> tuple[list[str], dict[str, str]]:
 
 
 @pytest.mark.slow
-def test_a_finished_study_leaves_no_temporary_files(tmp_path):
-    args, env = study(tmp_path, "webarena/local.500")
+@pytest.mark.parametrize("tmp_name", ["tmp", "t" * 100], ids=["tmp", "too-deep-for-a-unix-socket"])
+def test_a_finished_study_leaves_no_temporary_files(tmp_path, tmp_name):
+    """Also under a TMPDIR too deep for the fork server's socket (the workers are then spawned)."""
+    args, env = study(tmp_path, "webarena/local.500", tmp_name)
     out = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert sorted(os.listdir(env["TMPDIR"])) == []
