@@ -45,6 +45,8 @@ def test_elements_are_read_off_both_tree_texts_and_folded_dropdowns():
     dropdown = find_element(occam, "combobox", "Period", allow_folded=True)
     assert option_element(occam, dropdown, "year").bid == "119"
     assert find_element(occam, "textbox", "from").bid == "122"  # the reference's substring rule, any case
+    cleaned = page_elements("link [289] 'Microsoft Xbox Wireless Controller, Pulse Red - for Xbox Series X S'")
+    assert find_element(cleaned, "link", "Pulse Red - for Xbox Series X|S").bid == "289"  # AgentOccam drops "|"
     menu = page_elements("menubar [29] \"[31] 'Beauty'; [121] 'Video Games'\"\nlink [30] 'Cart'")
     assert find_element(menu, "menuitem", "Video Games").bid == "121"
     with pytest.raises(Stuck) as stuck:

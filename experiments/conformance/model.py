@@ -91,15 +91,26 @@ def find_element(
     elements: Sequence[Element], role: str, name: str, nth: int = 0, allow_folded: bool = False
 ) -> Element:
     """The ``nth`` element with this role and name, by the reference's rule (exact name, else a
-    case-insensitive substring); a folded item without a role stands for any role. A folded container
+    case-insensitive substring), else by its words alone (the observation cleaned the name's symbols
+    away); a folded item without a role stands for any role. A folded container
     has no id of its own: only its items can be acted on (``allow_folded`` finds it to pick an item)."""
     wanted = " ".join(name.split())
     same_role = [e for e in elements if e.role in (role, "")]
     exact = [e for e in same_role if e.name == wanted]
-    matches = exact or [e for e in same_role if wanted.lower() in e.name.lower()]
+    matches = (
+        exact
+        or [e for e in same_role if wanted.lower() in e.name.lower()]
+        or [e for e in same_role if words(wanted) and words(wanted) in words(e.name)]
+    )
     if len(matches) <= nth or (not matches[nth].bid and not allow_folded):
         raise Stuck(Finding(LACKS_ELEMENT, f"the page in the prompt shows no {role} named {name!r}"))
     return matches[nth]
+
+
+def words(text: str) -> str:
+    """The words of a name, lower-cased: how it reads once an observation has cleaned its symbols
+    away (AgentOccam shows ``Series X|S`` as ``Series X S``)."""
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def option_element(elements: Sequence[Element], owner: Element, choice: str) -> Element:
@@ -119,6 +130,7 @@ def option_element(elements: Sequence[Element], owner: Element, choice: str) -> 
         lambda label: label == wanted,
         lambda label: label.lower() == wanted.lower(),
         word.search,
+        lambda label: words(label) == words(wanted),
     )
     for rule in rules:
         hits = [o for o in options if rule(o.name)]
