@@ -78,6 +78,17 @@ def test_fields_are_named_by_their_label_and_dropdowns_chosen_by_the_label_shown
     assert action.endswith('do(action="Select Dropdown Option", element="40", argument="Price")')
 
 
+def test_a_radio_is_named_by_the_label_after_it_a_textbox_by_the_one_before():
+    rating = (
+        '<label id="290">Nickname</label>\n<input id="291" type="text"/>\n'
+        '<input id="292" type="radio" value="1"/>\n<label id="293">1 star</label>\n'
+        '<input id="294" type="radio" value="2"/>\n<label id="295">2 stars</label>\n'
+        '<input id="296" type="checkbox"/>\n<label id="297">Remember me</label>'
+    )
+    named = {e.bid: e.name for e in html_elements(rating) if e.role in ("textbox", "radio", "checkbox")}
+    assert named == {"291": "Nickname", "292": "1 star", "294": "2 stars", "296": "Remember me"}
+
+
 def test_a_page_without_the_element_or_a_step_without_a_command_is_a_finding():
     model = ConformanceModel(0, "plan_and_act", ("shopping",))
     assert executor(model, ACCOUNT, cot=True) == 'exit(message="cannot continue: observation lacks the element")'

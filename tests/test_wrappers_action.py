@@ -15,6 +15,7 @@ from webarena_gym.wrappers.actions.agentoccam import (
     WEBARENA_COMMANDS,
     ActionConfig,
     AgentOccamActions,
+    _type_ahead,
 )
 from webarena_gym.wrappers.actions.grammar import (
     COMMAND_SPECS,
@@ -274,9 +275,9 @@ def test_translation_of_every_command(probe):
         f"click [{express}]": [f"click('{express}')"],  # ARIA listbox option: a plain click
         f"type [{search}] [it's [new]]": [f"fill('{search}', \"it's [new]\")", f"press('{search}', 'Enter')"],
         f"type [{search}] [x] [0]": [f"fill('{search}', 'x')"],
-        # a native <select>: the first option the text begins, case aside (WebArena's type-ahead)
+        # a native <select> (Red chosen): where Chromium's type-ahead lands, key by key, case aside
         f"type [{color}] [blue] [1]": [f"select_option('{color}', 'Blue [dark]')"],
-        f"type [{color}] [ RED]": [f"select_option('{color}', 'Red')"],
+        f"type [{color}] [RED]": [f"select_option('{color}', 'Red')"],
         f"hover [{link}]": [f"hover('{link}')"],
         "scroll [down]": [f"scroll(0, {height})"],
         "scroll [up]": [f"scroll(0, {-height})"],
@@ -303,6 +304,17 @@ def test_translation_of_every_command(probe):
 
 
 @pytest.mark.browser
+def test_type_ahead_moves_key_by_key_from_the_chosen_option_as_chromium_does():
+    sizes = ["Select...", "S", "M", "L", "XL", "XS"]
+    assert _type_ahead((sizes, 0), "9", "S") == "S"  # one key: the next option after the chosen one it begins
+    assert _type_ahead((sizes, 0), "9", "Sel") == "Select..."  # a run: from the chosen one on
+    assert _type_ahead((sizes, 1), "9", "x") == "XL"
+    assert _type_ahead((sizes, 4), "9", "x") == "XS"  # from XL on, the next one x begins
+    assert _type_ahead((sizes, 5), "9", "xs") == "XS"
+    with pytest.raises(InvalidActionError, match="starts with 'Q'"):
+        _type_ahead((sizes, 0), "9", "Q")
+
+
 def test_go_home_and_goto_follow_the_task_sites(probe):
     env, _ = probe
     env._site_urls = {"shopping": "http://127.0.0.1:7770", "homepage": "http://127.0.0.1:4399"}

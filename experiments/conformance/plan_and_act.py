@@ -50,7 +50,7 @@ class _Node:
     attrs: dict[str, str]
     at: int
     text: list[str] = field(default_factory=list)
-    label: _Node | None = None  # the <label> around the field, else the one right before it
+    label: _Node | None = None  # the <label> around the field, else the one before it (a box's: after it)
 
 
 class _PageReader(HTMLParser):
@@ -61,6 +61,7 @@ class _PageReader(HTMLParser):
         self.nodes: list[_Node] = []
         self.open: list[_Node] = []
         self.last_label: _Node | None = None
+        self.unlabelled_box: _Node | None = None  # a radio or checkbox whose label is still to come
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         node = _Node(tag, {k: v or "" for k, v in attrs}, len(self.nodes))
@@ -69,7 +70,9 @@ class _PageReader(HTMLParser):
             self._text(node.attrs["alt"])
         if tag in _FIELDS:
             around = next((n for n in reversed(self.open) if n.tag == "label"), None)
-            node.label, self.last_label = around or self.last_label, None
+            box = around is None and tag == "input" and node.attrs.get("type") in ("radio", "checkbox")
+            node.label = around or (None if box else self.last_label)
+            self.last_label, self.unlabelled_box = None, node if box else None
         if tag not in _VOID:
             self.open.append(node)
 
@@ -81,7 +84,9 @@ class _PageReader(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         for i in range(len(self.open) - 1, -1, -1):
             if self.open[i].tag == tag:
-                if tag == "label":
+                if tag == "label" and self.unlabelled_box is not None:  # a box's label follows it
+                    self.unlabelled_box.label, self.unlabelled_box = self.open[i], None
+                elif tag == "label":
                     self.last_label = self.open[i]
                 del self.open[i:]
                 return

@@ -13,12 +13,14 @@ Decisions on the reference implementation's execution of commands:
 - ``type`` is ``fill`` (which replaces the value, i.e. the reference's clear-then-type) followed by
   ``press(id, 'Enter')`` when the flag is 1. The pair runs as one env step when the env's BrowserGym
   action set accepts multi-actions, else as two consecutive env steps (stopping at the first error).
-- ``type`` into a collapsed native ``<select>`` picks the first option whose label starts with the text
-  (case aside), as WebArena's type does there: its click opens the list, its keystrokes move the
-  highlight by type-ahead and its Enter commits it. A fill cannot set a ``<select>``, and in WebArena's
-  viewport tree a collapsed list shows no options to click, so this is how an agent there sets one. The
-  choice is committed with or without the Enter flag (WebArena leaves it highlighted, uncommitted, without
-  it); text no option starts with is an invalid action, where WebArena would silently change nothing.
+- ``type`` into a collapsed native ``<select>`` picks the option Chromium's type-ahead lands on, as
+  WebArena's type does there: its click opens the list, its keystrokes move the highlight (each key to
+  the next option it begins, a run of keys to the first option the run begins, case aside) and its
+  Enter commits it. A fill cannot set a ``<select>``, and in WebArena's viewport tree a collapsed list
+  shows no options to click, so this is how an agent there sets one. The choice is committed with or
+  without the Enter flag (WebArena leaves it highlighted, uncommitted, without it); text the option
+  landed on does not start with is an invalid action (WebArena's keys would have changed nothing, or
+  moved the list part way).
 - ``go_back`` keeps the reference's guard: it never lands on ``about:blank`` (nothing earlier in the
   tab): ``WebArenaEnv`` blocks that page and returns the tab, a plain BrowserGym env is stepped forward
   again; either way ``last_action_error`` says there is no earlier page.
@@ -174,9 +176,9 @@ def _native_select(obs: dict[str, Any], bid: str) -> tuple[str, str] | None:
     return None
 
 
-def _native_options(obs: dict[str, Any], bid: str) -> list[str] | None:
-    """The option labels of ``bid`` when it is a collapsed native <select> (its options sit in a
-    ``MenuListPopup`` below it); None for any other element."""
+def _native_options(obs: dict[str, Any], bid: str) -> tuple[list[str], int] | None:
+    """The option labels of ``bid`` and the index of the chosen one when it is a collapsed native
+    <select> (its options sit in a ``MenuListPopup`` below it); None for any other element."""
     nodes = (obs.get("axtree_object") or {}).get("nodes") or []
     by_id = {n.get("nodeId"): n for n in nodes}
     node = next((n for n in nodes if n.get("browsergym_id") == bid), None)
@@ -186,25 +188,46 @@ def _native_options(obs: dict[str, Any], bid: str) -> list[str] | None:
     popup = next((p for p in popups if p is not None and _role(p) == "MenuListPopup"), None)
     if popup is None:
         return None
-    labels, stack = [], list(reversed(popup.get("childIds") or ()))  # depth first, in page order (optgroups)
+    labels: list[str] = []
+    chosen = 0
+    stack = list(reversed(popup.get("childIds") or ()))  # depth first, in page order (optgroups)
     while stack:
         child = by_id.get(stack.pop())
         if child is None:
             continue
         if _role(child) == "option":
+            if any(
+                p.get("name") == "selected" and (p.get("value") or {}).get("value")
+                for p in child.get("properties") or ()
+            ):
+                chosen = len(labels)
             labels.append(str((child.get("name") or {}).get("value") or ""))
         stack.extend(reversed(child.get("childIds") or ()))
-    return labels
+    return labels, chosen
 
 
-def _type_ahead(options: list[str], bid: str, text: str) -> str:
-    """The option type-ahead lands on: the first whose label starts with ``text``, case aside."""
-    typed = text.strip().lower()
-    for label in options:
-        if typed and label.strip().lower().startswith(typed):
-            return label
-    listed = ", ".join(repr(label) for label in options)
-    raise InvalidActionError(f"no option of the dropdown [{bid}] starts with {text!r}; its options are {listed}")
+def _type_ahead(options: tuple[list[str], int], bid: str, text: str) -> str:
+    """The option Chromium's type-ahead lands on when ``text`` is typed into the list, key by key: a
+    key starts the search after the chosen option (the same key again cycles through the options it
+    begins), a longer run of keys searches from the chosen option on, for the run typed so far."""
+    labels, chosen = options
+    run, repeating = "", ""
+    for key in text.casefold():
+        run += key
+        if key == repeating:
+            prefix, start = key, chosen + 1
+        else:
+            prefix, start = run, chosen + (len(run) == 1)
+            repeating = key if len(run) == 1 else ""
+        for offset in range(len(labels)):
+            index = (start + offset) % len(labels)
+            if labels[index].strip().casefold().startswith(prefix):
+                chosen = index
+                break
+    if not labels or not labels[chosen].strip().casefold().startswith(text.strip().casefold()):
+        listed = ", ".join(repr(label) for label in labels)
+        raise InvalidActionError(f"no option of the dropdown [{bid}] starts with {text!r}; its options are {listed}")
+    return labels[chosen]
 
 
 def _role(node: dict[str, Any]) -> str:
