@@ -100,18 +100,23 @@ def test_an_element_off_the_viewport_is_scrolled_to_and_a_missing_one_is_a_findi
         T.parse_action(reply, T.PROMPT_COMMANDS)
 
 
-def test_a_dropdown_whose_options_the_tree_hides_is_a_finding():
+def test_a_dropdown_whose_options_the_tree_hides_is_set_by_typing_its_label():
     model = ConformanceModel(100, "devils_advocate", ("shopping_admin",))  # Reports: Bestsellers, Period: Year
     page = "[116] combobox 'Period' hasPopup: menu expanded: False\n[122] textbox 'From' required: False"
     memos = [T.Memo(1, "The action is to click [94] where [94] is menuitem 'Reports: Bestsellers'.")]
-    ask(model, "action", action_prompt(page, memos, "Choose 'Year' in the combobox 'Period'."))
-    assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
-    assert "option 'Year'" in model.finding.detail
-    # The method has no stop command: the model says it cannot go on to every later call, which ends
-    # the trials without acting (an unusable plan, no action, NO).
+    reply = ask(model, "action", action_prompt(page, memos, "Choose 'Year' in the combobox 'Period'."))
+    assert "type [116] [Year] [1]" in reply and model.finding is None
+    # Without the dropdown on the page, after ten scrolls, it is a finding. The method has no stop command:
+    # the model says it cannot go on to every later call, which ends the trials without acting (an unusable
+    # plan, no action, NO).
+    lost = ConformanceModel(100, "devils_advocate", ("shopping_admin",))
+    scrolled = memos + [T.Memo(1, "The action is to scroll [down].")] * 10
+    ask(lost, "action", action_prompt(page.split("\n")[1], scrolled, "Choose 'Year' in the combobox 'Period'."))
+    assert lost.finding is not None and lost.finding.cause == LACKS_ELEMENT
+    assert "combobox named 'Period'" in lost.finding.detail
     with pytest.raises(T.ReplyError):
-        T.parse_plan(ask(model, "plan", "any plan prompt"))
-    assert T.parse_verdict(ask(model, "task_check", check_prompt("Get the report", []))) is False
+        T.parse_plan(ask(lost, "plan", "any plan prompt"))
+    assert T.parse_verdict(ask(lost, "task_check", check_prompt("Get the report", []))) is False
 
 
 def test_goto_uses_the_address_the_prompt_lists_for_its_site():
