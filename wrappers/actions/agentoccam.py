@@ -158,11 +158,15 @@ class AgentOccamActions(BrowserCommands):
         return [_call(simple[name])]
 
 
+def _tree_node(obs: dict[str, Any], bid: str) -> tuple[dict[Any, dict[str, Any]], dict[str, Any] | None]:
+    """The raw AX tree's nodes by node id, and the node carrying ``bid`` (None if none does)."""
+    nodes = (obs.get("axtree_object") or {}).get("nodes") or []
+    return {n.get("nodeId"): n for n in nodes}, next((n for n in nodes if n.get("browsergym_id") == bid), None)
+
+
 def _native_select(obs: dict[str, Any], bid: str) -> tuple[str, str] | None:
     """(select id, option label) when ``bid`` is an option of a collapsed native <select>."""
-    nodes = (obs.get("axtree_object") or {}).get("nodes") or []
-    by_id = {n.get("nodeId"): n for n in nodes}
-    node = next((n for n in nodes if n.get("browsergym_id") == bid), None)
+    by_id, node = _tree_node(obs, bid)
     if node is None or _role(node) != "option":
         return None
     label = str((node.get("name") or {}).get("value") or "")
@@ -179,9 +183,7 @@ def _native_select(obs: dict[str, Any], bid: str) -> tuple[str, str] | None:
 def _native_options(obs: dict[str, Any], bid: str) -> tuple[list[str], int] | None:
     """The option labels of ``bid`` and the index of the chosen one when it is a collapsed native
     <select> (its options sit in a ``MenuListPopup`` below it); None for any other element."""
-    nodes = (obs.get("axtree_object") or {}).get("nodes") or []
-    by_id = {n.get("nodeId"): n for n in nodes}
-    node = next((n for n in nodes if n.get("browsergym_id") == bid), None)
+    by_id, node = _tree_node(obs, bid)
     if node is None or _role(node) != "combobox":
         return None
     popups = [by_id.get(child) for child in node.get("childIds") or ()]
