@@ -35,7 +35,7 @@ def react_messages(page: str, previous: str = "None", actions=REACT_ACTIONS) -> 
 
 
 def react_command(model: ConformanceModel, messages: list) -> str:
-    return parse_answer(model.responder.answer("actor", messages), (*REACT_ACTIONS, "press"))[1]
+    return parse_answer(model.responder.answer("actor", messages), (*REACT_ACTIONS, "press", "scroll"))[1]
 
 
 def test_elements_are_read_off_both_tree_texts_and_folded_dropdowns():
@@ -112,6 +112,53 @@ def test_a_repeated_previous_action_the_page_cannot_place_is_a_history_finding()
     both = ConformanceModel(780, "react", ("shopping",))
     assert react_command(both, react_messages(search + clear + glitter, previous)).startswith("stop [cannot")
     assert both.finding is not None and both.finding.cause == LACKS_HISTORY
+
+
+def test_react_scrolls_to_an_element_below_the_viewport_and_reads_the_next_step_off_the_page():
+    """Task 17 changes the billing address: the form's fields lie below WebArena's viewport tree. The
+    model scrolls, suspecting the field lacking until a view shows it; after the scroll the first
+    field not showing the reference's value is next."""
+    scrolling = (*REACT_ACTIONS, "scroll")
+    model = ConformanceModel(17, "react", ("shopping",))
+    opened = "click [30] where [30] is link 'Change Billing Address'"
+    top = "[10] link 'My Account'\n[197] textbox 'First Name' value: Emma required: False"
+    assert react_command(model, react_messages(top, opened, scrolling)) == "scroll [down]"
+    assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
+    middle = "[205] heading 'Contact Information'\n[206] textbox 'Phone Number' required: False"
+    assert react_command(model, react_messages(middle, "scroll [down]", scrolling)) == "scroll [down]"
+    form = (
+        "[210] textbox 'Street Address: Line 1' value: 231 Willow Way required: False\n"
+        "[212] textbox 'Street Address: Line 2' value: Apt 4 required: False\n"
+        "[215] textbox 'City' required: False\n[230] button 'Save Address'"
+    )
+    assert react_command(model, react_messages(form, "scroll [down]", scrolling)) == "type [212] [Suite 100] [0]"
+    assert model.finding is None  # the element was found: the suspicion is cleared
+    review = ConformanceModel(19, "react", ("shopping",))  # a checked radio shows its step done
+    rated = (
+        "[300] radio '5 stars' checked: true\n[305] textbox 'Nickname' required: False\n[309] button 'Submit Review'"
+    )
+    assert react_command(review, react_messages(rated, "scroll [down]", scrolling)) == "type [305] [Emma Lopez] [0]"
+    assert react_command(review, react_messages(rated.replace("true", "false"), "scroll [down]", scrolling)) == (
+        "click [300]"
+    )
+    no_scroll = ConformanceModel(17, "react", ("shopping",))
+    assert react_command(no_scroll, react_messages(top, opened)).startswith("stop [cannot continue")
+
+
+def test_after_a_scroll_two_links_the_page_can_click_are_a_history_finding():
+    """Task 20 opens My Orders (step 2), an order, then Contact Us (step 4): a scrolled order page shows
+    both links, and which one is next is not in the prompt."""
+    model = ConformanceModel(20, "react", ("shopping",))
+    page = "[40] link 'My Orders'\n[90] link 'Contact Us'"
+    answer = react_command(model, react_messages(page, "scroll [down]", (*REACT_ACTIONS, "scroll")))
+    assert answer.startswith("stop [cannot continue")
+    assert model.finding is not None and model.finding.cause == LACKS_HISTORY
+    assert "steps 2 and 4" in model.finding.detail
+    footer = ConformanceModel(20, "react", ("shopping",))
+    assert (
+        react_command(footer, react_messages("[90] link 'Contact Us'", "scroll [down]", (*REACT_ACTIONS, "scroll")))
+        == "click [90]"
+    )
 
 
 def test_a_prompt_without_the_element_or_the_command_is_a_finding():

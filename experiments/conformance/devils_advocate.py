@@ -25,8 +25,8 @@ from webarena_gym.experiments.conformance.model import (
     Stuck,
     Unit,
     describes,
-    find_element,
     page_elements,
+    shows_target,
 )
 from webarena_gym.llm.messages import Message
 from webarena_gym.policies.devils_advocate import text as T
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from webarena_gym.experiments.conformance.model import ConformanceModel
 
 ANSWERS = ("send_msg_to_user", "report_infeasible")
-ELEMENT_UNITS = ("click", "fill", "select_option")
 MAX_SCROLLS = 10  # scroll-downs in a row looking for an element before the page is taken to lack it
 _ENTRY = re.compile(r"^\d+\. (.*)$", re.M)
 _TRIAL = re.compile(r"^In trial \d+\b.*:$", re.M)
@@ -189,7 +188,7 @@ class DevilsAdvocateResponder(Responder):
         units = self.model.units
         try:
             scrolled = self._entries(fields["history"])[-MAX_SCROLLS:] == ["scroll [down]"] * MAX_SCROLLS
-            if done < len(units) and not _shows_target(units[done], page) and "scroll" in offered and not scrolled:
+            if done < len(units) and not shows_target(units[done], page) and "scroll" in offered and not scrolled:
                 return "scroll [down]"
             action = self.model.next_command(done, page, "", offered, _addresses(fields["sites"]))
             if "\n" in action:  # the method reads an action off one line: a typed line break cannot be written
@@ -229,24 +228,6 @@ def _addresses(sites: str) -> dict[str, str]:
     by_intro = {intro: site for site, intro in T.site_intros().items()}
     lines = (line.removeprefix("- ").rpartition(": ") for line in sites.splitlines())
     return {by_intro[intro]: url.strip() for intro, _, url in lines if intro in by_intro}
-
-
-def _shows_target(unit: Unit, page: str) -> bool:
-    """Whether the page shows the element ``unit`` acts on (a unit without one needs no scrolling)."""
-    if unit.kind not in ELEMENT_UNITS:
-        return True
-    target = unit.target
-    try:
-        find_element(
-            page_elements(page),
-            str(target.get("role", "")),
-            str(target.get("name", "")),
-            int(target.get("nth", 0)),
-            allow_folded=unit.kind == "select_option",
-        )
-    except Stuck:
-        return False
-    return True
 
 
 def _namesakes(elements: list[Element], element: Element) -> list[Element]:

@@ -10,16 +10,20 @@ from typing import TYPE_CHECKING
 from webarena_gym.experiments.conformance.coact import CoActResponder
 from webarena_gym.experiments.conformance.devils_advocate import DevilsAdvocateResponder
 from webarena_gym.experiments.conformance.model import (
+    ELEMENT_UNITS,
+    LACKS_ELEMENT,
     LACKS_HISTORY,
     METHOD_LOGIC,
     Finding,
     Responder,
     Stuck,
+    Unit,
     describes,
     line_after,
     message_text,
     offered_commands,
     section,
+    shows_target,
     system_text,
 )
 from webarena_gym.experiments.conformance.plan_and_act import PlanAndActResponder
@@ -29,11 +33,19 @@ from webarena_gym.llm.messages import Message
 if TYPE_CHECKING:
     from webarena_gym.experiments.conformance.model import ConformanceModel
 
+_SCROLLED = re.compile(r"scroll \[(?:direction=)?(?:down|up)\]")
+
 
 class ReActResponder(Responder):
     """WebArena's CoT answer: reasoning, then the phrase and the command in triple backticks. The
     prompt shows the current page and only the last action, so progress is the reference step right
-    after the one PREVIOUS ACTION describes."""
+    after the one PREVIOUS ACTION describes.
+
+    The page is the viewport's tree: a step whose element it does not show scrolls down, and the
+    model suspects the element lacking until a scrolled view shows it (the prompt does not count the
+    scrolls, so the method's step limit ends a search that finds nothing). After a scroll the
+    previous action places no step: the next one is the element step the page now shows (two such,
+    and which one is next is not in the prompt: a finding)."""
 
     roles = ("actor",)
 
@@ -46,12 +58,46 @@ class ReActResponder(Responder):
         previous = line_after(user, "PREVIOUS ACTION: ", rest=True)
         offered = offered_commands(system_text(messages))
         try:
-            done = self._progress(previous, page, url, offered)
-            command = self.model.next_command(done, page, url, offered)
+            if _SCROLLED.match(previous):
+                command = self._after_scroll(page, url, offered)
+            else:
+                command = self._command(self._progress(previous, page, url, offered), page, url, offered)
         except Stuck as stuck:
             self.model.record(stuck.finding)
             return f"I cannot go on: {stuck}. {ANSWER_PHRASE} ```stop [cannot continue: {stuck.finding.cause}]```"
         return f"The next step of the solution is on this page. {ANSWER_PHRASE} ```{command}```"
+
+    def _command(self, done: int, page: str, url: str, offered: set[str]) -> str:
+        """Unit ``done``'s command, or a scroll down when the page does not show its element."""
+        units = self.model.units
+        if done < len(units) and not shows_target(units[done], page) and "scroll" in offered:
+            target = units[done].target
+            detail = f"no view of the page, scrolled down, showed the {target.get('role')} {target.get('name')!r}"
+            self.model.suspect(Finding(LACKS_ELEMENT, detail))
+            return "scroll [down]"
+        self.model.suspect(None)
+        return self.model.next_command(done, page, url, offered)
+
+    def _after_scroll(self, page: str, url: str, offered: set[str]) -> str:
+        """The element step the scrolled page can carry out; a further scroll when it shows none. Of
+        several, form fields show their state: the ones showing the reference's value are done, and
+        the first field still empty is next (a form is filled in order)."""
+        viable: dict[str, int] = {}
+        for i, unit in enumerate(self.model.units):
+            possible = self.model.possible_command(i, page, url, offered) if unit.kind in ELEMENT_UNITS else None
+            if possible and not _shows_done(unit, possible, page):
+                viable.setdefault(possible, i + 1)
+        first = min(viable.values(), default=0)
+        if len(viable) > 1 and _is_field(self.model.units[first - 1]):
+            viable = {c: i for c, i in viable.items() if i == first}
+        if len(viable) > 1:
+            steps = " and ".join(str(i) for i in viable.values())
+            detail = f"after a scroll the page can carry out steps {steps}; no action shown tells which is next"
+            raise Stuck(Finding(LACKS_HISTORY, detail))
+        if not viable:
+            return "scroll [down]"
+        self.model.suspect(None)
+        return next(iter(viable))
 
     def _progress(self, previous: str, page: str, url: str, offered: set[str]) -> int:
         """How many reference units are done: none at the start; else one past the unit the previous
@@ -78,6 +124,26 @@ class ReActResponder(Responder):
                 )
             )
         return next(iter(viable.values()), matches[0] + 1)
+
+
+def _field_line(command: str, page: str) -> str:
+    """The page line of the element ``command`` acts on (``[197] textbox 'City' value: ...``)."""
+    bid = re.match(r"\w+ \[(\d+)\]", command)
+    line = re.search(rf"^\s*\[{bid.group(1)}\] .*$", page, re.M) if bid else None
+    return line.group(0) if line else ""
+
+
+def _is_field(unit: Unit) -> bool:
+    """Whether ``unit`` sets a form field, whose state the page shows."""
+    return unit.kind in ("fill", "select_option") or str(unit.target.get("role")) in ("radio", "checkbox")
+
+
+def _shows_done(unit: Unit, command: str, page: str) -> bool:
+    """Whether the page shows ``unit``'s effect: the typed or chosen value, the radio checked."""
+    line = _field_line(command, page)
+    if unit.kind in ("fill", "select_option"):
+        return f"value: {unit.steps[0].get('value', '')}" in line
+    return _is_field(unit) and "checked: true" in line.lower()
 
 
 class AgentOccamResponder(Responder):

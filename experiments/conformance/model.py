@@ -27,6 +27,8 @@ LACKS_HISTORY = "prompt lacks the history"  # what was done cannot be told from 
 HARNESS_BUG = "harness bug"
 NEEDS_URL = "needs a URL no page shows"  # the task is marked so (registry.needs_typed_url): counted apart
 
+ELEMENT_UNITS = ("click", "fill", "select_option")  # the units that act on an element of the page
+
 _QUOTED = r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\""""
 # WebArena's tree text puts the id first (``[12] link 'Cart'``), AgentOccam's after the role
 # (``link [12] 'Cart'``); AgentOccam folds menus into one string of ``[31] 'Beauty'`` items (no role).
@@ -234,6 +236,24 @@ def command(
     raise Stuck(Finding(NO_GRAMMAR, f"reference action {kind!r} has no command"))
 
 
+def shows_target(unit: Unit, page: str) -> bool:
+    """Whether the page shows the element ``unit`` acts on (a unit without one needs no scrolling)."""
+    if unit.kind not in ELEMENT_UNITS:
+        return True
+    target = unit.target
+    try:
+        find_element(
+            page_elements(page),
+            str(target.get("role", "")),
+            str(target.get("name", "")),
+            int(target.get("nth", 0)),
+            allow_folded=unit.kind == "select_option",
+        )
+    except Stuck:
+        return False
+    return True
+
+
 def select_command(elements: Sequence[Element], owner: Element, choice: str, offered: set[str]) -> str:
     """The command choosing ``choice`` in the dropdown ``owner``: a click on the option the page lists,
     else (a collapsed native list, whose options a viewport tree leaves out) its label typed into the
@@ -323,7 +343,8 @@ class Responder:
 class ConformanceModel:
     """The model entry point: one task's reference, one method family's responder, every role.
 
-    ``finding`` is set when an answer had to say the prompt lacks something (the episode then fails);
+    ``finding`` is set when an answer had to say the prompt lacks something (the episode then fails), or
+    while the model scrolls looking for an element;
     ``calls`` counts the calls per role. With ``faults`` > 0 about that share of the answers is replaced
     by a plausible wrong one (:mod:`.faults`)."""
 
@@ -338,7 +359,8 @@ class ConformanceModel:
         self._needs_url = registry.needs_typed_url(task_id)
         self.sites = tuple(sites)
         self.responder = responder(method, self)
-        self.finding: Finding | None = None
+        self._said: Finding | None = None
+        self._suspected: Finding | None = None
         self.calls: dict[str, int] = {}
         self.faults = Faults.seeded(faults, task_id, method)  # rate 0: every answer is the right one
 
@@ -352,10 +374,20 @@ class ConformanceModel:
 
         return answer
 
+    @property
+    def finding(self) -> Finding | None:
+        """The episode's finding: the first one said, else a suspicion still standing."""
+        return self._said or self._suspected
+
     def record(self, finding: Finding) -> Finding:
         """Keep ``finding`` as the episode's (the first one said stands) and hand it back."""
-        self.finding = self.finding or finding
+        self._said = self._said or finding
         return finding
+
+    def suspect(self, finding: Finding | None) -> None:
+        """What the episode fails of unless a later answer clears it (None): a scroll looking for an
+        element a prompt may show further down, where no prompt says how often it scrolled already."""
+        self._suspected = finding
 
     def possible_command(self, done: int, page: str, url: str, offered: set[str]) -> str | None:
         """The command for reference unit ``done`` if the prompt can carry it out, else None; a probe that
