@@ -250,9 +250,9 @@ EXPECTED_FINDINGS = {
     "react": {602: LACKS_ELEMENT},  # no wikipedia address (100's dropdown lies below the viewport: it scrolls)
     "agentoccam": {},  # no goto: it follows the goto-free paths (200, 300 and 602 open another page first)
     "agentoccam_judge": {},
-    # CoAct sees React's observation (cut at 1920 tokens) and has goto, but not the wikipedia address.
-    "coact": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
-    "coact_fs": {100: LACKS_ELEMENT, 602: LACKS_ELEMENT},
+    # CoAct sees React's viewport observation (it scrolls) and has goto, but not the wikipedia address.
+    "coact": {602: LACKS_ELEMENT},
+    "coact_fs": {602: LACKS_ELEMENT},
     "plan_and_act": NO_HOMEPAGE,  # WebRL's grammar has no goto (its prompt says never to type addresses)
     "plan_and_act_dynamic": NO_HOMEPAGE,
     # WebArena's viewport tree drops a collapsed <select>'s options (boxes of no area): Period on 100 and

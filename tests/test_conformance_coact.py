@@ -124,3 +124,45 @@ def test_a_page_without_the_element_or_a_subtask_without_steps_is_a_finding():
     stop = local(fallback, "local_plan", "[10] link 'My Account'", "Get the order")
     assert stop == ["stop [cannot continue: method logic]"]
     assert fallback.finding is not None and fallback.finding.cause == METHOD_LOGIC
+
+
+def test_a_phase_below_the_viewport_scrolls_and_the_page_shows_where_to_go_on():
+    """Task 100's third phase (type From and To, click Show Report) on a view that shows only From: the
+    plan ends in a scroll, the check sends it back, and the scrolled page's typed field shows it done."""
+    model = ConformanceModel(100, "coact", ("shopping_admin",))
+    subtask = parse_global_plan(planner(model, "global_plan"))[2].subtask
+    scrolling = (*ACTIONS, "scroll")
+
+    def plan(call: str, page: str, sections=()) -> list[str]:
+        messages = [
+            {"role": "system", "content": local_system(call, scrolling, "reasons")},
+            {"role": "user", "content": user_content(page, URL, subtask, "None", sections)},
+        ]
+        return [str(s.action) for s in parse_local_plan(model.script().next("local_agent", messages), scrolling)]
+
+    top = "[112] combobox 'Period'\n[122] textbox 'From'"
+    assert plan("local_plan", top) == ["type [122] [1/1/22] [0]", "scroll [down]"]
+    assert model.finding is not None and model.finding.cause == LACKS_ELEMENT  # until a view shows To
+    previous = "**Action 1:** type [122] [1/1/22] [0]\n**Action 2:** scroll [down]"
+    results = (
+        f"1. type [122] [1/1/22] [0] -> done; the page is now {URL}\n2. scroll [down] -> done; the page is now {URL}"
+    )
+    check = [
+        {"role": "system", "content": local_system("pass_check", scrolling)},
+        {
+            "role": "user",
+            "content": user_content(
+                top, URL, subtask, "None", [("LOCAL PLAN", previous), ("EXECUTION RESULTS", results)]
+            ),
+        },
+    ]
+    assert (
+        parse_decision(model.script().next("local_agent", check), ("move", "revise", "request"), CHECK_WORDS)[0]
+        == "revise"
+    )
+    sections = [("PREVIOUS LOCAL PLAN", previous), ("EXECUTION RESULTS", results)]
+    below = "[122] textbox 'From' value: 1/1/22\n[123] textbox 'To'\n[130] button 'Show Report'"
+    assert plan("revise", below, sections) == ["type [123] [12/31/22] [0]", "click [130]"]
+    assert model.finding is None
+    retyped = below.replace("value: 1/1/22", "value: 1/1/21")  # the field does not show the step done
+    assert plan("revise", retyped, sections)[0] == "type [122] [1/1/22] [0]"

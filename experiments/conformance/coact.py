@@ -11,9 +11,9 @@ progress is read off those, and ids off the page.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from webarena_gym.experiments.conformance.model import (
+    LACKS_ELEMENT,
     METHOD_LOGIC,
     Finding,
     Responder,
@@ -23,13 +23,12 @@ from webarena_gym.experiments.conformance.model import (
     message_text,
     offered_commands,
     section,
+    shows_done,
+    shows_target,
     system_text,
 )
 from webarena_gym.llm.messages import Message
 from webarena_gym.policies.coact.text import Phase, render_global_plan
-
-if TYPE_CHECKING:
-    pass
 
 _REQUEST = re.compile(r"^Current request: `(\w+)`", re.M)
 _STEPS = re.compile(r"^Steps? (\d+)(?:-(\d+))? of \d+:")
@@ -37,6 +36,7 @@ _DONE = re.compile(r"^\d+\. .* -> done", re.M)
 _PLAN_LINE = re.compile(r"^\*\*Action \d+:\*\*", re.M)
 _PROGRESS = re.compile(r"^Progress: (\d+) of the (\d+) phases", re.M)
 _ANSWERS = ("send_msg_to_user", "report_infeasible")
+_SCROLL_LINE = re.compile(r"^\*\*Action \d+:\*\* scroll \[", re.M)
 
 
 def describe(unit: Unit) -> str:
@@ -127,28 +127,58 @@ class CoActResponder(Responder):
         return self.model.next_command(len(self.model.units) - 1, "", "", {"stop"}).removeprefix("stop [")[:-1]
 
     def _check(self, call: str, user: str) -> str:
-        planned = len(_PLAN_LINE.findall(section(user, "LOCAL PLAN")))
+        plan = section(user, "LOCAL PLAN")
+        planned = len(_PLAN_LINE.findall(plan))
         done = len(_DONE.findall(section(user, "EXECUTION RESULTS")))
+        if _SCROLL_LINE.search(plan):
+            return "Action: revise\nReasons: The plan scrolled down to reach the rest of the phase; plan it again."
         if call == "pass_check" and done >= planned:
             return f"Action: move\nReasons: All {planned} actions of the local plan were carried out."
         return f"Action: revise\nReasons: {done} of the {planned} actions were carried out; plan the rest again."
 
     def _local_plan(self, call: str, system: str, user: str) -> str:
-        """The phase's remaining reference steps as commands on the page shown; after a run, the steps
-        before them are the phase's first ones plus what the results list as done."""
+        """The phase's remaining reference steps as commands on the page shown, up to a scroll down when
+        one's element is not in view (the observation is the viewport's tree). After a run, the steps
+        before them are the phase's first ones plus what the results list as done; after a scroll, the
+        page tells: a phase's steps before its last are typing, whose fields show the typed text."""
         offered = offered_commands(system.partition("Page operations you can use")[2].partition("What you may")[0])
         page = section(user, "OBSERVATION", r"\nURL: ")
         url = line_after(user, "URL: ")
         try:
             first, last = self._phase(line_after(user, "OBJECTIVE: "))
-            if call != "local_plan":  # revise / overruled: the previous plan ran to the phase's end
-                previous = len(_PLAN_LINE.findall(section(user, "PREVIOUS LOCAL PLAN")))
+            previous = section(user, "PREVIOUS LOCAL PLAN")
+            if call != "local_plan" and _SCROLL_LINE.search(previous):
+                first = self._first_not_shown_done(first, last, page, url, offered)
+            elif call != "local_plan":  # revise / overruled: the previous plan ran to the phase's end
                 results = section(user, "EXECUTION RESULTS") or section(user, "EXECUTION EXCEPTIONS")
-                first = last + 1 - previous + len(_DONE.findall(results))
-            commands = [self.model.next_command(i, page, url, offered) for i in range(first, last + 1)]
+                first = last + 1 - len(_PLAN_LINE.findall(previous)) + len(_DONE.findall(results))
+            commands = self._commands(first, last, page, url, offered)
         except Stuck as stuck:
             commands = [f"stop [cannot continue: {stuck.finding.cause}]"]
         return "\n".join(f"**Action {i}:** {c}" for i, c in enumerate(commands, 1))
+
+    def _commands(self, first: int, last: int, page: str, url: str, offered: set[str]) -> list[str]:
+        """Units ``first``..``last`` as commands, ending in a scroll down at the first one whose element
+        the page does not show (suspected lacking until a view shows it)."""
+        commands: list[str] = []
+        for unit_index in range(first, last + 1):
+            unit = self.model.units[unit_index]
+            if "scroll" in offered and not shows_target(unit, page):
+                target = unit.target
+                detail = f"no view of the page, scrolled down, showed the {target.get('role')} {target.get('name')!r}"
+                self.model.suspect(Finding(LACKS_ELEMENT, detail))
+                return [*commands, "scroll [down]"]
+            self.model.suspect(None)
+            commands.append(self.model.next_command(unit_index, page, url, offered))
+        return commands
+
+    def _first_not_shown_done(self, first: int, last: int, page: str, url: str, offered: set[str]) -> int:
+        """The phase's first unit the scrolled page does not show done (or does not show at all)."""
+        for unit_index in range(first, last):
+            possible = self.model.possible_command(unit_index, page, url, offered)
+            if possible is None or not shows_done(self.model.units[unit_index], possible, page):
+                return unit_index
+        return last
 
     def _phase(self, objective: str) -> tuple[int, int]:
         """The reference units (0-based, inclusive) the phase's subtask names."""

@@ -17,12 +17,13 @@ from webarena_gym.experiments.conformance.model import (
     Finding,
     Responder,
     Stuck,
-    Unit,
     describes,
+    is_field,
     line_after,
     message_text,
     offered_commands,
     section,
+    shows_done,
     shows_target,
     system_text,
 )
@@ -85,10 +86,10 @@ class ReActResponder(Responder):
         viable: dict[str, int] = {}
         for i, unit in enumerate(self.model.units):
             possible = self.model.possible_command(i, page, url, offered) if unit.kind in ELEMENT_UNITS else None
-            if possible and not _shows_done(unit, possible, page):
+            if possible and not shows_done(unit, possible, page):
                 viable.setdefault(possible, i + 1)
         first = min(viable.values(), default=0)
-        if len(viable) > 1 and _is_field(self.model.units[first - 1]):
+        if len(viable) > 1 and is_field(self.model.units[first - 1]):
             viable = {c: i for c, i in viable.items() if i == first}
         if len(viable) > 1:
             steps = " and ".join(str(i) for i in viable.values())
@@ -124,26 +125,6 @@ class ReActResponder(Responder):
                 )
             )
         return next(iter(viable.values()), matches[0] + 1)
-
-
-def _field_line(command: str, page: str) -> str:
-    """The page line of the element ``command`` acts on (``[197] textbox 'City' value: ...``)."""
-    bid = re.match(r"\w+ \[(\d+)\]", command)
-    line = re.search(rf"^\s*\[{bid.group(1)}\] .*$", page, re.M) if bid else None
-    return line.group(0) if line else ""
-
-
-def _is_field(unit: Unit) -> bool:
-    """Whether ``unit`` sets a form field, whose state the page shows."""
-    return unit.kind in ("fill", "select_option") or str(unit.target.get("role")) in ("radio", "checkbox")
-
-
-def _shows_done(unit: Unit, command: str, page: str) -> bool:
-    """Whether the page shows ``unit``'s effect: the typed or chosen value, the radio checked."""
-    line = _field_line(command, page)
-    if unit.kind in ("fill", "select_option"):
-        return f"value: {unit.steps[0].get('value', '')}" in line
-    return _is_field(unit) and "checked: true" in line.lower()
 
 
 class AgentOccamResponder(Responder):

@@ -254,6 +254,26 @@ def shows_target(unit: Unit, page: str) -> bool:
     return True
 
 
+def _field_line(command: str, page: str) -> str:
+    """The page line of the element ``command`` acts on (``[197] textbox 'City' value: ...``)."""
+    bid = re.match(r"\w+ \[(\d+)\]", command)
+    line = re.search(rf"^\s*\[{bid.group(1)}\] .*$", page, re.M) if bid else None
+    return line.group(0) if line else ""
+
+
+def is_field(unit: Unit) -> bool:
+    """Whether ``unit`` sets a form field, whose state the page shows."""
+    return unit.kind in ("fill", "select_option") or str(unit.target.get("role")) in ("radio", "checkbox")
+
+
+def shows_done(unit: Unit, command: str, page: str) -> bool:
+    """Whether the page shows ``unit``'s effect: the typed or chosen value, the radio checked."""
+    line = _field_line(command, page)
+    if unit.kind in ("fill", "select_option"):
+        return f"value: {unit.steps[0].get('value', '')}" in line
+    return is_field(unit) and "checked: true" in line.lower()
+
+
 def select_command(elements: Sequence[Element], owner: Element, choice: str, offered: set[str]) -> str:
     """The command choosing ``choice`` in the dropdown ``owner``: a click on the option the page lists,
     else (a collapsed native list, whose options a viewport tree leaves out) its label typed into the
