@@ -10,6 +10,7 @@ import pytest
 from webarena_gym.experiments.conformance.model import (
     LACKS_ELEMENT,
     LACKS_HISTORY,
+    METHOD_LOGIC,
     NO_GRAMMAR,
     ConformanceModel,
     Stuck,
@@ -276,6 +277,20 @@ def test_conformance_sample(method, tmp_path):
     assert len(causes) == len(SAMPLE)
     assert {t: c for t, c in causes.items() if c is not None} == EXPECTED_FINDINGS[method]
     assert all(r.llm_calls >= r.n_steps for r in results if r.success)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_coacts_early_stop_on_a_search_typed_three_times_is_filed_as_the_methods(tmp_path):
+    """Task 780 types the same search three times: WebArena's rule, which CoAct keeps, stops there."""
+    from webarena_gym.experiments import tasksets
+    from webarena_gym.experiments.conformance.matrix import FINDING_KEY, cause, run_matrix
+    from webarena_gym.experiments.store import StudyStore
+
+    tasks = [t for t in tasksets.local_tasks() if t.task_id == 780]
+    (result,) = StudyStore(run_matrix(["coact"], tasks, tmp_path / "study")).latest().values()
+    assert (cause(result), result.policy_counters["early_stops"], result.action_counts["type"]) == (METHOD_LOGIC, 1, 3)
+    assert "early stop" in result.extra[FINDING_KEY]["detail"]
 
 
 def test_variants_run_on_request_and_ladder_rows_are_agentoccam_with_their_options():

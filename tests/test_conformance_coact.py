@@ -110,7 +110,16 @@ def test_the_collation_answers_what_the_summary_shows_was_reached():
     assert parse_collation(planner(model, "collation", [("EXECUTION SUMMARY", early)]))[1] == "N/A"
     late = forced + "Progress: 2 of the 3 phases of global plan version 1 passed."
     assert parse_collation(planner(model, "collation", [("EXECUTION SUMMARY", late)]))[1] == "000000195"
-    assert model.calls == {"global_planner": 3} and model.finding is None
+    assert model.calls == {"global_planner": 3}
+    # The early stop is the miss's cause: the method's limit and how far the plan got.
+    assert model.finding is not None and model.finding.cause == METHOD_LOGIC
+    assert model.finding.detail == (
+        "the work stopped before the answer: force stop: 11 exchanges between the agents (limit 10); "
+        "Progress: 1 of the 3 phases"
+    )
+    reached = ConformanceModel(0, "coact", ("shopping",))
+    planner(reached, "collation", [("EXECUTION SUMMARY", late)])
+    assert reached.finding is None
 
 
 def test_a_page_without_the_element_or_a_subtask_without_steps_is_a_finding():

@@ -102,6 +102,11 @@ class CoActResponder(Responder):
             )
         if call == "collation":
             answer = line_after(user, "The local agent's answer: ") or self._planned_answer(user)
+            if not answer:  # what stopped the work before the answer is the method's, and the miss's cause
+                progress = _PROGRESS.search(user)
+                stopped = line_after(user, "Why the work stopped: ").rstrip(".")
+                passed = f"; {progress.group(0)}" if progress else ""
+                self.model.record(Finding(METHOD_LOGIC, f"the work stopped before the answer: {stopped}{passed}"))
             summary = "The work reached the answer." if answer else "The work stopped before the task was done."
             return f"{summary}\nFINAL ANSWER: {answer or 'N/A'}"
         finding = Finding(METHOD_LOGIC, "the planner's revise prompt does not show which phases passed")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from webarena_gym.experiments.ablations import LADDERS, Rung
 from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
 from webarena_gym.experiments.conformance.formats import FAMILIES, VARIANT_FAMILIES
-from webarena_gym.experiments.conformance.model import HARNESS_BUG, METHOD_LOGIC, ConformanceModel
+from webarena_gym.experiments.conformance.model import HARNESS_BUG, METHOD_LOGIC, ConformanceModel, Finding
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 from webarena_gym.experiments.tasksets import TaskInfo
 
@@ -69,6 +69,8 @@ def run_conformance(job: EpisodeJob, faults: float = 0.0) -> EpisodeResult:
     with ``faults`` the wrong answers it was given (by kind)."""
     model = ConformanceModel(job.task.task_id, job.policy.name, job.task.sites, faults=faults)
     result = run_job(job, build_policy=lambda j: build_policy(j, model))
+    if not result.success and result.policy_counters.get("early_stops"):  # the policy ended it, not the model
+        model.record(Finding(METHOD_LOGIC, "the method's early stop: an action repeated as often as it allows"))
     finding = model.finding
     result.extra[FINDING_KEY] = {"cause": finding.cause, "detail": finding.detail} if finding else None
     if faults:
