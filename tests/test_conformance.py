@@ -162,6 +162,30 @@ def test_after_a_scroll_two_links_the_page_can_click_are_a_history_finding():
     )
 
 
+def test_a_failed_dropdown_choice_is_tried_again_with_the_label_its_error_lists():
+    """Task 363 names the reviewer by the option's value 'byteblaze'; the collapsed list shows no options,
+    so the first try types the value, and its error lists the labels: the retry types the one with it."""
+    model = ConformanceModel(363, "react", ("gitlab",))
+    page = "[109] textbox 'Title (required)' value: Merge redesign into feature/markdown-figure-block\n"
+    page += "[125] combobox 'Reviewer' hasPopup: menu expanded: False\n[169] button 'Create merge request'"
+    titled = (
+        "type [109] [Merge redesign into feature/markdown-figure-block] [0] where [109] is textbox 'Title (required)'"
+    )
+    assert react_command(model, react_messages(page, titled)) == "type [125] [byteblaze] [1]"
+    error = (
+        "Invalid action: no option of the dropdown [125] starts with 'byteblaze'; its options are 'Unassigned', "
+        "'Byte Blaze (@byteblaze)', 'Tara Ibrahim (@taraibrahim)'"
+    )
+    failed = f"type [125] [byteblaze] [1] where [125] is combobox 'Reviewer' (it failed: {error})"
+    assert react_command(model, react_messages(page, failed)) == "type [125] [Byte Blaze (@byteblaze)] [1]"
+    chosen = "type [125] [Byte Blaze (@byteblaze)] [1] where [125] is combobox 'Reviewer'"
+    assert react_command(model, react_messages(page, chosen)) == "click [169]"
+    assert model.finding is None
+    unlisted = f"type [125] [byteblaze] [1] where [125] is combobox 'Reviewer' (it failed: {error.split(', ')[0]})"
+    assert react_command(model, react_messages(page, unlisted)).startswith("stop [cannot continue")
+    assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
+
+
 def test_a_prompt_without_the_element_or_the_command_is_a_finding():
     model = ConformanceModel(0, "react", ("shopping",))
     answer = model.responder.answer("actor", react_messages("[5] link 'Home'"))

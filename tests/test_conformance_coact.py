@@ -175,3 +175,20 @@ def test_a_phase_below_the_viewport_scrolls_and_the_page_shows_where_to_go_on():
     assert model.finding is None
     retyped = below.replace("value: 1/1/22", "value: 1/1/21")  # the field does not show the step done
     assert plan("revise", retyped, sections)[0] == "type [122] [1/1/22] [0]"
+
+
+def test_a_revised_plan_types_the_dropdown_label_the_exception_listed():
+    """Task 363's reviewer is named by the option's value; the exception lists the labels."""
+    model = ConformanceModel(363, "coact", ("gitlab",))
+    subtask = parse_global_plan(planner(model, "global_plan"))[3].subtask
+    assert subtask.startswith("Steps 4-5 of 7")
+    page = "[109] textbox 'Title (required)'\n[125] combobox 'Reviewer' hasPopup: menu expanded: False"
+    title = "type [109] [Merge redesign into feature/markdown-figure-block] [0]"
+    assert local(model, "local_plan", page, subtask) == [title, "type [125] [byteblaze] [1]"]
+    listing = "'Unassigned', 'Byte Blaze (@byteblaze)'"
+    failed = "Failed action: type [125] [byteblaze] [1]\nError: Invalid action: no option of the dropdown [125] "
+    failed += f"starts with 'byteblaze'; its options are {listing}\nActions carried out before it:\n"
+    failed += f"1. {title} -> done; the page is now {URL}"
+    previous = f"**Action 1:** {title}\n**Action 2:** type [125] [byteblaze] [1]"
+    sections = [("PREVIOUS LOCAL PLAN", previous), ("EXECUTION EXCEPTIONS", failed)]
+    assert local(model, "revise", page, subtask, sections) == ["type [125] [Byte Blaze (@byteblaze)] [1]"]

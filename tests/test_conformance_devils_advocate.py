@@ -119,6 +119,28 @@ def test_a_dropdown_whose_options_the_tree_hides_is_set_by_typing_its_label():
     assert T.parse_verdict(ask(lost, "task_check", check_prompt("Get the report", []))) is False
 
 
+def test_a_dropdown_value_whose_labels_only_an_alignment_error_lists_is_a_finding():
+    """Task 100 chooses 'Year'; typed text no option starts with fails, and the error listing the labels
+    reaches the alignment prompt only: the action prompt cannot retry with a label."""
+    model = ConformanceModel(100, "devils_advocate", ("shopping_admin",))
+    page = "[116] combobox 'Period' hasPopup: menu expanded: False"
+    error = "no option of the dropdown [116] starts with 'Year'; its options are 'Day', 'Month', 'Yearly'"
+    failed = f"{page}\n(The action could not be carried out: {error})"
+    plan = T.parse_plan(ask(model, "plan", "any plan prompt"))
+    step = next(item for item in plan if "Period" in item)
+
+    def verdict(m: ConformanceModel, after: str) -> bool | None:
+        prompt = T.align_prompt(
+            step=step, plan=T.numbered(plan, ""), action="type [116] [Year] [1]", obs1=page, obs2=after
+        )
+        return T.parse_alignment(ask(m, "align", prompt))[1]
+
+    assert verdict(model, failed) is False
+    assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
+    ok = ConformanceModel(100, "devils_advocate", ("shopping_admin",))
+    assert verdict(ok, page) is True and ok.finding is None
+
+
 def test_goto_uses_the_address_the_prompt_lists_for_its_site():
     model = ConformanceModel(602, "devils_advocate", ("wikipedia", "map"))  # goto __WIKIPEDIA__ first
     sites = {"wikipedia": "http://127.0.0.1:7/", "map": "http://127.0.0.1:8"}

@@ -309,6 +309,8 @@ def test_alignment_reply_gives_the_description_and_a_verdict_the_description_can
     assert T.parse_alignment("The action is to open the user's cart. It's done.\nNO")[0] == (
         "The action is to open the user's cart."
     )
+    typed = "The action is to type [41] [I am new to DIY. Which toolkit? Under $100.] [0] into the Body."
+    assert T.parse_alignment(f"{typed} It fills the form.\nYES") == (typed, True)  # the typed text stays whole
 
 
 def test_plans_answers_and_element_ids():

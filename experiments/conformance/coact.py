@@ -157,14 +157,15 @@ class CoActResponder(Responder):
             elif call != "local_plan":  # revise / overruled: the previous plan ran to the phase's end
                 results = section(user, "EXECUTION RESULTS") or section(user, "EXECUTION EXCEPTIONS")
                 first = last + 1 - len(_PLAN_LINE.findall(previous)) + len(_DONE.findall(results))
-            commands = self._commands(first, last, page, url, offered)
+            commands = self._commands(first, last, page, url, offered, section(user, "EXECUTION EXCEPTIONS"))
         except Stuck as stuck:
             commands = [f"stop [cannot continue: {stuck.finding.cause}]"]
         return "\n".join(f"**Action {i}:** {c}" for i, c in enumerate(commands, 1))
 
-    def _commands(self, first: int, last: int, page: str, url: str, offered: set[str]) -> list[str]:
+    def _commands(self, first: int, last: int, page: str, url: str, offered: set[str], errors: str) -> list[str]:
         """Units ``first``..``last`` as commands, ending in a scroll down at the first one whose element
-        the page does not show (suspected lacking until a view shows it)."""
+        the page does not show (suspected lacking until a view shows it); ``errors`` the exception the
+        prompt shows."""
         commands: list[str] = []
         for unit_index in range(first, last + 1):
             unit = self.model.units[unit_index]
@@ -174,7 +175,7 @@ class CoActResponder(Responder):
                 self.model.suspect(Finding(LACKS_ELEMENT, detail))
                 return [*commands, "scroll [down]"]
             self.model.suspect(None)
-            commands.append(self.model.next_command(unit_index, page, url, offered))
+            commands.append(self.model.next_command(unit_index, page, url, offered, errors=errors))
         return commands
 
     def _first_not_shown_done(self, first: int, last: int, page: str, url: str, offered: set[str]) -> int:

@@ -207,6 +207,9 @@ class DevilsAdvocateResponder(Responder):
         else:
             unit = self.model.units[self._step(fields["step"], fields["plan"])]
             serves = describes(action, unit) and "(The action could not be carried out:" not in fields["obs2"]
+            if "its options are" in fields["obs2"]:  # the labels reach this prompt only, never the action's
+                detail = "a dropdown's options are listed in an action error the action prompt does not show"
+                self.model.record(Finding(LACKS_ELEMENT, detail))
         return f"{T.ALIGNMENT_LEAD} {action}.\n{'YES' if serves else 'NO'}"
 
     def _map(self, fields: dict[str, str]) -> str:

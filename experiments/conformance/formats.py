@@ -34,6 +34,7 @@ from webarena_gym.llm.messages import Message
 if TYPE_CHECKING:
     from webarena_gym.experiments.conformance.model import ConformanceModel
 
+_FAILED = " (it failed: "  # how ReAct's PREVIOUS ACTION marks an action that did not run
 _SCROLLED = re.compile(r"scroll \[(?:direction=)?(?:down|up)\]")
 
 
@@ -62,14 +63,16 @@ class ReActResponder(Responder):
             if _SCROLLED.match(previous):
                 command = self._after_scroll(page, url, offered)
             else:
-                command = self._command(self._progress(previous, page, url, offered), page, url, offered)
+                done = self._progress(previous, page, url, offered)
+                command = self._command(done, page, url, offered, errors=previous)
         except Stuck as stuck:
             self.model.record(stuck.finding)
             return f"I cannot go on: {stuck}. {ANSWER_PHRASE} ```stop [cannot continue: {stuck.finding.cause}]```"
         return f"The next step of the solution is on this page. {ANSWER_PHRASE} ```{command}```"
 
-    def _command(self, done: int, page: str, url: str, offered: set[str]) -> str:
-        """Unit ``done``'s command, or a scroll down when the page does not show its element."""
+    def _command(self, done: int, page: str, url: str, offered: set[str], errors: str) -> str:
+        """Unit ``done``'s command, or a scroll down when the page does not show its element; ``errors``
+        the failed previous action's error."""
         units = self.model.units
         if done < len(units) and not shows_target(units[done], page) and "scroll" in offered:
             target = units[done].target
@@ -77,7 +80,7 @@ class ReActResponder(Responder):
             self.model.suspect(Finding(LACKS_ELEMENT, detail))
             return "scroll [down]"
         self.model.suspect(None)
-        return self.model.next_command(done, page, url, offered)
+        return self.model.next_command(done, page, url, offered, errors=errors)
 
     def _after_scroll(self, page: str, url: str, offered: set[str]) -> str:
         """The element step the scrolled page can carry out; a further scroll when it shows none. Of
@@ -102,19 +105,21 @@ class ReActResponder(Responder):
 
     def _progress(self, previous: str, page: str, url: str, offered: set[str]) -> int:
         """How many reference units are done: none at the start; else one past the unit the previous
-        action describes (of several such units, the one whose successor the page can carry out). When
-        the reference repeats that action and the page can carry out the steps after two of its
-        occurrences, which one was done is nowhere in the prompt: a finding."""
+        action describes (of several such units, the one whose successor the page can carry out), or
+        that unit itself when the action failed. When the reference repeats that action and the page
+        can carry out the steps after two of its occurrences, which one was done is nowhere in the
+        prompt: a finding."""
         if previous in ("", "None"):
             return 0
+        after = 0 if _FAILED in previous else 1
         matches = [i for i, unit in enumerate(self.model.units) if describes(previous, unit)]
         if not matches:
             raise Stuck(Finding(METHOD_LOGIC, f"PREVIOUS ACTION {previous[:120]!r} matches no reference step"))
         viable: dict[str, int] = {}
         for i in matches:
-            possible = self.model.possible_command(i + 1, page, url, offered)
+            possible = self.model.possible_command(i + after, page, url, offered, errors=previous)
             if possible is not None:
-                viable.setdefault(possible, i + 1)
+                viable.setdefault(possible, i + after)
         if len(viable) > 1:
             steps = " and ".join(str(i) for i in viable.values())
             raise Stuck(
@@ -124,7 +129,7 @@ class ReActResponder(Responder):
                     "both possible on this page; the prompt shows no earlier action to tell which",
                 )
             )
-        return next(iter(viable.values()), matches[0] + 1)
+        return next(iter(viable.values()), matches[0] + after)
 
 
 class AgentOccamResponder(Responder):

@@ -188,10 +188,10 @@ def describes(action: str, unit: Unit) -> bool:
     role, name = m.group(4), " ".join(m.group(6).split()).lower()
     wanted = " ".join(str(target.get("name", "")).split()).lower()
     same = role == target.get("role") and (wanted == name or wanted in name)
-    if unit.kind == "select_option":  # the option clicked, or its label typed into the dropdown
-        value = str(unit.steps[0].get("value", ""))
-        return (verb == "click" and role == "option" and value.lower() in name) or (
-            verb == "type" and same and f"[{value}]" in m.group(3)
+    if unit.kind == "select_option":  # the option clicked, or its label (which has the value) typed into the dropdown
+        value = str(unit.steps[0].get("value", "")).lower()
+        return (verb == "click" and role == "option" and value in name) or (
+            verb == "type" and same and value in m.group(3).lower()
         )
     if unit.kind == "fill":
         return verb == "type" and same and f"[{unit.steps[0].get('value', '')}]" in m.group(3)
@@ -205,12 +205,14 @@ def command(
     offered: set[str],
     sites: Sequence[str],
     addresses: Mapping[str, str] | None = None,
+    errors: str = "",
 ) -> str:
     """The bracketed command for ``unit`` on the page text ``page`` (ids read off that text only).
 
     ``offered`` is the command set the prompt lists; ``url`` the page's address as the prompt gives
     it (a ``goto`` to the task's own site is resolved against it); ``addresses`` the sites' addresses
-    a prompt lists, by site."""
+    a prompt lists, by site; ``errors`` the action errors the prompt shows (a dropdown's options an
+    error listed)."""
     kind, target = unit.kind, unit.target
     if kind in ("send_msg_to_user", "report_infeasible"):
         text = str(unit.steps[0].get("text", ""))
@@ -230,7 +232,8 @@ def command(
         value = _fill_sites(str(unit.steps[0].get("value", "")), url, sites, addresses)
         return _offered(f"type [{element.bid}] [{value}] [{1 if len(unit.steps) == 2 else 0}]", offered)
     if kind == "select_option":
-        return select_command(elements, element, str(unit.steps[0].get("value", "")), offered)
+        listed = listed_options(errors, element.bid)
+        return select_command(elements, element, str(unit.steps[0].get("value", "")), offered, listed)
     if kind == "press":
         return _offered(f"press [{unit.steps[0].get('value', '')}]", offered)
     raise Stuck(Finding(NO_GRAMMAR, f"reference action {kind!r} has no command"))
@@ -274,17 +277,39 @@ def shows_done(unit: Unit, command: str, page: str) -> bool:
     return is_field(unit) and "checked: true" in line.lower()
 
 
-def select_command(elements: Sequence[Element], owner: Element, choice: str, offered: set[str]) -> str:
+def select_command(
+    elements: Sequence[Element], owner: Element, choice: str, offered: set[str], listed: Sequence[str] = ()
+) -> str:
     """The command choosing ``choice`` in the dropdown ``owner``: a click on the option the page lists,
     else (a collapsed native list, whose options a viewport tree leaves out) its label typed into the
-    dropdown, which WebArena's ``type`` picks by type-ahead."""
+    dropdown, which WebArena's ``type`` picks by type-ahead. The reference may name an option by its
+    value ('byteblaze' for 'Byte Blaze (@byteblaze)'): once an error has ``listed`` the options, the
+    label that contains it is typed."""
     try:
         option = option_element(elements, owner, choice)
     except Stuck:
         if not owner.bid or "type" not in offered:
             raise
+        if listed:
+            label = next((o for o in listed if choice.casefold() in o.casefold()), None)
+            if label is None:
+                detail = f"the options listed for [{owner.bid}] include none like {choice!r}"
+                raise Stuck(Finding(LACKS_ELEMENT, detail)) from None
+            choice = label
         return f"type [{owner.bid}] [{choice}] [1]"
     return _offered(f"click [{option.bid}]", offered)
+
+
+# The action error a typed text no option starts with gives (the action wrapper's): the options, quoted.
+_LISTED = re.compile(r"no option of the dropdown \[(\d+)\] starts with .*?; its options are (.*)")
+
+
+def listed_options(errors: str, bid: str) -> list[str]:
+    """The options an action error in ``errors`` listed for the dropdown ``bid`` (none when no error did)."""
+    for m in _LISTED.finditer(errors):
+        if m.group(1) == bid:
+            return [_unescape(a or b) for a, b in re.findall(_QUOTED, m.group(2))]
+    return []
 
 
 def _offered(text: str, offered: set[str]) -> str:
@@ -409,21 +434,27 @@ class ConformanceModel:
         element a prompt may show further down, where no prompt says how often it scrolled already."""
         self._suspected = finding
 
-    def possible_command(self, done: int, page: str, url: str, offered: set[str]) -> str | None:
+    def possible_command(self, done: int, page: str, url: str, offered: set[str], errors: str = "") -> str | None:
         """The command for reference unit ``done`` if the prompt can carry it out, else None; a probe that
         records no finding."""
         if done >= len(self.units):
             return None
         try:
-            return command(self.units[done], page, url, offered, self.sites)
+            return command(self.units[done], page, url, offered, self.sites, errors=errors)
         except Stuck:
             return None
 
     def next_command(
-        self, done: int, page: str, url: str, offered: set[str], addresses: Mapping[str, str] | None = None
+        self,
+        done: int,
+        page: str,
+        url: str,
+        offered: set[str],
+        addresses: Mapping[str, str] | None = None,
+        errors: str = "",
     ) -> str:
         """The command for reference unit ``done`` (the number the prompt shows as done), or raises
-        :class:`Stuck` (recorded as the finding); ``addresses`` as for :func:`command`. A prompt that
+        :class:`Stuck` (recorded as the finding); ``addresses`` and ``errors`` as for :func:`command`. A prompt that
         offers no ``goto`` has the model follow the task's goto-free path (chosen on the first step); a
         ``goto`` it still meets on a task marked as needing a URL no page shows is filed under
         :data:`NEEDS_URL`."""
@@ -432,7 +463,7 @@ class ConformanceModel:
         try:
             if done >= len(self.units):
                 raise Stuck(Finding(METHOD_LOGIC, "the prompt shows every reference step done, yet asks again"))
-            return command(self.units[done], page, url, offered, self.sites, addresses)
+            return command(self.units[done], page, url, offered, self.sites, addresses, errors)
         except Stuck as stuck:
             finding = stuck.finding
             if self._needs_url and self.units[min(done, len(self.units) - 1)].kind == "goto":

@@ -250,9 +250,12 @@ def command_name(action: str) -> str:
 
 
 # The sentence ends at a sentence mark before a space, a line end or the end, never inside a quoted name
-# ("click the link 'Reading this week? (March 31)'"); an apostrophe inside a word ("it's") opens none.
+# ("click the link 'Reading this week? (March 31)'") or a command's bracketed argument ("type [41] [Hi.
+# Thanks] [0]"); an apostrophe inside a word ("it's") opens none.
 _DESCRIPTION = re.compile(
-    rf"""({re.escape(ALIGNMENT_LEAD)}\b(?:(?<!\w)(?:'[^'\n]*'|"[^"\n]*")(?!\w)|[^\n])*?)(?:(?<=[.!?])\s|\n|$)""", re.I
+    rf"""({re.escape(ALIGNMENT_LEAD)}\b(?:(?<!\w)(?:'[^'\n]*'|"[^"\n]*")(?!\w)|\[[^\]\n]*\]|[^\n])*?)"""
+    r"(?:(?<=[.!?])\s|\n|$)",
+    re.I,
 )
 _VERDICT_LINE = re.compile(
     r"^[\s>*#_`\-]*(?:(?:final\s+)?(?:answer|verdict)\s*[:\-]?\s*)?[*_`\"']*(yes|no)\b[\s*_`\"'.!]*$", re.I
