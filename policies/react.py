@@ -202,6 +202,7 @@ class ReActState:
     actions: list[str] = field(default_factory=list)  # actions sent to the env, in order
     previous_action: str = "None"  # what the next user message says (the last action, described)
     parse_failures: int = 0  # consecutive
+    early_stops: int = 0  # 1 once a WebArena early-stop rule ended the episode (reported in the counters)
 
 
 @register_policy("react")
@@ -268,6 +269,7 @@ class ReActPolicy(Policy):
             "actions": list(self.s.actions),
             "previous_action": self.s.previous_action,
             "parse_failures": self.s.parse_failures,
+            "counters": {"early_stops": self.s.early_stops},
         }
 
     def messages(self, obs: Obs) -> list[Message]:
@@ -288,6 +290,7 @@ class ReActPolicy(Policy):
         if why:  # WebArena's runner checks before asking the model, and answers with the reason
             action = f"stop [Early stop: {why}]"
             self.s.actions.append(action)
+            self.s.early_stops = 1
             return Decision(action=action, thought=f"early stop: {why}", parsed={"early_stop": why, "action": action})
         completion = self.llm.complete("actor", self.messages(obs))
         answer = completion.text

@@ -28,9 +28,9 @@ REACT_ACTIONS = ("click", "type", "goto", "go_back", "stop")
 ORDERS_PAGE = "[10] link 'My Account'\n[194] link 'My Orders'\n[196] link 'My Wish List'"
 
 
-def react_messages(page: str, previous: str = "None", actions=REACT_ACTIONS) -> list:
+def react_messages(page: str, previous: str = "None", actions=REACT_ACTIONS, homepage: str | None = None) -> list:
     return [
-        {"role": "system", "content": system_prompt(actions, None)},
+        {"role": "system", "content": system_prompt(actions, homepage)},
         {"role": "user", "content": user_message(page, "http://127.0.0.1:1/customer/", "Get the order", previous)},
     ]
 
@@ -186,6 +186,21 @@ def test_a_failed_dropdown_choice_is_tried_again_with_the_label_its_error_lists(
     assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
 
 
+def test_react_reaches_another_site_from_the_homepage_its_prompt_names():
+    """Task 602 opens wikipedia, then the map, by address; ReAct's prompt names only the homepage, so the
+    model takes the goto-free path with a goto to the homepage for each go_home. Back on the homepage
+    with both sites' links, which visit it was is not in the one previous action: a finding."""
+    home = "http://127.0.0.1:9"
+    model = ConformanceModel(602, "react", ("map", "wikipedia"))
+    assert react_command(model, react_messages("[5] link 'Directions'", homepage=home)) == f"goto [{home}]"
+    sites = "[31] link 'Wikipedia'\n[32] link 'OpenStreetMap'"
+    assert react_command(model, react_messages(sites, f"goto [{home}]", homepage=home)).startswith("stop [cannot")
+    assert model.finding is not None and model.finding.cause == LACKS_HISTORY
+    no_home = ConformanceModel(602, "react", ("map", "wikipedia"))
+    assert react_command(no_home, react_messages("[5] link 'Directions'")).startswith("stop [cannot")
+    assert no_home.finding is not None and "no address of the wikipedia site" in no_home.finding.detail
+
+
 def test_a_prompt_without_the_element_or_the_command_is_a_finding():
     model = ConformanceModel(0, "react", ("shopping",))
     answer = model.responder.answer("actor", react_messages("[5] link 'Home'"))
@@ -272,7 +287,9 @@ SAMPLE = (0, 100, 200, 300, 400, 500, 602)  # shopping, shopping_admin, reddit, 
 NO_HOMEPAGE = {602: NO_GRAMMAR}
 # What each method's prompt or grammar cannot carry on the sample (a finding each; every other task conforms).
 EXPECTED_FINDINGS = {
-    "react": {602: LACKS_ELEMENT},  # no wikipedia address (100's dropdown lies below the viewport: it scrolls)
+    # From the homepage, one previous action cannot tell the wikipedia visit from the map's (100's dropdown
+    # lies below the viewport: the model scrolls to it).
+    "react": {602: LACKS_HISTORY},
     "agentoccam": {},  # no goto: it follows the goto-free paths (200, 300 and 602 open another page first)
     "agentoccam_judge": {},
     # CoAct sees React's viewport observation (it scrolls) and has goto, but not the wikipedia address.

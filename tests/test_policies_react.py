@@ -195,6 +195,7 @@ def test_repeated_actions_trigger_webarena_early_stop():
     decisions = [policy.act({"text": "", "url": "u"}, None) for _ in range(4)]
     assert [d.action for d in decisions] == ["scroll [down]"] * 3 + ["stop [Early stop: same action repeated 3 times]"]
     assert decisions[-1].llm_calls == []  # decided before asking the model, as WebArena's runner does
+    assert policy.state()["counters"] == {"early_stops": 1}  # reported, so a study can tell it from a model stop
     typing = ReActPolicy(
         script=Script(
             {

@@ -5,6 +5,7 @@ model (:mod:`.model`) decides the command."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webarena_gym.experiments.conformance.coact import CoActResponder
@@ -35,7 +36,20 @@ if TYPE_CHECKING:
     from webarena_gym.experiments.conformance.model import ConformanceModel
 
 _FAILED = " (it failed: "  # how ReAct's PREVIOUS ACTION marks an action that did not run
+_HOMEPAGE = re.compile(r"the homepage at (https?://[^\s,]+)")  # ReAct's system prompt names it so
 _SCROLLED = re.compile(r"scroll \[(?:direction=)?(?:down|up)\]")
+
+
+@dataclass(frozen=True)
+class _ReActView:
+    """What one ReAct prompt shows: the page, its URL, the commands, the previous action (with its error,
+    if it failed) and the homepage's address."""
+
+    page: str
+    url: str
+    offered: set[str]
+    previous: str
+    homepage: str
 
 
 class ReActResponder(Responder):
@@ -47,49 +61,55 @@ class ReActResponder(Responder):
     model suspects the element lacking until a scrolled view shows it (the prompt does not count the
     scrolls, so the method's step limit ends a search that finds nothing). After a scroll the
     previous action places no step: the next one is the element step the page now shows (two such,
-    and which one is next is not in the prompt: a finding)."""
+    and which one is next is not in the prompt: a finding). The prompt names the homepage, not the
+    other sites: a task that opens another site by address follows its goto-free path from there."""
 
     roles = ("actor",)
 
     def answer(self, role: str, messages: list[Message]) -> str:
         from webarena_gym.policies.react import ANSWER_PHRASE
 
-        user = message_text(messages[-1])
-        page = section(user, "OBSERVATION", r"\nURL: ")
-        url = line_after(user, "URL: ")
-        previous = line_after(user, "PREVIOUS ACTION: ", rest=True)
-        offered = offered_commands(system_text(messages))
+        user, system = message_text(messages[-1]), system_text(messages)
+        homepage = _HOMEPAGE.search(system)
+        view = _ReActView(
+            page=section(user, "OBSERVATION", r"\nURL: "),
+            url=line_after(user, "URL: "),
+            offered=offered_commands(system),
+            previous=line_after(user, "PREVIOUS ACTION: ", rest=True),
+            homepage=homepage.group(1) if homepage else "",
+        )
         try:
-            if _SCROLLED.match(previous):
-                command = self._after_scroll(page, url, offered)
-            else:
-                done = self._progress(previous, page, url, offered)
-                command = self._command(done, page, url, offered, errors=previous)
+            command = self._after_scroll(view) if _SCROLLED.match(view.previous) else self._command(view)
         except Stuck as stuck:
             self.model.record(stuck.finding)
             return f"I cannot go on: {stuck}. {ANSWER_PHRASE} ```stop [cannot continue: {stuck.finding.cause}]```"
         return f"The next step of the solution is on this page. {ANSWER_PHRASE} ```{command}```"
 
-    def _command(self, done: int, page: str, url: str, offered: set[str], errors: str) -> str:
-        """Unit ``done``'s command, or a scroll down when the page does not show its element; ``errors``
-        the failed previous action's error."""
+    def _probe(self, i: int, view: _ReActView) -> str | None:
+        return self.model.possible_command(i, view.page, view.url, view.offered, view.previous, view.homepage)
+
+    def _command(self, view: _ReActView) -> str:
+        """The next unit's command, or a scroll down when the page does not show its element."""
+        done = self._progress(view)
         units = self.model.units
-        if done < len(units) and not shows_target(units[done], page) and "scroll" in offered:
+        if done < len(units) and not shows_target(units[done], view.page) and "scroll" in view.offered:
             target = units[done].target
             detail = f"no view of the page, scrolled down, showed the {target.get('role')} {target.get('name')!r}"
             self.model.suspect(Finding(LACKS_ELEMENT, detail))
             return "scroll [down]"
         self.model.suspect(None)
-        return self.model.next_command(done, page, url, offered, errors=errors)
+        return self.model.next_command(
+            done, view.page, view.url, view.offered, errors=view.previous, homepage=view.homepage
+        )
 
-    def _after_scroll(self, page: str, url: str, offered: set[str]) -> str:
+    def _after_scroll(self, view: _ReActView) -> str:
         """The element step the scrolled page can carry out; a further scroll when it shows none. Of
         several, form fields show their state: the ones showing the reference's value are done, and
         the first field still empty is next (a form is filled in order)."""
         viable: dict[str, int] = {}
         for i, unit in enumerate(self.model.units):
-            possible = self.model.possible_command(i, page, url, offered) if unit.kind in ELEMENT_UNITS else None
-            if possible and not shows_done(unit, possible, page):
+            possible = self._probe(i, view) if unit.kind in ELEMENT_UNITS else None
+            if possible and not shows_done(unit, possible, view.page):
                 viable.setdefault(possible, i + 1)
         first = min(viable.values(), default=0)
         if len(viable) > 1 and is_field(self.model.units[first - 1]):
@@ -103,12 +123,13 @@ class ReActResponder(Responder):
         self.model.suspect(None)
         return next(iter(viable))
 
-    def _progress(self, previous: str, page: str, url: str, offered: set[str]) -> int:
+    def _progress(self, view: _ReActView) -> int:
         """How many reference units are done: none at the start; else one past the unit the previous
         action describes (of several such units, the one whose successor the page can carry out), or
         that unit itself when the action failed. When the reference repeats that action and the page
         can carry out the steps after two of its occurrences, which one was done is nowhere in the
         prompt: a finding."""
+        previous = view.previous
         if previous in ("", "None"):
             return 0
         after = 0 if _FAILED in previous else 1
@@ -117,7 +138,7 @@ class ReActResponder(Responder):
             raise Stuck(Finding(METHOD_LOGIC, f"PREVIOUS ACTION {previous[:120]!r} matches no reference step"))
         viable: dict[str, int] = {}
         for i in matches:
-            possible = self.model.possible_command(i + after, page, url, offered, errors=previous)
+            possible = self._probe(i + after, view)
             if possible is not None:
                 viable.setdefault(possible, i + after)
         if len(viable) > 1:

@@ -183,6 +183,8 @@ def describes(action: str, unit: Unit) -> bool:
     target = unit.target
     if unit.kind in ("goto", "go_back"):
         return verb == unit.kind
+    if unit.kind == "go_home":  # a goto to the homepage where the grammar has no go_home
+        return verb in ("go_home", "goto")
     if m is None or m.group(4) is None:
         return False
     role, name = m.group(4), " ".join(m.group(6).split()).lower()
@@ -206,18 +208,22 @@ def command(
     sites: Sequence[str],
     addresses: Mapping[str, str] | None = None,
     errors: str = "",
+    homepage: str = "",
 ) -> str:
     """The bracketed command for ``unit`` on the page text ``page`` (ids read off that text only).
 
     ``offered`` is the command set the prompt lists; ``url`` the page's address as the prompt gives
     it (a ``goto`` to the task's own site is resolved against it); ``addresses`` the sites' addresses
     a prompt lists, by site; ``errors`` the action errors the prompt shows (a dropdown's options an
-    error listed)."""
+    error listed); ``homepage`` the homepage's address a prompt names (``go_home`` is a ``goto`` to it
+    where the grammar has no ``go_home``)."""
     kind, target = unit.kind, unit.target
     if kind in ("send_msg_to_user", "report_infeasible"):
         text = str(unit.steps[0].get("text", ""))
         answer = text if kind == "send_msg_to_user" else (f"N/A: {text}" if text else "N/A")
         return _offered(f"stop [{answer}]", offered)
+    if kind == "go_home" and "go_home" not in offered and homepage:
+        return _offered(f"goto [{homepage}]", offered)
     if kind in ("go_back", "go_home"):
         return _offered(kind, offered)
     if kind == "goto":
@@ -434,13 +440,25 @@ class ConformanceModel:
         element a prompt may show further down, where no prompt says how often it scrolled already."""
         self._suspected = finding
 
-    def possible_command(self, done: int, page: str, url: str, offered: set[str], errors: str = "") -> str | None:
+    def _addresses_shown(self, url: str, addresses: Mapping[str, str] | None) -> bool:
+        """Whether the prompt gives the address of every site the reference opens by ``goto``."""
+        for unit in self.units:
+            if unit.kind == "goto":
+                try:
+                    _fill_sites(str(unit.steps[0].get("url", "")), url, self.sites, addresses)
+                except Stuck:
+                    return False
+        return True
+
+    def possible_command(
+        self, done: int, page: str, url: str, offered: set[str], errors: str = "", homepage: str = ""
+    ) -> str | None:
         """The command for reference unit ``done`` if the prompt can carry it out, else None; a probe that
         records no finding."""
         if done >= len(self.units):
             return None
         try:
-            return command(self.units[done], page, url, offered, self.sites, errors=errors)
+            return command(self.units[done], page, url, offered, self.sites, errors=errors, homepage=homepage)
         except Stuck:
             return None
 
@@ -452,18 +470,21 @@ class ConformanceModel:
         offered: set[str],
         addresses: Mapping[str, str] | None = None,
         errors: str = "",
+        homepage: str = "",
     ) -> str:
         """The command for reference unit ``done`` (the number the prompt shows as done), or raises
-        :class:`Stuck` (recorded as the finding); ``addresses`` and ``errors`` as for :func:`command`. A prompt that
-        offers no ``goto`` has the model follow the task's goto-free path (chosen on the first step); a
-        ``goto`` it still meets on a task marked as needing a URL no page shows is filed under
+        :class:`Stuck` (recorded as the finding); ``addresses``, ``errors`` and ``homepage`` as for
+        :func:`command`. A prompt that offers no ``goto``, or names the homepage but not a site the
+        reference opens by address, has the model follow the task's goto-free path (chosen on the first
+        step); a ``goto`` it still meets on a task marked as needing a URL no page shows is filed under
         :data:`NEEDS_URL`."""
-        if done == 0 and "goto" not in offered and self._goto_free is not None:
-            self.units = self._goto_free  # a method without goto follows the path every action space can take
+        if done == 0 and self._goto_free is not None:
+            if "goto" not in offered or (homepage and not self._addresses_shown(url, addresses)):
+                self.units = self._goto_free  # the path every action space can take, from the homepage
         try:
             if done >= len(self.units):
                 raise Stuck(Finding(METHOD_LOGIC, "the prompt shows every reference step done, yet asks again"))
-            return command(self.units[done], page, url, offered, self.sites, addresses, errors)
+            return command(self.units[done], page, url, offered, self.sites, addresses, errors, homepage)
         except Stuck as stuck:
             finding = stuck.finding
             if self._needs_url and self.units[min(done, len(self.units) - 1)].kind == "goto":
