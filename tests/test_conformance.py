@@ -14,6 +14,7 @@ from webarena_gym.experiments.conformance.model import (
     NO_GRAMMAR,
     ConformanceModel,
     Stuck,
+    describes,
     find_element,
     offered_commands,
     option_element,
@@ -85,6 +86,11 @@ def test_react_reads_a_previous_type_described_with_the_fields_properties():
     page = "[21] textbox 'Search' required: False\n[40] combobox 'Sort By'\n\t[41] option 'Price'"
     previous = "type [21] [chairs] [1] where [21] is textbox 'Search' required: False"
     assert react_command(model, react_messages(page, previous)) == "click [41]"
+    unit = units([{"action": "fill", "target": {"role": "textbox", "name": "URL"}, "value": "__GITLAB__/primer"}])[0]
+    typed = "type [38] [{}] [0] where [38] is textbox 'URL'"
+    assert describes(typed.format("http://127.0.0.1:5/primer"), unit)  # a placeholder stands for the address
+    assert not describes(typed.format("http://127.0.0.1:5/primerx"), unit)
+    assert not describes(typed.format("__GITLAB__.primer"), unit)  # the rest of the value is matched as written
 
 
 def test_a_dropdown_without_its_options_shown_is_set_by_typing_its_label():
