@@ -192,6 +192,13 @@ def test_a_failed_dropdown_choice_is_tried_again_with_the_label_its_error_lists(
     assert model.finding is not None and model.finding.cause == LACKS_ELEMENT
 
 
+def test_react_opens_a_page_of_its_own_site_at_the_address_the_prompt_shows():
+    model = ConformanceModel(268, "react", ("reddit",))  # goto __REDDIT__/user/CourtsideCarl/submissions first
+    assert react_command(model, react_messages("[5] link 'Forums'")) == (
+        "goto [http://127.0.0.1:1/user/CourtsideCarl/submissions]"  # the origin of the URL line
+    )
+
+
 def test_react_reaches_another_site_from_the_homepage_its_prompt_names():
     """Task 602 opens wikipedia, then the map, by address; ReAct's prompt names only the homepage, so the
     model takes the goto-free path with a goto to the homepage for each go_home. Back on the homepage

@@ -303,7 +303,6 @@ def test_translation_of_every_command(probe):
         env.translate(parse_command("goto [javascript:alert(1)]"))
 
 
-@pytest.mark.browser
 def test_type_ahead_moves_key_by_key_from_the_chosen_option_as_chromium_does():
     sizes = ["Select...", "S", "M", "L", "XL", "XS"]
     assert _type_ahead((sizes, 0), "9", "S") == "S"  # one key: the next option after the chosen one it begins
@@ -311,6 +310,14 @@ def test_type_ahead_moves_key_by_key_from_the_chosen_option_as_chromium_does():
     assert _type_ahead((sizes, 1), "9", "x") == "XL"
     assert _type_ahead((sizes, 4), "9", "x") == "XS"  # from XL on, the next one x begins
     assert _type_ahead((sizes, 5), "9", "xs") == "XS"
+    assert _type_ahead((sizes, 0), "9", "xx") == "XS"  # the same key again: the next option it begins
+    assert _type_ahead((sizes, 0), "9", "xxx") == "XL"  # ... cycling round
+    assert _type_ahead((sizes, 0), "9", "se") == "Select..."  # a run of two keys searches for both
+    assert _type_ahead((sizes, 2), "9", "") == "M"  # no key: the choice stays
+    with pytest.raises(InvalidActionError):  # "dd" ending a run is no repeat of "d": nothing starts with "tdd"
+        _type_ahead((["Sa", "Db", "Tc", "Td"], 0), "9", "tdd")
+    with pytest.raises(InvalidActionError, match="starts with 'xq'"):
+        _type_ahead((sizes, 0), "9", "xq")
     with pytest.raises(InvalidActionError, match="starts with 'Q'"):
         _type_ahead((sizes, 0), "9", "Q")
 

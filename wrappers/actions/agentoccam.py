@@ -213,7 +213,7 @@ def _type_ahead(options: tuple[list[str], int], bid: str, text: str) -> str:
     key starts the search after the chosen option (the same key again cycles through the options it
     begins), a longer run of keys searches from the chosen option on, for the run typed so far."""
     labels, chosen = options
-    run, repeating = "", ""
+    run, repeating, prefix = "", "", ""
     for key in text.casefold():
         run += key
         if key == repeating:
@@ -226,7 +226,7 @@ def _type_ahead(options: tuple[list[str], int], bid: str, text: str) -> str:
             if labels[index].strip().casefold().startswith(prefix):
                 chosen = index
                 break
-    if not labels or not labels[chosen].strip().casefold().startswith(text.strip().casefold()):
+    if not labels or not labels[chosen].strip().casefold().startswith(prefix.strip()):
         listed = ", ".join(repr(label) for label in labels)
         raise InvalidActionError(f"no option of the dropdown [{bid}] starts with {text!r}; its options are {listed}")
     return labels[chosen]
