@@ -23,9 +23,11 @@ _RESTART = """([seed, maxTime]) => {
 }"""
 
 
-# The page's reward state, as BrowserGym's validate reads it (its ``_get_info``).
+# The page's reward state, as BrowserGym's validate reads it (its ``_get_info``); null on a page without it.
 _STATE_KEYS = ("REWARD_GLOBAL", "RAW_REWARD_GLOBAL", "REWARD_REASON", "DONE_GLOBAL", "EPISODE_ID", "TASK_READY")
-_STATE_SCRIPT = f"() => [{', '.join(f'WOB_{key}' for key in _STATE_KEYS)}]"
+_STATE_SCRIPT = (
+    f"() => typeof WOB_DONE_GLOBAL === 'undefined' ? null : [{', '.join(f'WOB_{key}' for key in _STATE_KEYS)}]"
+)
 
 
 @functools.cache
@@ -136,8 +138,8 @@ class MiniWoBTask(EnvTask):
     def check_state(self, page: playwright.sync_api.Page, state: Any) -> dict[str, Any] | None:
         """:meth:`check` with the page's reward state read already: BrowserGym's validate rules (its
         verdict on a page that is not the task's, no reward before done, reward = raw reward > 0)."""
-        if page != self.inner.page or page.url != self.inner.url:
-            return self.check(page)  # BrowserGym ends the episode there without reading the page
+        if state is None or page != self.inner.page or page.url != self.inner.url:
+            return self.check(page)  # not the task's page: BrowserGym's own verdict
         details = dict(zip(_STATE_KEYS, state, strict=True))
         if not details["DONE_GLOBAL"]:
             return None
