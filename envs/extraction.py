@@ -20,9 +20,9 @@ accessibility-tree-only mode skips visibility and set-of-marks; the full mode po
 script is BrowserGym's, edited at load time; if its text ever changes, it runs unchanged (and is
 unmarked after every observation, as BrowserGym does).
 
-For the env's ``fast_steps`` (an RL option), :meth:`PageExtractor.read` reads a page without frames in one
-evaluation fewer than four: the marks, the focused element, the title and the task's state
-(:attr:`envs.task.EnvTask.state_script`) come back together, then the AX tree.
+For the env's ``fast_steps`` (an RL option), :meth:`PageExtractor.read` reads a page without frames with one
+evaluation where the default path makes four: the marks, the focused element, the title and the task's
+state (:attr:`envs.task.EnvTask.state_script`) come back together, then the AX tree is read.
 """
 
 from __future__ import annotations
