@@ -25,8 +25,11 @@ What differs from plain BrowserGym, and why:
   is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine; ``force_actions=True`` (an RL speed option, never a default)
-  skips Playwright's actionability waits, and ``fast_reset=True`` (likewise) starts the next episode on
-  the last one's tab when its task can (MiniWoB++: an in-page reset) instead of in a fresh context;
+  skips Playwright's actionability waits, ``fast_reset=True`` (likewise) starts the next episode on
+  the last one's tab when its task can (MiniWoB++: an in-page reset) instead of in a fresh context, and
+  ``fast_steps=True`` (likewise) settles and reads a step that left one tab and navigated nothing in two
+  round trips (marks, focused element, title and the task's state in one evaluation, then the AX tree)
+  instead of about six; any navigation, tab, frame or guard event takes the default path;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
 - ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
@@ -99,12 +102,26 @@ _ACTIVATION_EVENTS = (
     "focus", "focusin", "load", "pageshow", "mousemove", "mouseup", "mousedown",
     "wheel", "keyup", "keydown", "input", "touchstart", "touchend",
 )  # fmt: skip
-_ACTIVATION_SCRIPT = (
-    "(() => { const ping = () => window.browsergym_page_activated(); ping();"
-    f" for (const name of {list(_ACTIVATION_EVENTS)!r}) window.addEventListener(name, ping, {{capture: true}});"
-    " document.addEventListener('visibilitychange', () => {"
-    " if (document.visibilityState === 'visible') ping(); }, {capture: true}); })();"
-)
+# ``fast_steps``: only the events that make a tab active (it loads or is shown, BrowserGym's tab actions'
+# pageshow, the window's own focus). The element and input events above come from the env's actions on the
+# active tab (one action a step, on ``self.page``), which they only activate again, at three to five pings
+# (each a round trip through Python) a click.
+_TAB_ACTIVATION_EVENTS = ("load", "pageshow")
+_WINDOW_FOCUS = " window.addEventListener('focus', (event) => { if (event.target === window) ping(); });"
+
+
+def _activation_script(events: tuple[str, ...], more: str = "") -> str:
+    """The document-start script that tells the env (``browsergym_page_activated``) its tab became active."""
+    return (
+        "(() => { const ping = () => window.browsergym_page_activated(); ping();"
+        f" for (const name of {list(events)!r}) window.addEventListener(name, ping, {{capture: true}});"
+        " document.addEventListener('visibilitychange', () => {"
+        f" if (document.visibilityState === 'visible') ping(); }}, {{capture: true}});{more} }})();"
+    )
+
+
+_ACTIVATION_SCRIPT = _activation_script(_ACTIVATION_EVENTS)
+_TAB_ACTIVATION_SCRIPT = _activation_script(_TAB_ACTIVATION_EVENTS, _WINDOW_FOCUS)
 
 
 class EpisodeError(RuntimeError):
@@ -174,6 +191,7 @@ class WebArenaEnv(BrowserEnv):
         action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
         force_actions: bool = False,
         fast_reset: bool = False,
+        fast_steps: bool = False,
         resource_origins: tuple[str, ...] = (),
         slow_mo: int = 0,
         pre_observation_delay: float = 0.0,
@@ -210,6 +228,8 @@ class WebArenaEnv(BrowserEnv):
         # RL only: a reset restarts the task on the last episode's tab when the task can (EnvTask.restart)
         # instead of opening a fresh context and page, which LLM episodes get.
         self.fast_reset = fast_reset
+        # RL only: a step that navigated nothing on the one tab is read in one evaluation (_observe_quiet).
+        self.fast_steps = fast_steps
         self.obs_mode: ObsMode = obs_mode
         self.max_episode_steps = max_episode_steps
         self.dialog_response: DialogResponse = dialog_response
@@ -475,6 +495,7 @@ class WebArenaEnv(BrowserEnv):
         if self.context.pages != [self.page]:
             return None
         task = self._new_task(seed)
+        mark = self._navigations.mark()
         try:
             restarted = task.restart(self.page)
         except playwright.sync_api.Error as exc:
@@ -489,7 +510,8 @@ class WebArenaEnv(BrowserEnv):
         self.chat.close()
         self._start_chat([{"type": "text", "text": goal}])
         self._episode = _Episode(seed=seed)
-        return self._observe(), self._reset_info(task_info, seed)
+        quick = self._observe_quiet() if self._quiet(mark) else None
+        return quick[0] if quick is not None else self._observe(), self._reset_info(task_info, seed)
 
     def _new_task(self, seed: int | None) -> EnvTask:
         return self.task_entrypoint(
@@ -519,7 +541,7 @@ class WebArenaEnv(BrowserEnv):
         self.context.expose_binding(
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
         )
-        self.context.add_init_script(_ACTIVATION_SCRIPT)
+        self.context.add_init_script(_TAB_ACTIVATION_SCRIPT if self.fast_steps else _ACTIVATION_SCRIPT)
         self.context.on("page", self._on_page)
         if self._network is not None:
             self._network.attach(self.context)
@@ -558,7 +580,7 @@ class WebArenaEnv(BrowserEnv):
         messages_before = len(self.chat.messages)
 
         label = action if len(action) <= MAX_ACTION_CHARS else action[:200] + "..."
-        self._run(lambda: self._execute(action, send_message, report_infeasible), label)
+        quiet = self._run(lambda: self._execute(action, send_message, report_infeasible), label)
         info["action_exec_stop"] = time.time()
         if self._guard.blocked:  # what the URL guard refused during this action (also in last_action_error)
             info["blocked_navigation"] = list(self._guard.blocked)
@@ -568,11 +590,14 @@ class WebArenaEnv(BrowserEnv):
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
         # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out
         # is a truncation.
-        outcome = self._task.check(self.page) if answer is None else None
+        quick = self._observe_quiet() if quiet else None
+        outcome = None
+        if answer is None:
+            outcome = quick[1] if quick is not None else self._task.check(self.page)
+        obs = quick[0] if quick is not None else self._observe()
         timed_out = bool(outcome and outcome.get("timed_out"))
         limit = self.max_episode_steps
         out_of_steps = answer is None and outcome is None and limit is not None and episode.step_count >= limit
-        obs = self._observe()
         reward = 0.0
         info["step"] = episode.step_count
         evaluation = outcome
@@ -642,12 +667,14 @@ class WebArenaEnv(BrowserEnv):
             raise ActionRefused(blocked)
         self.page.goto(url)
 
-    def _run(self, operation, label: str) -> None:
-        """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error."""
+    def _run(self, operation, label: str) -> bool:
+        """Run one browser operation as the agent's action: errors and blocked navigations -> last_action_error.
+        True when it was quiet (:meth:`_quiet`): nothing to settle, the page can be read at once."""
         self.last_action = label
         if self._guard.bring_back(self.context):  # a tab that reached an error page after the last action
             self._settle()
         self._guard.begin_action()
+        mark = self._navigations.mark()
         self._episode.dialogs.clear()
         try:
             operation()
@@ -662,12 +689,49 @@ class WebArenaEnv(BrowserEnv):
             self.last_action_error = f"{type(exc).__name__}: {exc}"
         self._guard.await_new_tabs()
         self._guard.await_error_pages()
+        if self._quiet(mark):
+            self._active_page_check()
+            return True
         self._settle()
         if self._guard.blocked and self._guard.close_blocked_tabs(self.context, wait=self._guard.blocked_popups > 0):
             self._active_page_check()
         if self._guard.bring_back(self.context):
             self._settle()
         self.last_action_error = self._guard.error() or self.last_action_error
+        return False
+
+    def _quiet(self, mark: tuple[int, int]) -> bool:
+        """``fast_steps``: whether what ran since ``mark`` left nothing to settle. The one tab is the active
+        one (no other tab's activation to wait for), no navigation began or committed (no load state to
+        wait for), and the URL guard blocked nothing and saw no failed navigation (nothing to report,
+        close or bring back)."""
+        return (
+            self.fast_steps
+            and not self.pre_observation_delay
+            and self.context.pages == [self.page]
+            and self._navigations.quiet_since(mark)
+            and not (self._guard.blocked or self._guard.blocked_popups or self._guard.failed)
+        )
+
+    def _observe_quiet(self) -> tuple[dict, dict | None] | None:
+        """``fast_steps``: the observation of a quiet page (:meth:`_quiet`) and the task's :meth:`EnvTask.check`,
+        read together (:meth:`PageExtractor.read`). None when the page has frames or a navigation began while
+        it was read: the page is then settled, and the default path reads it."""
+        mark = self._navigations.mark()
+        try:
+            read = self._extractor.read(self.page, self._task.state_script)
+        except playwright.sync_api.Error as exc:
+            if not page_changed(exc) or not self._lease.alive():
+                raise
+            logger.debug("the page changed while it was read, reading it the default way: %s", exc)
+            read = None
+        if read is None or not self._quiet(mark):
+            self._settle()
+            return None
+        page_obs, title, state = read
+        obs = self._observation(page_obs, (title,))
+        self._episode.last_obs = obs
+        return obs, self._task.check_state(self.page, state)
 
     def _evaluate_answer(self, answer: str) -> dict:
         """Run the evaluator on ``answer`` and the current pages; the active page/tab history stay."""
@@ -716,13 +780,17 @@ class WebArenaEnv(BrowserEnv):
 
     def _get_obs(self) -> dict:
         page_obs = self._extractor.extract(self.page, self._wait_dom_loaded)
+        return self._observation(page_obs, tuple(page.title() for page in self.context.pages))
+
+    def _observation(self, page_obs: dict, titles: tuple[str, ...]) -> dict:
+        """The observation: ``page_obs`` (:class:`PageExtractor`), the tabs' ``titles`` and the episode's fields."""
         pages = self.context.pages
         return {
             "chat_messages": tuple(copy.deepcopy(self.chat.messages)),
             "goal": legacy_goal(self.goal_object),
             "goal_object": tuple(copy.deepcopy(self.goal_object)),
             "open_pages_urls": tuple(page.url for page in pages),
-            "open_pages_titles": tuple(page.title() for page in pages),
+            "open_pages_titles": titles,
             "active_page_index": np.asarray([pages.index(self.page)], dtype=np.int64),
             "url": self.page.url,
             **page_obs,

@@ -19,6 +19,10 @@ only when they changed, so between two steps only the elements that changed are 
 accessibility-tree-only mode skips visibility and set-of-marks; the full mode polls every 5 ms. The
 script is BrowserGym's, edited at load time; if its text ever changes, it runs unchanged (and is
 unmarked after every observation, as BrowserGym does).
+
+For the env's ``fast_steps`` (an RL option), :meth:`PageExtractor.read` reads a page without frames with one
+evaluation where the default path makes four: the marks, the focused element, the title and the task's
+state (:attr:`envs.task.EnvTask.state_script`) come back together, then the AX tree is read.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import io
 import logging
 import pkgutil
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -86,6 +90,16 @@ _FOCUSED_SCRIPT = """(attr) => {
 }"""
 
 
+# One evaluate for a page without frames: the marking script (its text, a function, then the declarations
+# it uses, all hoisted into this body), the focused element, the title and the task's state.
+_PAGE_READ_SCRIPT = """async ([markArgs, attr]) => {
+  const markFrame = %s
+  const warnings = await markFrame(markArgs);
+  const focused = (%s)(attr);
+  return {warnings, focused, title: document.title, state: (%s)()};
+}"""
+
+
 @functools.lru_cache(maxsize=2)
 def marking_script(with_visibility: bool) -> tuple[str, bool]:
     """(script, sticky): BrowserGym's marking script with the edits above for this mode."""
@@ -101,6 +115,13 @@ def marking_script(with_visibility: bool) -> tuple[str, bool]:
     for old, new in edits:
         script = script.replace(old, new)
     return script + _STICKY_PUSH_MARK, True
+
+
+@functools.lru_cache(maxsize=8)
+def page_read_script(with_visibility: bool, state_script: str) -> tuple[str, bool]:
+    """(script, sticky): :data:`_PAGE_READ_SCRIPT` with this mode's marking script and ``state_script``."""
+    marking, sticky = marking_script(with_visibility)
+    return _PAGE_READ_SCRIPT % (marking, _FOCUSED_SCRIPT, state_script), sticky
 
 
 def mark_elements(
@@ -325,21 +346,12 @@ class PageExtractor:
 
         A page that changes under the extraction is retried after ``wait_until_settled``.
         """
-        with_dom = self.mode != "axtree"
         for tries_left in reversed(range(EXTRACT_OBS_MAX_TRIES)):
             try:
-                sticky = mark_elements(page, self.tags_to_mark, with_visibility=with_dom, lenient=tries_left == 0)
-                extracted = {
-                    "axtree_object": self._axtree.read(page),
-                    "focused_element_bid": focused_element_bid(page),
-                    "dom_object": {},
-                    "extra_element_properties": {},
-                }
-                if with_dom:
-                    dom = self._dom_snapshot(page)
-                    extracted["dom_object"] = dom
-                    scale = getattr(page, "_bgym_scale_factor", 1.0)
-                    extracted["extra_element_properties"] = extract_dom_extra_properties(dom, scale_factor=scale)
+                sticky = mark_elements(
+                    page, self.tags_to_mark, with_visibility=self.mode != "axtree", lenient=tries_left == 0
+                )
+                extracted = self._read_marked(page, lambda: focused_element_bid(page))
                 break
             except (playwright.sync_api.Error, MarkingError) as exc:
                 if tries_left == 0 or not page_changed(exc):
@@ -347,6 +359,41 @@ class PageExtractor:
                 logger.debug("page changed during extraction, retrying: %s", exc)
                 unmark(page)
                 wait_until_settled()
+        return self._finish(page, extracted, sticky)
+
+    def read(self, page: playwright.sync_api.Page, state_script: str) -> tuple[dict, str, Any] | None:
+        """:meth:`extract`, the page's title and the result of ``state_script`` (a page function), with the
+        marks, the focused element, the title and the state read in one evaluation; None (nothing read)
+        for a page with frames, whose marks and trees :meth:`extract` merges. A page that changes under
+        the read raises (:func:`page_changed` says so): the caller reads it the default way."""
+        if len(page.frames) > 1:
+            return None
+        script, sticky = page_read_script(self.mode != "axtree", state_script)
+        read = page.evaluate(script, [["", BROWSERGYM_ID_ATTRIBUTE, self.tags_to_mark], BROWSERGYM_ID_ATTRIBUTE])
+        for message in read["warnings"]:
+            logger.warning(message)
+        if len(page.frames) > 1:  # a frame appeared while the page was read: it has no marks
+            return None
+        extracted = self._read_marked(page, lambda: (read["focused"] or {}).get("bid") or "")
+        return self._finish(page, extracted, sticky), read["title"], read["state"]
+
+    def _read_marked(self, page: playwright.sync_api.Page, focused_bid: Callable[[], str]) -> dict:
+        """The AX tree, the focused element's bid and (unless in axtree mode) the DOM snapshot of a marked page."""
+        extracted = {
+            "axtree_object": self._axtree.read(page),
+            "focused_element_bid": focused_bid(),
+            "dom_object": {},
+            "extra_element_properties": {},
+        }
+        if self.mode != "axtree":
+            dom = self._dom_snapshot(page)
+            extracted["dom_object"] = dom
+            scale = getattr(page, "_bgym_scale_factor", 1.0)
+            extracted["extra_element_properties"] = extract_dom_extra_properties(dom, scale_factor=scale)
+        return extracted
+
+    def _finish(self, page: playwright.sync_api.Page, extracted: dict, sticky: bool) -> dict:
+        """The marks removed unless sticky, and the screenshot (full mode) added."""
         if not sticky:
             unmark(page)
         extracted["screenshot"] = self._screenshots.take(page) if self.mode == "full" else np.zeros((1, 1, 3), np.uint8)

@@ -4,7 +4,8 @@ A select whose change submits its form, or a click whose handler navigates a mom
 navigation after Playwright's action has returned; on a busy machine the next page then commits while
 the observation reads the old one (a stale observation, or "Execution context was destroyed"). The env
 waits for the navigations this watch reports as in flight before it reads a page, and reads again
-when one started while it was reading.
+when one started while it was reading. An action that started and committed none (:meth:`NavigationWatch.mark`,
+:meth:`NavigationWatch.quiet_since`) needs no wait at all, which the env's ``fast_steps`` relies on.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class NavigationWatch:
 
     def __init__(self) -> None:
         self.started = 0  # main-frame navigations seen so far (a change means one began)
+        self.committed = 0  # main-frame commits seen so far, same-document ones (history, #hash) included
         self._pending: dict[playwright.sync_api.Page, playwright.sync_api.Request] = {}
 
     def install(self, context: playwright.sync_api.BrowserContext) -> None:
@@ -42,6 +44,14 @@ class NavigationWatch:
                 except playwright.sync_api.Error as exc:  # slow, closed or crashed: the caller reads what is there
                     logger.debug("waiting for a navigation of %s: %s", page.url, exc)
                 self._pending.pop(page, None)
+
+    def mark(self) -> tuple[int, int]:
+        """Where the watch stands now, for :meth:`quiet_since`."""
+        return self.started, self.committed
+
+    def quiet_since(self, mark: tuple[int, int]) -> bool:
+        """Whether no main-frame navigation began or committed since ``mark`` and none is in flight."""
+        return self.mark() == mark and not self._pending
 
     def _request(self, request: playwright.sync_api.Request) -> None:
         if not request.is_navigation_request():
@@ -69,4 +79,5 @@ class NavigationWatch:
 
     def _committed(self, page: playwright.sync_api.Page, frame: playwright.sync_api.Frame) -> None:
         if frame.parent_frame is None:
+            self.committed += 1
             self._pending.pop(page, None)

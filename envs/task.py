@@ -56,6 +56,9 @@ class EnvTask(AbstractBrowserTask):
     host: SiteHost
     site_urls: dict[str, str]
     config: dict
+    # A page function whose result :meth:`check_state` judges: the env's ``fast_steps`` evaluates it in the
+    # same page read as the observation, so :meth:`check` costs no round trip of its own.
+    state_script = "() => null"
 
     @classmethod
     def get_task_id(cls) -> str:
@@ -80,6 +83,10 @@ class EnvTask(AbstractBrowserTask):
         or failure of the agent's).
         """
         return None
+
+    def check_state(self, page: playwright.sync_api.Page, state: Any) -> dict[str, Any] | None:
+        """:meth:`check`, given what :attr:`state_script` returned on ``page`` just now."""
+        return self.check(page)
 
     def evaluate(
         self,

@@ -1,14 +1,20 @@
-"""The numeric env's RL options (``fast=True``: the env's ``fast_reset`` and ``force_actions``): an in-page
-reset gives the problem a fresh page gets for the same seed (also after an episode that clicked and
-typed, and on a task that keeps state its episode start does not regenerate, which is loaded again), a
+"""The numeric env's RL options (``fast=True``: the env's ``fast_reset``, ``force_actions`` and ``fast_steps``):
+an in-page reset gives the problem a fresh page gets for the same seed (also after an episode that clicked
+and typed, and on a task that keeps state its episode start does not regenerate, which is loaded again), a
 tab that left the task's page gets a fresh page, and the LLM-facing defaults still open a fresh context per
-episode."""
+episode. A fast step observes what a default step observes (every field the numeric wrapper reads, the
+reward at the end of an episode), and a navigation, a blocked one or a tab switch is still seen."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+import numpy as np
 import pytest
+from env_support import bid_of, task_config
 
 from webarena_gym import envs
+from webarena_gym.envs.extraction import PageExtractor
 from webarena_gym.envs.miniwob import keeps_state
 from webarena_gym.wrappers.numeric import TYPEABLE, interactive_elements, make_numeric_env
 
@@ -42,7 +48,7 @@ def play(env, obs: dict) -> None:
 
 @pytest.mark.parametrize("task", ["click-button", "enter-text", "click-checkboxes", "click-tab-2"])
 def test_an_in_page_reset_gives_the_problem_of_a_fresh_page(task):
-    fast = envs.make(f"miniwob/{task}", obs_mode="axtree", fast_reset=True)
+    fast = envs.make(f"miniwob/{task}", obs_mode="axtree", fast_reset=True, fast_steps=True)
     fresh = envs.make(f"miniwob/{task}", obs_mode="axtree")
     try:
         obs, _ = fast.reset(seed=1)
@@ -62,7 +68,8 @@ def test_an_in_page_reset_gives_the_problem_of_a_fresh_page(task):
 def test_the_llm_defaults_open_a_fresh_context_per_episode():
     env = make_numeric_env("miniwob/click-button")
     try:
-        assert not env.unwrapped.fast_reset and make_numeric_env.__kwdefaults__["fast"] is False
+        assert not env.unwrapped.fast_reset and not env.unwrapped.fast_steps
+        assert make_numeric_env.__kwdefaults__["fast"] is False
         assert "do(force=True)" not in env.unwrapped.action_mapping.__self__.python_includes
         env.reset(seed=0)
         context = env.unwrapped.context
@@ -83,3 +90,130 @@ def test_a_fast_reset_off_the_task_page_opens_a_fresh_one():
         assert env.unwrapped.context is not context and obs["url"].endswith("click-button.html") and info["intent"]
     finally:
         env.close()
+
+
+@pytest.fixture
+def fast_reads(monkeypatch):
+    """How many observations were read by the fast path (``PageExtractor.read`` returned one)."""
+    reads = []
+    read = PageExtractor.read
+
+    def counted(self, page, state_script):
+        result = read(self, page, state_script)
+        reads.append(result is not None)
+        return result
+
+    monkeypatch.setattr(PageExtractor, "read", counted)
+    return reads
+
+
+# What the numeric wrapper and the task's verdict read, besides the vector: the raw observation's fields
+# (each env serves the pages on a port of its own: URLs are compared by their path).
+_OBS_FIELDS = ("open_pages_titles", "focused_element_bid", "goal", "last_action_error")
+_VERDICT = ("RAW_REWARD_GLOBAL", "REWARD_REASON", "DONE_GLOBAL")
+
+
+def seen(obs: dict) -> dict:
+    return {key: obs[key] for key in _OBS_FIELDS} | {
+        "active": int(obs["active_page_index"][0]),
+        "paths": [urlsplit(url).path for url in (obs["url"], *obs["open_pages_urls"])],
+    }
+
+
+def verdict(info: dict) -> tuple | None:
+    evaluation = info.get("evaluation")
+    if evaluation is None:
+        return None
+    details = evaluation["details"]["miniwob"]
+    return (evaluation["score"], *(details[key] for key in _VERDICT))
+
+
+@pytest.mark.parametrize("task", ["enter-text", "click-checkboxes"])
+def test_a_fast_step_observes_what_a_default_step_does(task, fast_reads):
+    """The same seeds and actions, with and without ``fast_steps``: the same vectors, masks, rewards, ends
+    and raw fields, and the fast env read its steps the fast way. Both reset in a fresh page: right after an
+    in-page reset the AX tree's static texts can lag (a page-text difference between two envs that both
+    read the default way); the in-page reset's fast read is compared with a fresh page's above."""
+    fast = make_numeric_env(f"miniwob/{task}", fast=True, fast_reset=False)
+    default = make_numeric_env(f"miniwob/{task}", fast=True, fast_reset=False, fast_steps=False)
+    rng = np.random.default_rng(0)
+    ends = []
+    try:
+        assert fast.unwrapped.fast_steps and not default.unwrapped.fast_steps
+        (vector, info), (expected, expected_info) = fast.reset(seed=3), default.reset(seed=3)
+        for _ in range(10):
+            assert np.array_equal(vector, expected)
+            assert np.array_equal(info["action_mask"], expected_info["action_mask"])
+            assert seen(fast.unwrapped._episode.last_obs) == seen(default.unwrapped._episode.last_obs)
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            vector, reward, terminated, truncated, info = fast.step(action)
+            expected, *outcome, expected_info = default.step(action)
+            assert [reward, terminated, truncated] == outcome
+            assert verdict(info) == verdict(expected_info)
+            if terminated or truncated:
+                ends.append(reward)
+                (vector, info), (expected, expected_info) = fast.reset(), default.reset()
+    finally:
+        fast.close()
+        default.close()
+    assert ends and sum(fast_reads) == 10  # episodes ended, and every step was read the fast way
+
+
+def test_a_fast_step_reads_the_reward_when_the_page_ends_the_episode(fast_reads):
+    env = envs.make("miniwob/click-test", obs_mode="axtree", fast_steps=True)
+    try:
+        obs, _ = env.reset(seed=0)
+        (button,) = [bid for bid, role, _ in interactive_elements(obs, 8) if role == "button"]
+        obs, reward, terminated, truncated, info = env.step(f"click('{button}')")
+        assert fast_reads == [True]
+        assert (reward, terminated, truncated) == (1.0, True, False)
+        assert verdict(info)[0] == 1.0 and verdict(info)[3] is True
+    finally:
+        env.close()
+
+
+def texts(obs: dict) -> set[str]:
+    """The names of the AX tree's nodes (a status shows its text as a StaticText child)."""
+    return {str(node.get("name", {}).get("value", "")) for node in obs["axtree_object"]["nodes"]}
+
+
+def test_a_quiet_step_is_read_fast_and_a_navigation_dialog_or_frame_still_seen(make_env, fast_reads):
+    """On the static shop (a WebArena-format task, one tab): typing, clicking and a dialog are read the fast
+    way and show their effect; a blocked link, a link to another page and a page with a frame are read the
+    default way, with what the default path shows for each."""
+    env = make_env(fast_steps=True)
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '3')")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
+    assert fast_reads == [True, True] and "added 3" in texts(obs)
+    assert obs["focused_element_bid"] == bid_of(obs, "button", "Add") and obs["open_pages_titles"] == ("Test shop",)
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Outside link')}')")  # the URL guard: the tab stays
+    assert obs["last_action_error"].startswith("Blocked navigation to") and obs["url"].endswith("/index.html")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    assert obs["url"].endswith("/page2.html") and bid_of(obs, "link", "Back home")
+    obs, *_ = env.step(f"goto('{obs['url'].replace('page2', 'dialogs')}')")
+    fast_reads.clear()
+    obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Save')}')")
+    assert fast_reads == [True] and obs["dialogs"] == ("alert 'Saved!' (dismissed)",)
+    obs, *_ = env.step(f"goto('{obs['url'].replace('dialogs', 'framed')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'checkbox', 'Accept terms')}')")  # inside the frame
+    assert fast_reads[-1] is False and bid_of(obs, "textbox", "Coupon")
+
+
+def test_tabs_under_fast_steps_still_take_turns(make_env, fast_reads):
+    """The fast path's activation pings (tabs loading or shown, not every input event) still follow
+    BrowserGym's tab actions; steps with more than one tab are read the default way."""
+    two_tabs = task_config(start_url="__SHOPPING__/index.html |AND| __SHOPPING__/page2.html")
+    env = make_env(fast_steps=True, config=two_tabs)
+    obs, _ = env.reset(seed=0)
+    assert obs["active_page_index"][0] == 0
+    obs, *_ = env.step("tab_focus(1)")
+    assert obs["active_page_index"][0] == 1 and obs["url"].endswith("/page2.html")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Back home')}')")
+    assert obs["active_page_index"][0] == 1 and obs["open_pages_titles"] == ("Test shop", "Test shop")
+    obs, *_ = env.step("new_tab()")
+    assert obs["active_page_index"][0] == 2 and obs["url"] == "about:blank"
+    obs, *_ = env.step("tab_focus(0)")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
+    assert obs["active_page_index"][0] == 0 and "added" in texts(obs)
+    assert fast_reads == []

@@ -195,9 +195,11 @@ def make_numeric_env(
     :class:`NumericWebArena` options (``type_text``, ``answer``, ``allow_stop``, ``goal_dim``, ``text_dim``).
     The env reads only the accessibility tree (``obs_mode="axtree"``) unless ``env_kwargs`` say otherwise.
     ``fast=True`` is for RL only: clicks and fills skip Playwright's actionability waits (the env's
-    ``force_actions``) and a reset restarts the task on the last episode's tab (the env's ``fast_reset``;
+    ``force_actions``), a reset restarts the task on the last episode's tab (the env's ``fast_reset``;
     MiniWoB++: the page's own seeded episode start, the same problem as a fresh page), two things an LLM
-    agent relies on and an RL policy does not need. Either can be set on its own through ``env_kwargs``.
+    agent relies on and an RL policy does not need, and a step that navigated nothing is read in one page
+    evaluation (the env's ``fast_steps``; the same observation). Each can be set on its own through
+    ``env_kwargs``.
     """
     from webarena_gym import envs
     from webarena_gym.envs.registration import default_max_steps
@@ -206,6 +208,7 @@ def make_numeric_env(
     env_kwargs.setdefault("obs_mode", "axtree")
     env_kwargs.setdefault("force_actions", fast)
     env_kwargs.setdefault("fast_reset", fast)
+    env_kwargs.setdefault("fast_steps", fast)
     env = envs.make(env_id, max_episode_steps=limit, keep_browser=keep_browser, **env_kwargs)
     return gym.wrappers.TimeLimit(NumericWebArena(env, k=k, **(numeric or {})), max_episode_steps=limit)
 

@@ -23,6 +23,13 @@ _RESTART = """([seed, maxTime]) => {
 }"""
 
 
+# The page's reward state, as BrowserGym's validate reads it (its ``_get_info``); null on a page without it.
+_STATE_KEYS = ("REWARD_GLOBAL", "RAW_REWARD_GLOBAL", "REWARD_REASON", "DONE_GLOBAL", "EPISODE_ID", "TASK_READY")
+_STATE_SCRIPT = (
+    f"() => typeof WOB_DONE_GLOBAL === 'undefined' ? null : [{', '.join(f'WOB_{key}' for key in _STATE_KEYS)}]"
+)
+
+
 @functools.cache
 def _browsergym_tasks() -> dict[str, type]:
     from browsergym.miniwob import ALL_MINIWOB_TASKS
@@ -41,6 +48,8 @@ class MiniWoBTask(EnvTask):
         judge_model, judge_mock, judge_options: the env's judge settings; MiniWoB++ pages grade
             themselves, so unused.
     """
+
+    state_script = _STATE_SCRIPT
 
     def __init__(
         self,
@@ -125,6 +134,16 @@ class MiniWoBTask(EnvTask):
         if not done:
             return None
         return self._verdict(reward, details)
+
+    def check_state(self, page: playwright.sync_api.Page, state: Any) -> dict[str, Any] | None:
+        """:meth:`check` with the page's reward state read already: BrowserGym's validate rules (its
+        verdict on a page that is not the task's, no reward before done, reward = raw reward > 0)."""
+        if state is None or page != self.inner.page or page.url != self.inner.url:
+            return self.check(page)  # not the task's page: BrowserGym's own verdict
+        details = dict(zip(_STATE_KEYS, state, strict=True))
+        if not details["DONE_GLOBAL"]:
+            return None
+        return self._verdict(float(details["RAW_REWARD_GLOBAL"] > 0), details)
 
     def evaluate(
         self,
