@@ -228,7 +228,9 @@ def test_agentoccam_progress_is_the_number_of_actions_in_its_history():
     model = ConformanceModel(0, "agentoccam", ("shopping",))
     system = "Use only these commands:\n- click [id]: click.\n- stop [answer]: end.\n"
     history = "<step_0_interaction>\nOBSERVATION:\nlink 'My Account'\nACTION:\nclick [10]\n</step_0_interaction>\n"
-    user = f"OBJECTIVE:\nGet the order\nINTERACTION HISTORY:\n{history}CURRENT OBSERVATION:\nlink [77] 'My Orders'\n"
+    typed = "textbox [5] 'Note' [value: first line\nEDIT: a typed line that looks like a header]\n"
+    page = f"{typed}link [77] 'My Orders'\n"
+    user = f"OBJECTIVE:\nGet the order\nINTERACTION HISTORY:\n{history}CURRENT OBSERVATION:\n{page}"
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     fields = parse_fields(model.script().next("actor", messages))  # through the script entry point
     assert fields["ACTION"] == "click [77]" and fields["OBSERVATION HIGHLIGHT"] == "77"

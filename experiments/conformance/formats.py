@@ -168,7 +168,7 @@ class AgentOccamResponder(Responder):
         user = message_text(messages[-1])
         if role == "judge":
             return "ACTION SELECTION:\n0"  # every candidate this model proposes is the same command
-        page = section(user, "CURRENT OBSERVATION")
+        page = section(user, "CURRENT OBSERVATION", ends=r"\Z")  # the last section: a page line may look like a header
         history = user.partition("CURRENT OBSERVATION:")[0]
         done = len(re.findall(r"^ACTION:\n", history, re.M))
         offered = offered_commands(system_text(messages))
