@@ -89,6 +89,11 @@ def test_a_radio_is_named_by_the_label_after_it_a_textbox_by_the_one_before():
     assert named == {"291": "Nickname", "292": "1 star", "294": "2 stars", "296": "Remember me"}
 
 
+def test_a_details_summary_is_read_as_the_disclosure_triangle_the_reference_names():
+    (clone,) = [e for e in html_elements('<details><summary id="150">Clone</summary></details>') if e.bid == "150"]
+    assert (clone.role, clone.name) == ("DisclosureTriangle", "Clone")
+
+
 def test_a_page_without_the_element_or_a_step_without_a_command_is_a_finding():
     model = ConformanceModel(0, "plan_and_act", ("shopping",))
     assert executor(model, ACCOUNT, cot=True) == 'exit(message="cannot continue: observation lacks the element")'

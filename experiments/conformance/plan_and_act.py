@@ -29,7 +29,10 @@ from webarena_gym.policies.plan_and_act.prompts import ACTION_TAGS, PLAN_TAGS
 from webarena_gym.wrappers.actions.webrl_grammar import WebRLAction
 
 # The implicit ARIA role of a tag (an <input> by its type); an explicit ``role`` wins.
-_TAG_ROLES = {"a": "link", "button": "button", "select": "combobox", "textarea": "textbox"}
+_TAG_ROLES = {
+    "a": "link", "button": "button", "select": "combobox", "textarea": "textbox",
+    "summary": "DisclosureTriangle",  # Chromium's role for a <details> element's summary
+}  # fmt: skip
 _INPUT_ROLES = {
     "search": "searchbox", "checkbox": "checkbox", "radio": "radio", "number": "spinbutton", "submit": "button",
     "button": "button", "reset": "button", "image": "button", "range": "slider",
