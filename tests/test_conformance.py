@@ -349,6 +349,24 @@ def test_coacts_early_stop_on_a_search_typed_three_times_is_filed_as_the_methods
     assert "early stop" in result.extra[FINDING_KEY]["detail"]
 
 
+def test_a_failed_episode_the_method_ended_itself_is_filed_with_its_limit():
+    from webarena_gym.experiments.conformance.matrix import method_limit
+    from webarena_gym.experiments.store import EpisodeResult
+
+    def result(**fields) -> EpisodeResult:
+        return EpisodeResult("agentoccam", "webarena/local.621", 621, "multisite", 0, 0, status="done", **fields)
+
+    budget = method_limit(result(n_steps=20, budget_exhausted="decisions"))
+    assert (
+        budget is not None
+        and budget.detail == "the method's decisions budget after 20 steps ran out before the reference's end"
+    )
+    early = method_limit(result(policy_counters={"early_stops": 1.0}, budget_exhausted="decisions"))
+    assert early is not None and "early stop" in early.detail  # the early stop said why first
+    assert method_limit(result(reward=1.0, budget_exhausted="decisions")) is None  # solved on its last step
+    assert method_limit(result(policy_counters={"early_stops": 0.0})) is None  # the model's own stop: its finding
+
+
 def test_variants_run_on_request_and_ladder_rows_are_agentoccam_with_their_options():
     from webarena_gym.experiments.ablations import LADDERS
     from webarena_gym.experiments.conformance.matrix import METHODS, VARIANTS, ablations, policy_spec

@@ -69,13 +69,26 @@ def run_conformance(job: EpisodeJob, faults: float = 0.0) -> EpisodeResult:
     with ``faults`` the wrong answers it was given (by kind)."""
     model = ConformanceModel(job.task.task_id, job.policy.name, job.task.sites, faults=faults)
     result = run_job(job, build_policy=lambda j: build_policy(j, model))
-    if not result.success and result.policy_counters.get("early_stops"):  # the policy ended it, not the model
-        model.record(Finding(METHOD_LOGIC, "the method's early stop: an action repeated as often as it allows"))
+    if (limit := method_limit(result)) is not None:
+        model.record(limit)
     finding = model.finding
     result.extra[FINDING_KEY] = {"cause": finding.cause, "detail": finding.detail} if finding else None
     if faults:
         result.extra[FAULTS_KEY] = dict(model.faults.injected)
     return result
+
+
+def method_limit(result: EpisodeResult) -> Finding | None:
+    """What the method itself ended a failed episode by, the model having answered every call: its early
+    stop (an action repeated as often as it allows) or its budget, spent before the reference's end."""
+    if result.success:
+        return None
+    if result.policy_counters.get("early_stops"):
+        return Finding(METHOD_LOGIC, "the method's early stop: an action repeated as often as it allows")
+    if result.budget_exhausted:
+        spent = f"{result.budget_exhausted} budget after {result.n_steps} steps"
+        return Finding(METHOD_LOGIC, f"the method's {spent} ran out before the reference's end")
+    return None
 
 
 def run_matrix(
