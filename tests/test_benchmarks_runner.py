@@ -60,3 +60,10 @@ def test_a_quick_run_never_overwrites_a_section_measured_in_full(tmp_path):
     assert "| full |" in out.read_text() and "| quick |" not in out.read_text()
     assert bench.write_report(out, {"rl": bench.render_section("rl", [quick], "m", quick=False)}) == []
     assert "| quick |" in out.read_text()  # a full run replaces it
+
+
+def test_the_conformance_rows_name_missed_tasks_with_runs_as_ranges():
+    from webarena_gym.benchmarks.conformance import _ids
+
+    assert _ids([97, 20, 93, 95, 94, 22, 96]) == "20, 22, 93-97"
+    assert _ids([5]) == "5"
