@@ -164,7 +164,8 @@ def test_coact_runs_in_a_study_next_to_react_with_its_calls_and_cost_per_role(tm
     markdown = (report / "summary.md").read_text()
     assert "| coact [scripted] | global_planner |" in markdown and "| coact [scripted] | local_agent |" in markdown
     with open(report / "policy_counters.csv") as f:
-        (counters,) = list(csv.DictReader(f))  # react keeps no counters: no row
+        react, counters = sorted(csv.DictReader(f), key=lambda r: r["Policy"] != "react [scripted]")
+    assert (react["Policy"], react["Early stops/task"]) == ("react [scripted]", "0.00")  # ReAct counts only those
     assert counters["Policy"] == "coact [scripted]"
     assert (counters["Exchanges/task"], counters["Global replans/task"], counters["Force stops/task"]) == (
         "5.00",
