@@ -272,7 +272,8 @@ def survey(seeds: int = 10, tasks: list[str] | None = None) -> Iterator[dict[str
 def survey_table(rows: list[dict[str, Any]]) -> str:
     """The survey as Markdown; multi-step is read from the fewest steps of a success ("?": none seen)."""
     lines = [
-        "| task | rule % | random % | rule steps | random steps | text field | multi-step | goal (first seed) |",
+        "| task | rule % | random % | rule steps | random steps | text field "
+        "| multi-step (fewest steps of a success) | goal (first seed) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
