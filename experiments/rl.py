@@ -287,10 +287,9 @@ def rule_policy() -> Policy:
 
 @dataclass
 class Episode:
-    """One held-out episode of a policy: its seed, the goal, the return, the numeric steps taken, and
-    whether the mask ever offered a fill (the page had a text field)."""
+    """One held-out episode of a policy: the goal, the return, the numeric steps taken, and whether the
+    mask ever offered a fill (the page had a text field)."""
 
-    seed: int
     goal: str
     reward: float
     length: int
@@ -316,7 +315,7 @@ def episodes(policy: Policy, env_id: str, config: TrainConfig) -> list[Episode]:
                 could_type = could_type or bool(info["action_mask"][k : 2 * k].any())
                 vector, reward, terminated, truncated, info = env.step(policy(vector, info["action_mask"]))
                 total, length, done = total + float(reward), length + 1, terminated or truncated
-            done_episodes.append(Episode(seed, goal, total, length, could_type))
+            done_episodes.append(Episode(goal, total, length, could_type))
     finally:
         env.close()
     return done_episodes
