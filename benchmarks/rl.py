@@ -17,13 +17,20 @@ directly, a click, an accessibility-tree read and the reward read per step, in-p
 is printed; for one env also the mean reset time and the CPU time per step of every process of the run
 (the env's Python process, Playwright's driver, Chromium). On a 2-core machine more envs only help while
 the browsers leave a core idle.
+
+Survey (``python -m webarena_gym.benchmarks.rl --survey [--seeds N] [--tasks a,b]``, not part of the
+runner's rows): the rule (``experiments.rl.rule_policy``: the slot the goal quotes, else the one sharing
+most words with it) and random on every MiniWoB++ task, on held-out seeds with the RL options, printed
+as JSON lines while it runs and then as a Markdown table: the table the learning tasks are chosen from.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import json
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -232,8 +239,75 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     return learning_rows(budget) + throughput_rows(budget["throughput_steps"])
 
 
-if __name__ == "__main__":
-    import json
+def survey(seeds: int = 10, tasks: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """One row per MiniWoB++ task (default: all): success of the rule and of random on ``seeds`` held-out
+    seeds with the RL options (``fast=True``), their mean steps, whether a text field was offered, the
+    fewest steps of any success (1: one action solves it), the first seed's goal and the seconds taken."""
+    from webarena_gym.envs.miniwob import task_names
+    from webarena_gym.experiments.rl import TrainConfig, episodes, random_policy, rule_policy
 
-    for row in run(quick="--quick" in sys.argv[1:]):
-        print(json.dumps(row))
+    for task in tasks or task_names():
+        config = TrainConfig(tasks=[task], eval_episodes=seeds, env_kwargs={"fast": True, "keep_browser": True})
+        started = time.monotonic()
+        try:
+            rule = episodes(rule_policy(), config.env_ids[0], config)
+            rnd = episodes(random_policy(config.seed), config.env_ids[0], config)
+        except Exception as error:  # one broken task must not end the survey
+            yield {"task": task, "error": f"{type(error).__name__}: {error}"[:200]}
+            continue
+        wins = [e.length for e in rule + rnd if e.success]
+        yield {
+            "task": task,
+            "rule": 100 * float(np.mean([e.success for e in rule])),
+            "random": 100 * float(np.mean([e.success for e in rnd])),
+            "rule_steps": float(np.mean([e.length for e in rule])),
+            "random_steps": float(np.mean([e.length for e in rnd])),
+            "typing": any(e.could_type for e in rule + rnd),
+            "fewest_steps": min(wins) if wins else None,
+            "goal": rule[0].goal,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+
+
+def survey_table(rows: list[dict[str, Any]]) -> str:
+    """The survey as Markdown; multi-step is read from the fewest steps of a success ("?": none seen)."""
+    lines = [
+        "| task | rule % | random % | rule steps | random steps | text field "
+        "| multi-step (fewest steps of a success) | goal (first seed) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if "error" in row:
+            lines.append(f"| {row['task']} | error | error |  |  |  |  | {row['error']} |")
+            continue
+        fewest = row["fewest_steps"]
+        multi = "?" if fewest is None else ("no" if fewest == 1 else f"yes ({fewest})")
+        goal = row["goal"].replace("|", "/").replace("\n", " ")
+        lines.append(
+            f"| {row['task']} | {row['rule']:.0f} | {row['random']:.0f} | {row['rule_steps']:.1f} | "
+            f"{row['random_steps']:.1f} | {'yes' if row['typing'] else 'no'} | {multi} | {goal[:80]} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m webarena_gym.benchmarks.rl", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the runner's quick budget")
+    parser.add_argument("--survey", action="store_true", help="rule and random on every MiniWoB++ task instead")
+    parser.add_argument("--seeds", type=int, default=10, help="held-out seeds per task (survey)")
+    parser.add_argument("--tasks", default="", help="comma-separated MiniWoB++ names (survey; default: all)")
+    args = parser.parse_args(argv)
+    if not args.survey:
+        for row in run(quick=args.quick):
+            print(json.dumps(row))
+        return 0
+    rows = []
+    for row in survey(args.seeds, [t.strip() for t in args.tasks.split(",") if t.strip()] or None):
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    print(survey_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

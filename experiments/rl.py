@@ -266,27 +266,68 @@ def random_policy(seed: int = 0) -> Policy:
     return act
 
 
-def evaluate(policy: Policy, env_id: str, config: TrainConfig) -> dict[str, Any]:
-    """Success rate and mean length of ``policy`` on ``env_id`` over the held-out seeds."""
+def rule_policy() -> Policy:
+    """The rule a learner must beat, no learning: act on the slot whose name the goal quotes
+    (``goal_quoted``), else on the one sharing most words with the goal (``goal_overlap``), the first in
+    page order on a tie; a text field is filled (with the numeric env's ``type_text``: the features do not
+    carry a text to type), anything else clicked. With no slot, the first action the mask allows."""
+    from webarena_gym.wrappers.numeric import slot_flags
+
+    def act(vector: np.ndarray, mask: np.ndarray) -> int:
+        k = (len(mask) - 1) // 2
+        present, typeable, overlap, quoted = slot_flags(vector, k).T
+        for slot in np.lexsort((np.arange(k), -overlap, -quoted)):  # the last key sorts first
+            action = k + slot if typeable[slot] else slot
+            if present[slot] and mask[action]:
+                return int(action)
+        return int(np.flatnonzero(mask)[0])
+
+    return act
+
+
+@dataclass
+class Episode:
+    """One held-out episode of a policy: the goal, the return, the numeric steps taken, and whether the
+    mask ever offered a fill (the page had a text field)."""
+
+    goal: str
+    reward: float
+    length: int
+    could_type: bool
+
+    @property
+    def success(self) -> bool:
+        return self.reward >= 1.0
+
+
+def episodes(policy: Policy, env_id: str, config: TrainConfig) -> list[Episode]:
+    """``policy``'s episodes on ``env_id``, one per held-out seed."""
     from webarena_gym.wrappers.numeric import make_numeric_env
 
     env = make_numeric_env(env_id, **config.numeric_options(env_id), **config.env_kwargs)
-    rewards, lengths = [], []
+    done_episodes = []
     try:
         for seed in _eval_seeds(config):
             vector, info = env.reset(seed=seed)
-            total, length, done = 0.0, 0, False
+            goal, k = str(info.get("intent") or ""), (len(info["action_mask"]) - 1) // 2
+            total, length, could_type, done = 0.0, 0, False, False
             while not done:
+                could_type = could_type or bool(info["action_mask"][k : 2 * k].any())
                 vector, reward, terminated, truncated, info = env.step(policy(vector, info["action_mask"]))
                 total, length, done = total + float(reward), length + 1, terminated or truncated
-            rewards.append(total)
-            lengths.append(length)
+            done_episodes.append(Episode(goal, total, length, could_type))
     finally:
         env.close()
+    return done_episodes
+
+
+def evaluate(policy: Policy, env_id: str, config: TrainConfig) -> dict[str, Any]:
+    """Success rate and mean length of ``policy`` on ``env_id`` over the held-out seeds."""
+    runs = episodes(policy, env_id, config)
     return {
-        "episodes": len(rewards),
-        "success_rate": sum(r >= 1.0 for r in rewards) / len(rewards),
-        "mean_length": sum(lengths) / len(lengths),
+        "episodes": len(runs),
+        "success_rate": sum(e.success for e in runs) / len(runs),
+        "mean_length": sum(e.length for e in runs) / len(runs),
     }
 
 

@@ -1,19 +1,21 @@
 """PPO's plumbing on MiniWoB++ (learning itself is the benchmark's job, benchmarks/rl.py): the command
 line trains a few steps in worker processes, writes the curve, TensorBoard events and the model, and
-evaluates the trained and the random policy on the same held-out seeds."""
+evaluates the trained and the random policy on the same held-out seeds; the rule baseline on synthetic slots."""
 
 from __future__ import annotations
 
 import csv
 import json
 
+import numpy as np
 import pytest
 
-from webarena_gym.experiments.rl import TrainConfig, main, random_policy
+from webarena_gym.experiments.rl import TrainConfig, main, random_policy, rule_policy
+from webarena_gym.wrappers.numeric import SLOT_DIM
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-
+@pytest.mark.browser
+@pytest.mark.slow
 def test_train_evaluate_and_save(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["--tasks", "click-test,miniwob/focus-text", "--steps", "8", "--n-steps", "4", "--batch-size", "4"]
@@ -46,7 +48,32 @@ def test_config_rules():
     assert config.env_ids == ["miniwob/click-test", "webarena/local.0"]
     assert config.numeric_options("miniwob/click-test")["numeric"] == {"allow_stop": False}
     assert config.numeric_options("webarena/local.0")["numeric"] == {"allow_stop": True}
-    import numpy as np
-
     act = random_policy(0)
     assert {act(np.zeros(3), np.array([False, True, False])) for _ in range(5)} == {1}
+
+
+def _slots(*flags: tuple[float, float, float, float], prefix: int = 5) -> np.ndarray:
+    """An observation whose slots carry only (present, typeable, goal_overlap, goal_quoted)."""
+    vector = np.zeros(prefix + len(flags) * SLOT_DIM, np.float32)
+    for slot, values in enumerate(flags):
+        end = prefix + (slot + 1) * SLOT_DIM
+        vector[end - 4 : end] = values
+    return vector
+
+
+def test_rule_acts_on_the_quoted_slot_then_the_best_overlap():
+    act, k = rule_policy(), 4
+    mask = np.array([True, True, True, False] + [False, True, False, False] + [False])
+    # slot 1 is quoted and a text field: it is filled, though slot 2 overlaps the goal more
+    assert act(_slots((1, 0, 0.5, 0), (1, 1, 0.3, 1), (1, 0, 1.0, 0), (0, 0, 0, 0)), mask) == k + 1
+    # nothing quoted: the best overlap is clicked; a tie goes to the first in page order
+    assert act(_slots((1, 0, 0.5, 0), (1, 1, 0.3, 0), (1, 0, 1.0, 0), (0, 0, 0, 0)), mask) == 2
+    assert act(_slots((1, 0, 0.5, 0), (1, 1, 0.3, 0), (1, 0, 0.5, 0), (0, 0, 0, 0)), mask) == 0
+    # a quoted text field the mask does not let it fill is passed over
+    no_typing = mask.copy()
+    no_typing[k + 1] = False
+    assert act(_slots((1, 0, 0.5, 0), (1, 1, 0.3, 1), (1, 0, 1.0, 0), (0, 0, 0, 0)), no_typing) == 2
+    # no slot filled: the one action the mask leaves (stop)
+    only_stop = np.zeros(2 * k + 1, bool)
+    only_stop[-1] = True
+    assert act(_slots(*[(0, 0, 0, 0)] * k), only_stop) == 2 * k

@@ -55,6 +55,7 @@ TEXT_SPAN = "generic"  # a generic node whose children are all text: one slot, n
 _ROLE_INDEX = {role: i for i, role in enumerate(ROLES)}
 NAME_DIM = 16
 _SLOT_FLAGS = ("present", "typeable", "goal_overlap", "goal_quoted")
+SLOT_DIM = len(ROLES) + 1 + NAME_DIM + len(_SLOT_FLAGS)  # one slot's values (role one-hot, name, flags)
 _WORD = re.compile(r"\w+")
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
 
@@ -93,7 +94,7 @@ class NumericWebArena(gym.Wrapper):
             raise TypeError("NumericWebArena wraps an env of this project that takes BrowserGym action strings")
         self.k, self.goal_dim, self.text_dim = k, goal_dim, text_dim
         self.type_text, self.answer, self.allow_stop = type_text, answer, allow_stop
-        self.slot_dim = len(ROLES) + 1 + NAME_DIM + len(_SLOT_FLAGS)
+        self.slot_dim = SLOT_DIM
         self._size = goal_dim + text_dim + k * self.slot_dim
         self.observation_space = gym.spaces.Box(0.0, 1.0, (self._size,), np.float32)
         self.action_space = gym.spaces.Discrete(2 * k + 1)
@@ -244,6 +245,14 @@ def numeric_env_fns(env_ids: list[str], n_envs: int | None = None, **options: An
         raise ValueError("numeric_env_fns needs at least one env id")
     n = n_envs or len(env_ids)
     return [numeric_env_fn(env_ids[i % len(env_ids)], seed_start=i, seed_stride=n, **options) for i in range(n)]
+
+
+def slot_flags(vector: np.ndarray, k: int) -> np.ndarray:
+    """The flags of each of the ``k`` slots of an observation, a ``(k, 4)`` array whose columns are
+    ``present``, ``typeable``, ``goal_overlap`` and ``goal_quoted``. The slots end the vector, so a policy
+    given only the vector and its mask (``k`` = ``(len(mask) - 1) // 2``) can read them."""
+    slots = np.asarray(vector)[len(vector) - k * SLOT_DIM :].reshape(k, SLOT_DIM)
+    return slots[:, -len(_SLOT_FLAGS) :]
 
 
 def interactive_elements(obs: dict[str, Any], k: int) -> list[Element]:
