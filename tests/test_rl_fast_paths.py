@@ -65,6 +65,26 @@ def test_an_in_page_reset_gives_the_problem_of_a_fresh_page(task):
         fresh.close()
 
 
+@pytest.mark.parametrize("task", ["click-checkboxes", "click-option"])
+def test_an_in_page_reset_observes_what_a_fresh_page_does(task):
+    """The numeric observation right after an in-page reset is a fresh page's for the same seed: the
+    labels' texts of the problem the episode start rebuilt are in the AX tree, as a fresh page's are
+    (built before the page was marked, they were left out of it)."""
+    fast = make_numeric_env(f"miniwob/{task}", fast=True)
+    fresh = make_numeric_env(f"miniwob/{task}", fast=True, fast_reset=False)
+    try:
+        fast.reset(seed=0)
+        page = fast.unwrapped.page
+        for seed in (1, 2, 3):
+            (vector, info), (expected, expected_info) = fast.reset(seed=seed), fresh.reset(seed=seed)
+            assert fast.unwrapped.page is page  # restarted in its tab
+            assert np.array_equal(vector, expected)
+            assert np.array_equal(info["action_mask"], expected_info["action_mask"])
+    finally:
+        fast.close()
+        fresh.close()
+
+
 def test_the_llm_defaults_open_a_fresh_context_per_episode():
     env = make_numeric_env("miniwob/click-button")
     try:
