@@ -43,6 +43,7 @@ What differs from plain BrowserGym, and why:
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import os
 import time
@@ -497,7 +498,7 @@ class WebArenaEnv(BrowserEnv):
         task = self._new_task(seed)
         mark = self._navigations.mark()
         try:
-            restarted = task.restart(self.page)
+            restarted = task.restart(self.page, functools.partial(self._extractor.evaluate_marked, self.page))
         except playwright.sync_api.Error as exc:
             logger.debug("in-page reset failed, opening a fresh page: %s", exc)
             restarted = None

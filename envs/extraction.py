@@ -99,6 +99,13 @@ _PAGE_READ_SCRIPT = """async ([markArgs, attr]) => {
   return {warnings, focused, title: document.title, state: (%s)()};
 }"""
 
+# One evaluate: a page function, then the page's marks in the same task of the page (before its next frame).
+_THEN_MARK_SCRIPT = """async ([args, markArgs]) => {
+  const result = await (%s)(args);
+  const markFrame = %s
+  return [result, await markFrame(markArgs)];
+}"""
+
 
 @functools.lru_cache(maxsize=2)
 def marking_script(with_visibility: bool) -> tuple[str, bool]:
@@ -122,6 +129,12 @@ def page_read_script(with_visibility: bool, state_script: str) -> tuple[str, boo
     """(script, sticky): :data:`_PAGE_READ_SCRIPT` with this mode's marking script and ``state_script``."""
     marking, sticky = marking_script(with_visibility)
     return _PAGE_READ_SCRIPT % (marking, _FOCUSED_SCRIPT, state_script), sticky
+
+
+@functools.lru_cache(maxsize=8)
+def then_mark_script(with_visibility: bool, script: str) -> str:
+    """:data:`_THEN_MARK_SCRIPT` with ``script`` and this mode's marking script."""
+    return _THEN_MARK_SCRIPT % (script, marking_script(with_visibility)[0])
 
 
 def mark_elements(
@@ -398,6 +411,19 @@ class PageExtractor:
             unmark(page)
         extracted["screenshot"] = self._screenshots.take(page) if self.mode == "full" else np.zeros((1, 1, 3), np.uint8)
         return extracted
+
+    def evaluate_marked(self, page: playwright.sync_api.Page, script: str, arg: Any) -> Any:
+        """``page.evaluate(script, arg)``, with the page (its own frame) marked in the same
+        evaluation. Chromium builds the accessibility objects of the elements a script added at its next
+        frame, and a text keeps the role it was built with: a label's text built before its label was
+        marked stays out of the tree (ignored as presentational), where a fresh page, whose tree is built
+        at the first read, after the marks, shows it. Marked in the script's own task, the new elements
+        are built as a fresh page's are."""
+        script = then_mark_script(self.mode != "axtree", script)
+        result, warnings = page.evaluate(script, [arg, ["", BROWSERGYM_ID_ATTRIBUTE, self.tags_to_mark]])
+        for message in warnings:
+            logger.warning(message)
+        return result
 
     def mark(self, page: playwright.sync_api.Page) -> None:
         """Give the page's elements their bids without a full observation (replays need them)."""

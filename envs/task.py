@@ -12,7 +12,7 @@ or the step budget runs out, by WebArena's evaluator. MiniWoB++'s tasks are in :
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import playwright.sync_api
@@ -68,10 +68,12 @@ class EnvTask(AbstractBrowserTask):
         """What ``reset`` reports about the task in ``info`` (goal, sites, ids)."""
         raise NotImplementedError
 
-    def restart(self, page: playwright.sync_api.Page) -> tuple[str, dict] | None:
+    def restart(self, page: playwright.sync_api.Page, evaluate: Callable[[str, Any], Any]) -> tuple[str, dict] | None:
         """:meth:`setup` on the page a previous episode of the same task left, for the env's
         ``fast_reset``: the same goal and problem as a fresh page would get for this seed, without a new
-        context and page. None when the task cannot start there (the env then opens a fresh page)."""
+        context and page. None when the task cannot start there (the env then opens a fresh page).
+        ``evaluate(script, arg)`` runs a page function on ``page`` as the env reads a page it started
+        (:meth:`envs.extraction.PageExtractor.evaluate_marked`): the episode start goes through it."""
         return None
 
     def check(self, page: playwright.sync_api.Page) -> dict[str, Any] | None:

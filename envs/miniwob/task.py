@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import playwright.sync_api
@@ -107,7 +107,7 @@ class MiniWoBTask(EnvTask):
         self.config["intent"] = self.goal
         return self.goal, self.task_info()
 
-    def restart(self, page: playwright.sync_api.Page) -> tuple[str, dict] | None:
+    def restart(self, page: playwright.sync_api.Page, evaluate: Callable[[str, Any], Any]) -> tuple[str, dict] | None:
         """The in-page reset: MiniWoB's own seeded episode start on the task's page, the seed drawn as
         BrowserGym's setup draws it, so the problem is the one a fresh page gets. A task that keeps state
         its episode start does not regenerate (:func:`envs.miniwob.keeps_state`) is loaded again in the
@@ -118,7 +118,7 @@ class MiniWoBTask(EnvTask):
             return self.setup(page)
         self.inner.page = page
         seed = self.inner.random.randint(0, 1000000)
-        ready, utterance = page.evaluate(_RESTART, [seed, self.inner.episode_max_time])
+        ready, utterance = evaluate(_RESTART, [seed, self.inner.episode_max_time])
         if not ready:
             page.wait_for_function("() => WOB_TASK_READY")
             utterance = page.evaluate("() => core.getUtterance()")
