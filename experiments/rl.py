@@ -271,11 +271,13 @@ def rule_policy() -> Policy:
     (``goal_quoted``), else on the one sharing most words with the goal (``goal_overlap``), the first in
     page order on a tie; a text field is filled (with the numeric env's ``type_text``: the features do not
     carry a text to type), anything else clicked. With no slot, the first action the mask allows."""
-    from webarena_gym.wrappers.numeric import slot_flags
+    from webarena_gym.wrappers.numeric import SLOT_FLAGS, slot_flags
+
+    columns = [SLOT_FLAGS.index(flag) for flag in ("present", "typeable", "goal_overlap", "goal_quoted")]
 
     def act(vector: np.ndarray, mask: np.ndarray) -> int:
         k = (len(mask) - 1) // 2
-        present, typeable, overlap, quoted = slot_flags(vector, k).T
+        present, typeable, overlap, quoted = slot_flags(vector, k)[:, columns].T
         for slot in np.lexsort((np.arange(k), -overlap, -quoted)):  # the last key sorts first
             action = k + slot if typeable[slot] else slot
             if present[slot] and mask[action]:

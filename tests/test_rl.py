@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from webarena_gym.experiments.rl import TrainConfig, main, random_policy, rule_policy
-from webarena_gym.wrappers.numeric import SLOT_DIM
+from webarena_gym.wrappers.numeric import SLOT_DIM, SLOT_FLAGS
 
 
 @pytest.mark.browser
@@ -53,11 +53,13 @@ def test_config_rules():
 
 
 def _slots(*flags: tuple[float, float, float, float], prefix: int = 5) -> np.ndarray:
-    """An observation whose slots carry only (present, typeable, goal_overlap, goal_quoted)."""
+    """An observation whose slots carry only (present, typeable, goal_overlap, goal_quoted), the element
+    states after them set, which the rule does not read."""
     vector = np.zeros(prefix + len(flags) * SLOT_DIM, np.float32)
     for slot, values in enumerate(flags):
-        end = prefix + (slot + 1) * SLOT_DIM
-        vector[end - 4 : end] = values
+        first = prefix + (slot + 1) * SLOT_DIM - len(SLOT_FLAGS)
+        vector[first : first + 4] = values
+        vector[first + 4 : first + len(SLOT_FLAGS)] = 1.0
     return vector
 
 

@@ -11,6 +11,7 @@ from webarena_gym.envs.action_set import default_action_set
 from webarena_gym.wrappers.numeric import (
     ROLES,
     NumericWebArena,
+    element_states,
     hashed_words,
     make_numeric_env,
     quoted_texts,
@@ -36,6 +37,38 @@ def numeric():
     env = make_numeric_env("miniwob/click-button", k=8, max_episode_steps=3, numeric={"answer": "done"})
     yield env
     env.close()
+
+
+def test_slots_carry_the_states_the_tree_gives():
+    def node(bid: str, **properties) -> dict:
+        given = [{"name": name, "value": {"type": "x", "value": value}} for name, value in properties.items()]
+        return {"nodeId": bid, "browsergym_id": bid, "properties": given}
+
+    tree = {"nodes": [node("1", checked="true", focused=True), node("2", checked="mixed"), node("3", expanded=False)]}
+    tree["nodes"].append(node("4", selected=True, expanded=True))
+    assert element_states({"axtree_object": tree}) == {
+        "1": (1.0, 0.0, 0.0, 1.0),  # checked, selected, expanded, focused
+        "2": (0.5, 0.0, 0.0, 0.0),
+        "3": (0.0, 0.0, 0.0, 0.0),
+        "4": (0.0, 1.0, 1.0, 0.0),
+    }
+
+
+@pytest.mark.browser
+def test_a_ticked_box_shows_in_its_slot():
+    """click-checkboxes: ticking a box changes the observation only through the slot's checked flag."""
+    env = make_numeric_env("miniwob/click-checkboxes", fast=True)
+    try:
+        vector, info = env.reset(seed=1)
+        inner: NumericWebArena = env.env
+        start, k, slot_dim = inner.layout()["slots"]
+        checked = start + inner.layout()["slot_fields"].index("checked")
+        box = next(i for i, (_, role, _) in enumerate(inner._elements) if role == "checkbox")
+        assert vector[checked + box * slot_dim] == 0.0
+        ticked, *_ = env.step(box)
+        assert ticked[checked + box * slot_dim] == 1.0
+    finally:
+        env.close()
 
 
 @pytest.mark.browser

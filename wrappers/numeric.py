@@ -10,8 +10,11 @@ Observation: one ``float32`` Box in [0, 1] laid out as (offsets in :meth:`Numeri
   clickable words are). Each
   slot has ``slot_dim`` values: a one-hot of its role (:data:`ROLES`, plus "other"), its name's words
   hashed into ``NAME_DIM`` buckets, then ``present`` (the slot holds an element), ``typeable`` (a text
-  field), ``goal_overlap`` (the share of the name's words that occur in the goal) and ``goal_quoted``
-  (the name equals a text the goal quotes, e.g. ``"Submit"``).
+  field), ``goal_overlap`` (the share of the name's words that occur in the goal), ``goal_quoted``
+  (the name equals a text the goal quotes, e.g. ``"Submit"``) and the element's state as the tree gives
+  it: ``checked`` (0.5 when mixed), ``selected``, ``expanded`` and ``focused``. Without the state a click
+  that ticks a box leaves the observation as it was, and a policy without memory cannot tell a
+  multi-step task's next step.
 
 The two goal features are what let a small network tie the instruction to an element ("Click on the
 'Submit' button" -> the slot whose name is "Submit") without learning words: for a click task the
@@ -54,8 +57,10 @@ TYPEABLE = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
 TEXT_SPAN = "generic"  # a generic node whose children are all text: one slot, named by its text
 _ROLE_INDEX = {role: i for i, role in enumerate(ROLES)}
 NAME_DIM = 16
-_SLOT_FLAGS = ("present", "typeable", "goal_overlap", "goal_quoted")
-SLOT_DIM = len(ROLES) + 1 + NAME_DIM + len(_SLOT_FLAGS)  # one slot's values (role one-hot, name, flags)
+STATES = ("checked", "selected", "expanded", "focused")  # AX-tree properties a slot carries
+SLOT_FLAGS = ("present", "typeable", "goal_overlap", "goal_quoted", *STATES)
+SLOT_DIM = len(ROLES) + 1 + NAME_DIM + len(SLOT_FLAGS)  # one slot's values (role one-hot, name, flags)
+_STATE_VALUES = {"true": 1.0, "mixed": 0.5}  # a tristate's values; any other (false, undefined) is 0
 _WORD = re.compile(r"\w+")
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
 
@@ -109,7 +114,7 @@ class NumericWebArena(gym.Wrapper):
             "goal": (0, self.goal_dim),
             "page": (self.goal_dim, self.text_dim),
             "slots": (self.goal_dim + self.text_dim, self.k, self.slot_dim),
-            "slot_fields": [*slot_fields, *_SLOT_FLAGS],
+            "slot_fields": [*slot_fields, *SLOT_FLAGS],
         }
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -161,7 +166,8 @@ class NumericWebArena(gym.Wrapper):
         vector[self.goal_dim : start] = hashed_words(page_text(obs), self.text_dim)
         goal_words = set(words(self._goal))
         quoted = quoted_texts(self._goal)
-        for slot, (_, role, name) in enumerate(self._elements):
+        states = element_states(obs)
+        for slot, (bid, role, name) in enumerate(self._elements):
             base = start + slot * self.slot_dim
             vector[base + _ROLE_INDEX.get(role, len(ROLES))] = 1.0
             names = base + len(ROLES) + 1
@@ -174,6 +180,7 @@ class NumericWebArena(gym.Wrapper):
                 vector[flags + 2] = sum(w in goal_words for w in name_words) / len(name_words)
             key = " ".join(name_words)
             vector[flags + 3] = float(bool(key) and key in quoted)
+            vector[flags + 4 : flags + 4 + len(STATES)] = states.get(bid, (0.0,) * len(STATES))
         return vector
 
 
@@ -248,11 +255,21 @@ def numeric_env_fns(env_ids: list[str], n_envs: int | None = None, **options: An
 
 
 def slot_flags(vector: np.ndarray, k: int) -> np.ndarray:
-    """The flags of each of the ``k`` slots of an observation, a ``(k, 4)`` array whose columns are
-    ``present``, ``typeable``, ``goal_overlap`` and ``goal_quoted``. The slots end the vector, so a policy
-    given only the vector and its mask (``k`` = ``(len(mask) - 1) // 2``) can read them."""
+    """The flags of each of the ``k`` slots of an observation, a ``(k, len(SLOT_FLAGS))`` array whose
+    columns are :data:`SLOT_FLAGS`. The slots end the vector, so a policy given only the vector and its mask
+    (``k`` = ``(len(mask) - 1) // 2``) can read them."""
     slots = np.asarray(vector)[len(vector) - k * SLOT_DIM :].reshape(k, SLOT_DIM)
-    return slots[:, -len(_SLOT_FLAGS) :]
+    return slots[:, -len(SLOT_FLAGS) :]
+
+
+def element_states(obs: dict[str, Any]) -> dict[str, tuple[float, ...]]:
+    """Each marked node's :data:`STATES` as the accessibility tree gives them, by bid."""
+    out = {}
+    for node in (obs.get("axtree_object") or {}).get("nodes") or []:
+        if bid := node.get("browsergym_id"):
+            given = {p.get("name"): (p.get("value") or {}).get("value") for p in node.get("properties") or ()}
+            out[str(bid)] = tuple(_STATE_VALUES.get(str(given.get(s)).lower(), 0.0) for s in STATES)
+    return out
 
 
 def interactive_elements(obs: dict[str, Any], k: int) -> list[Element]:
