@@ -49,6 +49,9 @@ def test_elements_are_read_off_both_tree_texts_and_folded_dropdowns():
     assert find_element(occam, "textbox", "from").bid == "122"  # the reference's substring rule, any case
     cleaned = page_elements("link [289] 'Microsoft Xbox Wireless Controller, Pulse Red - for Xbox Series X S'")
     assert find_element(cleaned, "link", "Pulse Red - for Xbox Series X|S").bid == "289"  # AgentOccam drops "|"
+    row = "row \"| Carrier 1: [132] 'Custom Value' [selected: True]; [133] 'DHL' | textbox [138] 'Title 1' |\""
+    in_row = find_element(page_elements(row), "combobox", "Carrier 1", allow_folded=True)  # AgentOccam's table row
+    assert option_element(page_elements(row), in_row, "DHL").bid == "133"
     menu = page_elements("menubar [29] \"[31] 'Beauty'; [121] 'Video Games'\"\nlink [30] 'Cart'")
     assert find_element(menu, "menuitem", "Video Games").bid == "121"
     with pytest.raises(Stuck) as stuck:

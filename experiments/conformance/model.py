@@ -37,6 +37,8 @@ _ROLE_FIRST = re.compile(rf"(?<![\w\]])(\w+) \[(\d+)\] (?:{_QUOTED})")
 _ROLELESS = re.compile(rf"\[(\d+)\] (?:{_QUOTED})")
 # A folded dropdown or menu: ``combobox "Period: [117] 'Day'; [118] 'Month'"`` (the container has no id).
 _FOLDED = re.compile(r'(\w+) "(?:([^"\[]*?): )?\[\d+\]')
+# A dropdown folded into a table row's cell loses its role: ``row "| Carrier 1: [132] 'DHL'; ... | ..."``.
+_CELL_FOLDED = re.compile(r"\| ([^|\"\[\]]+?): \[\d+\]")
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ def page_elements(text: str) -> list[Element]:
             found[m.start()] = Element(m.group(bid_at), m.group(role_at), _unescape(name), m.start())
     for m in _FOLDED.finditer(text):
         found.setdefault(m.start(), Element("", m.group(1), _unescape(m.group(2) or ""), m.start()))
+    for m in _CELL_FOLDED.finditer(text):  # no role shown: it stands for any, as a folded item does
+        found.setdefault(m.start(), Element("", "", _unescape(m.group(1)), m.start()))
     seen = {e.bid for e in found.values()}
     item: re.Match[str] | None = _ROLELESS.search(text)
     while item is not None:
