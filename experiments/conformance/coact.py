@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from webarena_gym.experiments.conformance.model import (
-    LACKS_ELEMENT,
     METHOD_LOGIC,
     Finding,
     Responder,
@@ -24,7 +23,6 @@ from webarena_gym.experiments.conformance.model import (
     offered_commands,
     section,
     shows_done,
-    shows_target,
     system_text,
 )
 from webarena_gym.llm.messages import Message
@@ -168,13 +166,8 @@ class CoActResponder(Responder):
         prompt shows."""
         commands: list[str] = []
         for unit_index in range(first, last + 1):
-            unit = self.model.units[unit_index]
-            if "scroll" in offered and not shows_target(unit, page):
-                target = unit.target
-                detail = f"no view of the page, scrolled down, showed the {target.get('role')} {target.get('name')!r}"
-                self.model.suspect(Finding(LACKS_ELEMENT, detail))
+            if self.model.scroll_for(self.model.units[unit_index], page, offered):
                 return [*commands, "scroll [down]"]
-            self.model.suspect(None)
             commands.append(self.model.next_command(unit_index, page, url, offered, errors=errors))
         return commands
 

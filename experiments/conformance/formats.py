@@ -12,7 +12,6 @@ from webarena_gym.experiments.conformance.coact import CoActResponder
 from webarena_gym.experiments.conformance.devils_advocate import DevilsAdvocateResponder
 from webarena_gym.experiments.conformance.model import (
     ELEMENT_UNITS,
-    LACKS_ELEMENT,
     LACKS_HISTORY,
     METHOD_LOGIC,
     Finding,
@@ -25,7 +24,6 @@ from webarena_gym.experiments.conformance.model import (
     offered_commands,
     section,
     shows_done,
-    shows_target,
     system_text,
 )
 from webarena_gym.experiments.conformance.plan_and_act import PlanAndActResponder
@@ -91,13 +89,8 @@ class ReActResponder(Responder):
     def _command(self, view: _ReActView) -> str:
         """The next unit's command, or a scroll down when the page does not show its element."""
         done = self._progress(view)
-        units = self.model.units
-        if done < len(units) and not shows_target(units[done], view.page) and "scroll" in view.offered:
-            target = units[done].target
-            detail = f"no view of the page, scrolled down, showed the {target.get('role')} {target.get('name')!r}"
-            self.model.suspect(Finding(LACKS_ELEMENT, detail))
+        if done < len(self.model.units) and self.model.scroll_for(self.model.units[done], view.page, view.offered):
             return "scroll [down]"
-        self.model.suspect(None)
         return self.model.next_command(
             done, view.page, view.url, view.offered, errors=view.previous, homepage=view.homepage
         )

@@ -453,6 +453,18 @@ class ConformanceModel:
         element a prompt may show further down, where no prompt says how often it scrolled already."""
         self._suspected = finding
 
+    def scroll_for(self, unit: Unit, page: str, offered: set[str]) -> bool:
+        """Whether to scroll down for ``unit``: the viewport's page does not show its element and the prompt
+        offers a scroll. The element is then suspected lacking until a view shows it; any other answer
+        clears the suspicion."""
+        if "scroll" in offered and not shows_target(unit, page):
+            target = unit.target
+            detail = f"no view of the page, scrolled down, showed the {target.get('role')} {target.get('name')!r}"
+            self.suspect(Finding(LACKS_ELEMENT, detail))
+            return True
+        self.suspect(None)
+        return False
+
     def _addresses_shown(self, url: str, addresses: Mapping[str, str] | None) -> bool:
         """Whether the prompt gives the address of every site the reference opens by ``goto``."""
         for unit in self.units:
