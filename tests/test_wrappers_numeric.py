@@ -46,12 +46,13 @@ def test_slots_carry_the_states_the_tree_gives():
 
     tree = {"nodes": [node("1", checked="true", focused=True), node("2", checked="mixed"), node("3", expanded=False)]}
     tree["nodes"].append(node("4", selected=True, expanded=True))
-    assert element_states({"axtree_object": tree}) == {
+    assert element_states({"axtree_object": tree}, {"1", "2", "3", "4"}) == {
         "1": (1.0, 0.0, 0.0, 1.0),  # checked, selected, expanded, focused
         "2": (0.5, 0.0, 0.0, 0.0),
         "3": (0.0, 0.0, 0.0, 0.0),
         "4": (0.0, 1.0, 1.0, 0.0),
     }
+    assert element_states({"axtree_object": tree}, {"2"}) == {"2": (0.5, 0.0, 0.0, 0.0)}  # only the slots' nodes
 
 
 @pytest.mark.browser

@@ -166,7 +166,7 @@ class NumericWebArena(gym.Wrapper):
         vector[self.goal_dim : start] = hashed_words(page_text(obs), self.text_dim)
         goal_words = set(words(self._goal))
         quoted = quoted_texts(self._goal)
-        states = element_states(obs)
+        states = element_states(obs, {bid for bid, _, _ in self._elements})
         for slot, (bid, role, name) in enumerate(self._elements):
             base = start + slot * self.slot_dim
             vector[base + _ROLE_INDEX.get(role, len(ROLES))] = 1.0
@@ -262,13 +262,13 @@ def slot_flags(vector: np.ndarray, k: int) -> np.ndarray:
     return slots[:, -len(SLOT_FLAGS) :]
 
 
-def element_states(obs: dict[str, Any]) -> dict[str, tuple[float, ...]]:
-    """Each marked node's :data:`STATES` as the accessibility tree gives them, by bid."""
+def element_states(obs: dict[str, Any], bids: set[str]) -> dict[str, tuple[float, ...]]:
+    """The :data:`STATES` of the nodes with these ``bids``, as the accessibility tree gives them, by bid."""
     out = {}
     for node in (obs.get("axtree_object") or {}).get("nodes") or []:
-        if bid := node.get("browsergym_id"):
+        if (bid := str(node.get("browsergym_id") or "")) in bids:
             given = {p.get("name"): (p.get("value") or {}).get("value") for p in node.get("properties") or ()}
-            out[str(bid)] = tuple(_STATE_VALUES.get(str(given.get(s)).lower(), 0.0) for s in STATES)
+            out[bid] = tuple(_STATE_VALUES.get(str(given.get(s)).lower(), 0.0) for s in STATES)
     return out
 
 
