@@ -14,9 +14,9 @@ empty slot.
 Written to ``--out``: ``curve.csv`` (one row per finished training episode: env steps so far, task,
 reward, length), ``curve.png`` (success rate per task over env steps, moving average), TensorBoard
 events under ``tb/`` when TensorBoard is installed, ``model.zip`` (the trained policy), and
-``eval.json``: success per task of the trained policy (deterministic) and of the random policy (uniform
-over the unmasked actions) on the same held-out seeds (from :data:`wrappers.seeds.EVAL_SEED_BASE` on;
-training seeds stay below). The last line printed is a JSON summary.
+``eval.json``: success per task of the trained policy (deterministic), of the rule (:func:`rule_policy`)
+and of the random policy (uniform over the unmasked actions) on the same held-out seeds (from
+:data:`wrappers.seeds.EVAL_SEED_BASE` on; training seeds stay below). The last line printed is a JSON summary.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import csv
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ class TrainConfig:
     max_episode_steps: int | None = None  # default: each task's own budget (MiniWoB++: 10)
     allow_stop: bool | None = None  # default: only on tasks that end with an answer (not MiniWoB++)
     eval_episodes: int = 20
+    time_limit_s: float | None = None  # training also ends at the first env step after this much wall time
     env_kwargs: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -90,16 +91,18 @@ def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
     try:
         model = _make_model(config, vec, out)
         curve = CurveRecorder(out / "curve.csv", [env_ids[i % len(env_ids)] for i in range(vec.num_envs)])
-        model.learn(total_timesteps=config.steps, callback=curve.callback())
+        callbacks = [curve.callback()] + ([_time_limit(config.time_limit_s)] if config.time_limit_s else [])
+        model.learn(total_timesteps=config.steps, callback=callbacks)
         curve.close()
     finally:
         vec.close()
     train_s = time.monotonic() - started
     model.save(out / "model.zip")
-    plot_curve(out / "curve.csv", out / "curve.png")
+    plot_curves({f"seed {config.seed}": out / "curve.csv"}, out / "curve.png")
     evaluation = {
         env_id: {
             "ppo": evaluate(model_policy(model, config.algo), env_id, config),
+            "rule": evaluate(rule_policy(), env_id, config),
             "random": evaluate(random_policy(config.seed), env_id, config),
         }
         for env_id in env_ids
@@ -159,6 +162,20 @@ def _make_model(config: TrainConfig, vec: Any, out: Path) -> Any:
     return PPO("MlpPolicy", vec, **kwargs)
 
 
+def _time_limit(seconds: float) -> Any:
+    """A callback that ends training once ``seconds`` of wall time have passed since learning began."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class _TimeLimit(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.deadline = time.monotonic() + seconds
+
+        def _on_step(self) -> bool:
+            return time.monotonic() < self.deadline
+
+    return _TimeLimit()
+
+
 def _has_tensorboard() -> bool:
     import importlib.util
 
@@ -206,27 +223,44 @@ class CurveRecorder:
         self._file.close()
 
 
-def plot_curve(csv_path: Path, png_path: Path) -> None:
-    """Success rate per task (moving average over its last episodes) against env steps."""
+def plot_curves(
+    runs: Mapping[str, Path], png_path: Path, baselines: Mapping[str, Mapping[str, float]] | None = None
+) -> None:
+    """One panel per task: each run's training success (moving average over its last episodes of the task)
+    against env steps, one line per run (e.g. per training seed); ``baselines`` (task -> name -> success
+    rate, e.g. the rule's and random's on the held-out seeds) are drawn as dashed levels."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = list(csv.DictReader(open(csv_path)))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for task in sorted({r["task"] for r in rows}):
-        mine = [r for r in rows if r["task"] == task]
-        steps = [int(r["env_steps"]) for r in mine]
-        wins = np.array([float(r["success"]) for r in mine])
-        window = min(CURVE_WINDOW, max(1, len(wins) // 5))
-        smooth = np.convolve(wins, np.ones(window) / window, mode="valid")
-        ax.plot(steps[window - 1 :], smooth, label=task)
-    ax.set_xlabel("env steps (all sub-envs)")
-    ax.set_ylabel("training success (moving average)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    tables = {label: list(csv.DictReader(open(path))) for label, path in runs.items()}
+    tasks = sorted({row["task"] for rows in tables.values() for row in rows})
+    columns = min(3, max(1, len(tasks)))
+    n_rows = max(1, -(-len(tasks) // columns))
+    fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.2 * n_rows), squeeze=False)
+    for ax, task in zip(axes.flat, tasks, strict=False):
+        for label, rows in tables.items():
+            mine = [r for r in rows if r["task"] == task]
+            if not mine:
+                continue
+            steps = [int(r["env_steps"]) for r in mine]
+            wins = np.array([float(r["success"]) for r in mine])
+            window = min(CURVE_WINDOW, max(1, len(wins) // 5))
+            smooth = np.convolve(wins, np.ones(window) / window, mode="valid")
+            ax.plot(steps[window - 1 :], smooth, label=label, linewidth=1.2)
+        for (name, rate), style in zip(
+            sorted((baselines or {}).get(task, {}).items()), ("--", ":", "-."), strict=False
+        ):
+            ax.axhline(rate, color="grey", linestyle=style, linewidth=1, label=f"{name} (held-out)")
+        ax.set_title(task.split("/", 1)[-1], fontsize=9)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    for ax in axes.flat[len(tasks) :]:
+        ax.set_visible(False)
+    fig.supxlabel("env steps (all sub-envs)", fontsize=9)
+    fig.supylabel("training success (moving average)", fontsize=9)
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)
     plt.close(fig)
@@ -344,6 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=TrainConfig.k, help="element slots")
     parser.add_argument("--n-steps", type=int, default=TrainConfig.n_steps, help="PPO rollout length per sub-env")
     parser.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
+    parser.add_argument("--n-epochs", type=int, default=TrainConfig.n_epochs)
+    parser.add_argument("--learning-rate", type=float, default=TrainConfig.learning_rate)
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds of training wall time at most")
     parser.add_argument("--max-episode-steps", type=int, default=None, help="default: the task's own budget")
     parser.add_argument("--eval-episodes", type=int, default=TrainConfig.eval_episodes, help="held-out seeds per task")
     parser.add_argument("--seed", type=int, default=0)
@@ -358,6 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         k=args.k,
         n_steps=args.n_steps,
         batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        learning_rate=args.learning_rate,
+        time_limit_s=args.time_limit,
         max_episode_steps=args.max_episode_steps,
         eval_episodes=args.eval_episodes,
         seed=args.seed,

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from webarena_gym.experiments.rl import TrainConfig, main, random_policy, rule_policy
+from webarena_gym.experiments.rl import TrainConfig, _time_limit, main, plot_curves, random_policy, rule_policy
 from webarena_gym.wrappers.numeric import SLOT_DIM, SLOT_FLAGS
 
 
@@ -31,7 +31,7 @@ def test_train_evaluate_and_save(tmp_path, capsys):
     summary = json.loads((out / "eval.json").read_text())
     assert summary["eval_seeds"] == "1000000..1000001"
     for task in ("miniwob/click-test", "miniwob/focus-text"):
-        for policy in ("ppo", "random"):
+        for policy in ("ppo", "rule", "random"):
             result = summary["evaluation"][task][policy]
             assert result["episodes"] == 2 and 0.0 <= result["success_rate"] <= 1.0
     # MiniWoB++ tasks end by themselves: stop is masked out, so random clicks the one button
@@ -79,3 +79,54 @@ def test_rule_acts_on_the_quoted_slot_then_the_best_overlap():
     only_stop = np.zeros(2 * k + 1, bool)
     only_stop[-1] = True
     assert act(_slots(*[(0, 0, 0, 0)] * k), only_stop) == 2 * k
+
+
+def test_training_ends_at_the_time_limit():
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, device="cpu", seed=0)
+    model.learn(total_timesteps=10_000, callback=_time_limit(0.0))
+    assert model.num_timesteps == 1  # stopped at the first env step after the deadline
+    model.learn(total_timesteps=32, callback=_time_limit(3600.0))
+    assert model.num_timesteps == 32
+
+
+def test_curves_of_several_runs_with_baselines(tmp_path):
+    runs = {}
+    for seed in (0, 1):
+        path = tmp_path / f"seed{seed}.csv"
+        lines = ["env_steps,task,reward,length,success"]
+        lines += [f"{i},miniwob/{task},{i % 2},2,{i % 2}" for i in range(1, 40) for task in ("a", "b")]
+        path.write_text("\n".join(lines) + "\n")
+        runs[f"seed {seed}"] = path
+    png = tmp_path / "curves.png"
+    plot_curves(runs, png, {"miniwob/a": {"rule": 0.1, "random": 0.3}})
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_learning_rows_set_each_task_s_bar_at_the_better_baseline_plus_30():
+    from webarena_gym.benchmarks import rl as bench
+
+    def summary(seed, ppo):
+        evaluation = {
+            f"miniwob/{task}": {
+                "ppo": {"success_rate": ppo},
+                "rule": {"success_rate": 0.3 if task == "click-widget" else 0.0},
+                "random": {"success_rate": 0.1 + 0.02 * seed},
+            }
+            for task in bench.TASKS
+        }
+        config = {"eval_episodes": 50, "n_envs": None, "seed": seed}
+        return {"evaluation": evaluation, "config": config, "train_env_steps": 9000 + seed,
+                "train_wall_s": 3600, "train_env_steps_per_s": 2.5}  # fmt: skip
+
+    rows = bench.learning_rows([summary(0, 0.9), summary(1, 0.8), summary(2, 0.7)])
+    by_name = {row["name"]: row for row in rows}
+    widget = by_name["click-widget: PPO success"]
+    assert widget["value"] == 80.0
+    assert widget["target"].startswith(">= 60 ")  # the rule's 30 is the better baseline
+    assert "90 / 80 / 70 (spread 20)" in widget["note"] and "random 12 %" in widget["note"]
+    assert by_name["click-option: PPO success"]["target"].startswith(">= 42 ")  # random's mean, 12, + 30
+    budget = by_name["training budget per seed"]
+    assert budget["value"] == 9001 and "9000 / 9001 / 9002 env steps in 60 / 60 / 60 min" in budget["note"]
+    assert "5 sub-envs per seed" in budget["note"]
