@@ -16,6 +16,7 @@ from typing import Any
 
 from browsergym.core.action import get_global_demo_mode
 from browsergym.core.action.highlevel import HighLevelActionSet
+from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
 from browsergym.core.spaces import Unicode
 
 # Element actions wait this long for actionability and for the navigation they start. BrowserGym's
@@ -25,6 +26,33 @@ DEFAULT_ACTION_TIMEOUT_MS = 3_000
 _BGYM_ACTION_TIMEOUT = re.compile(r"\btimeout=500\b")
 # How BrowserGym's element actions call Playwright: with actionability checks, forced on a timeout.
 _BGYM_CHECKED_CALL = "call_fun(do, retry_with_force)"
+# ``force``: a click on an element of the main document is a mouse click at the centre of its visible part,
+# found and scrolled into view in one page evaluation, where a forced locator click takes several round
+# trips (lookup, scroll, content quads) and waits for any navigation it starts (the env's navigation watch
+# sees those). Anything else (a frame's element, modifiers, the demo mode's effects, an element the query
+# cannot reach or with nothing visible) is BrowserGym's forced click, renamed.
+_BGYM_CLICK = "def click("
+_POINT_CLICK = """
+
+_CLICK_POINT = '''bid => {
+  const element = document.querySelector(`[__ATTR__="${CSS.escape(bid)}"]`);
+  if (!element) return null;
+  element.scrollIntoView({block: 'nearest', inline: 'nearest'});
+  const box = element.getBoundingClientRect();
+  const left = Math.max(box.left, 0), right = Math.min(box.right, window.innerWidth);
+  const top = Math.max(box.top, 0), bottom = Math.min(box.bottom, window.innerHeight);
+  return right > left && bottom > top ? [(left + right) / 2, (top + bottom) / 2] : null;
+}'''
+
+
+def click(bid: str, button: Literal["left", "middle", "right"] = "left", modifiers: list = []):
+    point = None
+    if not modifiers and demo_mode == "off" and bid.isdigit():
+        point = page.evaluate(_CLICK_POINT, bid)
+    if point is None:
+        return _element_click(bid, button, modifiers)
+    page.mouse.click(point[0], point[1], button=button)
+""".replace("__ATTR__", BROWSERGYM_ID_ATTRIBUTE)
 # Safe, non-terminating actions for ``action_space.sample()`` (random exploration, env checkers).
 _SAMPLE_ACTIONS = ("noop(0)", "scroll(0, 200)", "scroll(0, -200)", "go_back()", "go_forward()")
 
@@ -56,8 +84,9 @@ def default_action_set(
     here; the agent's action text never passes through this.
 
     ``force``: element actions skip Playwright's actionability waits (visible, stable, enabled, not
-    covered) and act at once, as BrowserGym's retry does after a timeout. An RL speed option: an LLM
-    agent relies on those checks, so it is never the default.
+    covered) and act at once, as BrowserGym's retry does after a timeout, and a click is a mouse click at
+    the element's visible centre (:data:`_POINT_CLICK`), which does not wait for a navigation it starts.
+    An RL speed option: an LLM agent relies on those checks, so it is never the default.
     """
     if action_timeout_ms < 1:
         raise ValueError("action_timeout_ms must be at least 1")
@@ -68,7 +97,10 @@ def default_action_set(
     if force:
         if _BGYM_CHECKED_CALL not in actions.python_includes:
             raise RuntimeError("this BrowserGym version's element actions cannot be forced (no checked call found)")
-        actions.python_includes = actions.python_includes.replace(_BGYM_CHECKED_CALL, "do(force=True)")
+        forced = actions.python_includes.replace(_BGYM_CHECKED_CALL, "do(force=True)")
+        if forced.count(_BGYM_CLICK) != 1:
+            raise RuntimeError("this BrowserGym version's click cannot be replaced (no single definition found)")
+        actions.python_includes = forced.replace(_BGYM_CLICK, "def _element_click(") + _POINT_CLICK
     return actions
 
 

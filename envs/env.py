@@ -25,11 +25,13 @@ What differs from plain BrowserGym, and why:
   is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine; ``force_actions=True`` (an RL speed option, never a default)
-  skips Playwright's actionability waits, ``fast_reset=True`` (likewise) starts the next episode on
-  the last one's tab when its task can (MiniWoB++: an in-page reset) instead of in a fresh context, and
+  skips Playwright's actionability waits and clicks at the element's point, ``fast_reset=True``
+  (likewise) starts the next episode on the last one's tab when its task can (MiniWoB++: an in-page
+  reset) instead of in a fresh context, and
   ``fast_steps=True`` (likewise) settles and reads a step that left one tab and navigated nothing in two
   round trips (marks, focused element, title and the task's state in one evaluation, then the AX tree)
-  instead of about six; any navigation, tab, frame or guard event takes the default path;
+  instead of about six; any navigation (also one the page only asked for), tab, frame or guard event
+  takes the default path;
 - the first start tab is the active one (as in WebArena), whichever tab loaded last;
 - ``snapshot()``/``restore()`` for search policies, exact when the site host can snapshot its data (the
   exact path cleans and reuses the browser context instead of opening a new one);
@@ -70,7 +72,7 @@ from .bgym import legacy_goal
 from .browser import BrowserLease, HeadlessChat
 from .evaluation.evaluator import EvalOptions, infeasible_answer
 from .extraction import OBS_MODES, ObsMode, PageExtractor, observation_space, page_changed, unmark
-from .navigation import NavigationWatch
+from .navigation import LEAVING_FLAG, LEAVING_SCRIPT, NavigationWatch
 from .network import NetworkRecorder
 from .playwright_patches import BrowserCallTimeout, TargetClosedError
 from .sites import SiteHost, SiteHostFactory, origin
@@ -122,6 +124,7 @@ def _activation_script(events: tuple[str, ...], more: str = "") -> str:
 
 
 _ACTIVATION_SCRIPT = _activation_script(_ACTIVATION_EVENTS)
+_CLEAR_LEAVING = f"() => {{ window.{LEAVING_FLAG} = false; }}"
 _TAB_ACTIVATION_SCRIPT = _activation_script(_TAB_ACTIVATION_EVENTS, _WINDOW_FOCUS)
 
 
@@ -231,6 +234,7 @@ class WebArenaEnv(BrowserEnv):
         self.fast_reset = fast_reset
         # RL only: a step that navigated nothing on the one tab is read in one evaluation (_observe_quiet).
         self.fast_steps = fast_steps
+        self.action_timeout_ms = action_timeout_ms
         self.obs_mode: ObsMode = obs_mode
         self.max_episode_steps = max_episode_steps
         self.dialog_response: DialogResponse = dialog_response
@@ -511,7 +515,9 @@ class WebArenaEnv(BrowserEnv):
         self.chat.close()
         self._start_chat([{"type": "text", "text": goal}])
         self._episode = _Episode(seed=seed)
-        quick = self._observe_quiet() if self._quiet(mark) else None
+        quick = None
+        if self._quiet(mark) and (quick := self._observe_quiet()) is None:
+            self._settle()
         return quick[0] if quick is not None else self._observe(), self._reset_info(task_info, seed)
 
     def _new_task(self, seed: int | None) -> EnvTask:
@@ -543,6 +549,8 @@ class WebArenaEnv(BrowserEnv):
             "browsergym_page_activated", lambda source: self._activate_page_from_js(source["page"])
         )
         self.context.add_init_script(_TAB_ACTIVATION_SCRIPT if self.fast_steps else _ACTIVATION_SCRIPT)
+        if self.fast_steps:
+            self.context.add_init_script(LEAVING_SCRIPT)
         self.context.on("page", self._on_page)
         if self._network is not None:
             self._network.attach(self.context)
@@ -583,15 +591,17 @@ class WebArenaEnv(BrowserEnv):
         label = action if len(action) <= MAX_ACTION_CHARS else action[:200] + "..."
         quiet = self._run(lambda: self._execute(action, send_message, report_infeasible), label)
         info["action_exec_stop"] = time.time()
+        # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out
+        # is a truncation.
+        quick = self._observe_quiet() if quiet else None
+        if quiet and quick is None:  # the fast read found the action's navigation after all
+            self._after_action()
         if self._guard.blocked:  # what the URL guard refused during this action (also in last_action_error)
             info["blocked_navigation"] = list(self._guard.blocked)
         if self._guard.blocked_requests:  # sub-resources of other origins the pages asked for
             info["blocked_requests"] = list(self._guard.blocked_requests)
         episode.history.append(HistoryEntry("step", action, self.page.url))
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
-        # A task that ended by itself (MiniWoB++) has its verdict already; its own clock running out
-        # is a truncation.
-        quick = self._observe_quiet() if quiet else None
         outcome = None
         if answer is None:
             outcome = quick[1] if quick is not None else self._task.check(self.page)
@@ -693,13 +703,28 @@ class WebArenaEnv(BrowserEnv):
         if self._quiet(mark):
             self._active_page_check()
             return True
+        self._after_action()
+        return False
+
+    def _after_action(self) -> None:
+        """Settle what an action started: load states, the tabs the URL guard blocked or brought back, and
+        the guard's error for the action."""
         self._settle()
         if self._guard.blocked and self._guard.close_blocked_tabs(self.context, wait=self._guard.blocked_popups > 0):
             self._active_page_check()
         if self._guard.bring_back(self.context):
             self._settle()
         self.last_action_error = self._guard.error() or self.last_action_error
-        return False
+        if self.fast_steps:
+            self._clear_leaving()
+
+    def _clear_leaving(self) -> None:
+        """Clear the active page's :data:`LEAVING_FLAG`, which a navigation that left the page where it was
+        (blocked, answered without a document) would leave set for the next fast read to wait on."""
+        try:
+            self.page.evaluate(_CLEAR_LEAVING)
+        except playwright.sync_api.Error as exc:  # navigating or closed: a new document starts without it
+            logger.debug("clearing the leaving flag of %s: %s", self.page.url, exc)
 
     def _quiet(self, mark: tuple[int, int]) -> bool:
         """``fast_steps``: whether what ran since ``mark`` left nothing to settle. The one tab is the active
@@ -716,8 +741,8 @@ class WebArenaEnv(BrowserEnv):
 
     def _observe_quiet(self) -> tuple[dict, dict | None] | None:
         """``fast_steps``: the observation of a quiet page (:meth:`_quiet`) and the task's :meth:`EnvTask.check`,
-        read together (:meth:`PageExtractor.read`). None when the page has frames or a navigation began while
-        it was read: the page is then settled, and the default path reads it."""
+        read together (:meth:`PageExtractor.read`). None when the page has frames, asked for a navigation or
+        one began while it was read: the caller then settles the page, and the default path reads it."""
         mark = self._navigations.mark()
         try:
             read = self._extractor.read(self.page, self._task.state_script)
@@ -726,10 +751,12 @@ class WebArenaEnv(BrowserEnv):
                 raise
             logger.debug("the page changed while it was read, reading it the default way: %s", exc)
             read = None
-        if read is None or not self._quiet(mark):
-            self._settle()
+        leaving = read is not None and read[3]
+        if leaving:  # a navigation the page asked for, whose request may not have been seen yet
+            self._navigations.await_start(self.page, mark, self.action_timeout_ms)
+        if read is None or leaving or not self._quiet(mark):
             return None
-        page_obs, title, state = read
+        page_obs, title, state, _ = read
         obs = self._observation(page_obs, (title,))
         self._episode.last_obs = obs
         return obs, self._task.check_state(self.page, state)

@@ -50,6 +50,7 @@ from browsergym.core.observation import (
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
 from webarena_gym.envs.bgym import remove_aria_marks
+from webarena_gym.envs.navigation import LEAVING_FLAG
 
 logger = logging.getLogger(__name__)
 
@@ -96,8 +97,10 @@ _PAGE_READ_SCRIPT = """async ([markArgs, attr]) => {
   const markFrame = %s
   const warnings = await markFrame(markArgs);
   const focused = (%s)(attr);
-  return {warnings, focused, title: document.title, state: (%s)()};
-}"""
+  const leaving = window.LEAVING === true;
+  window.LEAVING = false;
+  return {warnings, focused, title: document.title, state: (%s)(), leaving};
+}""".replace("LEAVING", LEAVING_FLAG)
 
 # One evaluate: a page function, then the page's marks in the same task of the page (before its next frame).
 _THEN_MARK_SCRIPT = """async ([args, markArgs]) => {
@@ -374,11 +377,12 @@ class PageExtractor:
                 wait_until_settled()
         return self._finish(page, extracted, sticky)
 
-    def read(self, page: playwright.sync_api.Page, state_script: str) -> tuple[dict, str, Any] | None:
-        """:meth:`extract`, the page's title and the result of ``state_script`` (a page function), with the
-        marks, the focused element, the title and the state read in one evaluation; None (nothing read)
-        for a page with frames, whose marks and trees :meth:`extract` merges. A page that changes under
-        the read raises (:func:`page_changed` says so): the caller reads it the default way."""
+    def read(self, page: playwright.sync_api.Page, state_script: str) -> tuple[dict, str, Any, bool] | None:
+        """:meth:`extract`, the page's title, the result of ``state_script`` (a page function) and whether the
+        page asked for a navigation since the last read (:data:`LEAVING_FLAG`), with the marks, the focused
+        element, the title, the state and the flag read in one evaluation; None (nothing read) for a page
+        with frames, whose marks and trees :meth:`extract` merges. A page that changes under the read
+        raises (:func:`page_changed` says so): the caller reads it the default way."""
         if len(page.frames) > 1:
             return None
         script, sticky = page_read_script(self.mode != "axtree", state_script)
@@ -388,7 +392,7 @@ class PageExtractor:
         if len(page.frames) > 1:  # a frame appeared while the page was read: it has no marks
             return None
         extracted = self._read_marked(page, lambda: (read["focused"] or {}).get("bid") or "")
-        return self._finish(page, extracted, sticky), read["title"], read["state"]
+        return self._finish(page, extracted, sticky), read["title"], read["state"], read["leaving"]
 
     def _read_marked(self, page: playwright.sync_api.Page, focused_bid: Callable[[], str]) -> dict:
         """The AX tree, the focused element's bid and (unless in axtree mode) the DOM snapshot of a marked page."""

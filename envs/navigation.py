@@ -16,6 +16,20 @@ import playwright.sync_api
 
 logger = logging.getLogger(__name__)
 
+# A page sets this flag (:data:`LEAVING_SCRIPT`) when it asks for a cross-document navigation: the Navigation
+# API's ``navigate`` event fires as a link is followed or a location assigned, before the browser sends the
+# request this watch waits for. A click that does not wait for the navigations it starts (the env's forced
+# point click) may return, and the page be read, before that request is seen; the env's fast read reads the
+# flag (and clears it) with the page. A download is no navigation; a page restored from the back-forward
+# cache starts with the flag cleared.
+LEAVING_FLAG = "__webarenaGymLeaving"
+LEAVING_SCRIPT = (
+    "(() => { if (!window.navigation) return;"
+    " navigation.addEventListener('navigate', (event) => {"
+    f" if (!event.destination.sameDocument && !event.downloadRequest) window.{LEAVING_FLAG} = true; }});"
+    f" window.addEventListener('pageshow', (event) => {{ if (event.persisted) window.{LEAVING_FLAG} = false; }});"
+    " })();"
+)
 # A navigation request answered with these commits no new document: the tab stays where it was.
 _NO_DOCUMENT_STATUSES = (204, 205)
 
@@ -52,6 +66,20 @@ class NavigationWatch:
     def quiet_since(self, mark: tuple[int, int]) -> bool:
         """Whether no main-frame navigation began or committed since ``mark`` and none is in flight."""
         return self.mark() == mark and not self._pending
+
+    def await_start(self, page: playwright.sync_api.Page, mark: tuple[int, int], timeout_ms: float) -> None:
+        """Wait (up to ``timeout_ms``) for ``page``'s main-frame navigation request, which its page asked for
+        (:data:`LEAVING_FLAG`), unless a navigation began or committed since ``mark`` already."""
+        if self.mark() != mark:
+            return
+        try:
+            page.wait_for_event(
+                "request",
+                lambda request: request.is_navigation_request() and request.frame == page.main_frame,
+                timeout=timeout_ms,
+            )
+        except playwright.sync_api.Error as exc:  # no request came (a cancelled navigation): read what is there
+            logger.debug("waiting for the navigation %s asked for: %s", page.url, exc)
 
     def _request(self, request: playwright.sync_api.Request) -> None:
         if not request.is_navigation_request():

@@ -16,6 +16,7 @@ from env_support import bid_of, task_config
 from webarena_gym import envs
 from webarena_gym.envs.extraction import PageExtractor
 from webarena_gym.envs.miniwob import keeps_state
+from webarena_gym.envs.navigation import LEAVING_FLAG, NavigationWatch
 from webarena_gym.wrappers.numeric import TYPEABLE, interactive_elements, make_numeric_env
 
 pytestmark = pytest.mark.browser
@@ -197,11 +198,13 @@ def texts(obs: dict) -> set[str]:
     return {str(node.get("name", {}).get("value", "")) for node in obs["axtree_object"]["nodes"]}
 
 
-def test_a_quiet_step_is_read_fast_and_a_navigation_dialog_or_frame_still_seen(make_env, fast_reads):
+@pytest.mark.parametrize("force_actions", [False, True], ids=["locator-clicks", "point-clicks"])
+def test_a_quiet_step_is_read_fast_and_a_navigation_dialog_or_frame_still_seen(make_env, fast_reads, force_actions):
     """On the static shop (a WebArena-format task, one tab): typing, clicking and a dialog are read the fast
     way and show their effect; a blocked link, a link to another page and a page with a frame are read the
-    default way, with what the default path shows for each."""
-    env = make_env(fast_steps=True)
+    default way, with what the default path shows for each. The same with forced actions, whose clicks are
+    mouse clicks at the element's point that do not wait for the navigation they start."""
+    env = make_env(fast_steps=True, force_actions=force_actions)
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '3')")
     obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
@@ -237,3 +240,29 @@ def test_tabs_under_fast_steps_still_take_turns(make_env, fast_reads):
     obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
     assert obs["active_page_index"][0] == 0 and "added" in texts(obs)
     assert fast_reads == []
+
+
+@pytest.mark.parametrize("force_actions", [False, True], ids=["locator-clicks", "point-clicks"])
+def test_a_page_that_asked_to_leave_is_waited_for_and_read_the_default_way(
+    make_env, fast_reads, monkeypatch, force_actions
+):
+    """A point click returns before the navigation it started is seen; the page's own note that it asked
+    to leave, read with the page, sends the step the default way (once: the read clears it), and a blocked
+    navigation, which leaves the page where it was, leaves no note behind (whether the step saw the
+    navigation at once, as after a locator click, or only when it read the page)."""
+    waits = []
+    await_start = NavigationWatch.await_start
+    spy = lambda self, *args: waits.append(args) or await_start(self, *args)  # noqa: E731
+    monkeypatch.setattr(NavigationWatch, "await_start", spy)
+    env = make_env(fast_steps=True, force_actions=force_actions, action_timeout_ms=500)
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Outside link')}')")
+    assert obs["last_action_error"].startswith("Blocked navigation to")
+    fast_reads.clear()
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '3')")
+    assert fast_reads == [True] and waits == []
+    env.unwrapped.page.evaluate(f"() => {{ window.{LEAVING_FLAG} = true; }}")  # as a link's click sets it
+    obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
+    assert len(waits) == 1 and "added 3" in texts(obs)
+    obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '4')")
+    assert fast_reads[-1] is True and len(waits) == 1

@@ -133,6 +133,9 @@ def test_fast_is_an_rl_option_that_forces_element_actions():
     checked, forced = default_action_set().python_includes, default_action_set(force=True).python_includes
     assert "call_fun(do, retry_with_force)" in checked  # the default keeps Playwright's actionability waits
     assert "call_fun(do, retry_with_force)" not in forced and "do(force=True)" in forced
+    # a forced click is a mouse click at the element's point, BrowserGym's forced click its fallback
+    assert checked.count("def click(") == 1 and "def _element_click(" not in checked
+    assert forced.count("def click(") == 1 and "def _element_click(" in forced and "page.mouse.click(" in forced
 
 
 @pytest.mark.browser
