@@ -81,7 +81,7 @@ def train_seeds(budget: dict[str, int], out: Path) -> list[dict[str, Any]]:
         return list(pool.map(train, configs, outs))
 
 
-def learning_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def learning_rows(summaries: list[dict[str, Any]], budget_note: str = "") -> list[dict[str, Any]]:
     """Per task: PPO's held-out success, the mean over the training seeds with each seed's, against the
     better of the rule and random plus :data:`MARGIN`; then the training budget each seed used."""
     rows = []
@@ -110,10 +110,16 @@ def learning_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "value": int(np.mean(steps)),
             "unit": "env steps",
             "target": "<= 1 h of training",
-            "note": f"{' / '.join(str(n) for n in steps)} env steps in {' / '.join(f'{m:.0f}' for m in minutes)} min "
-            f"wall; {summaries[0]['config']['n_envs'] or len(TASKS)} sub-envs per seed, "
-            f"seeds trained side by side on this machine; "
-            f"{' / '.join(str(s['train_env_steps_per_s']) for s in summaries)} env steps/s",
+            "note": "; ".join(
+                part
+                for part in (
+                    f"{' / '.join(str(n) for n in steps)} env steps in {' / '.join(f'{m:.0f}' for m in minutes)} "
+                    f"min wall, {' / '.join(str(s['train_env_steps_per_s']) for s in summaries)} env steps/s",
+                    f"{summaries[0]['config']['n_envs'] or len(TASKS)} sub-envs per seed",
+                    budget_note,
+                )
+                if part
+            ),
         }
     )
     return rows
@@ -291,7 +297,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         summaries = train_seeds(budget, Path(tmp))
         if not quick:  # a smoke run leaves the measured picture alone
             plot(summaries, Path(tmp), PICTURE)
-    return learning_rows(summaries) + throughput_rows(budget["throughput_steps"])
+    side_by_side = f"{budget['parallel_seeds']} seeds trained side by side on this machine"
+    return learning_rows(summaries, side_by_side) + throughput_rows(budget["throughput_steps"])
 
 
 def survey(seeds: int = 10, tasks: list[str] | None = None) -> Iterator[dict[str, Any]]:

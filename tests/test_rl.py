@@ -120,7 +120,7 @@ def test_learning_rows_set_each_task_s_bar_at_the_better_baseline_plus_30():
         return {"evaluation": evaluation, "config": config, "train_env_steps": 9000 + seed,
                 "train_wall_s": 3600, "train_env_steps_per_s": 2.5}  # fmt: skip
 
-    rows = bench.learning_rows([summary(0, 0.9), summary(1, 0.8), summary(2, 0.7)])
+    rows = bench.learning_rows([summary(0, 0.9), summary(1, 0.8), summary(2, 0.7)], "3 seeds side by side")
     by_name = {row["name"]: row for row in rows}
     widget = by_name["click-widget: PPO success"]
     assert widget["value"] == 80.0
@@ -129,4 +129,4 @@ def test_learning_rows_set_each_task_s_bar_at_the_better_baseline_plus_30():
     assert by_name["click-option: PPO success"]["target"].startswith(">= 42 ")  # random's mean, 12, + 30
     budget = by_name["training budget per seed"]
     assert budget["value"] == 9001 and "9000 / 9001 / 9002 env steps in 60 / 60 / 60 min" in budget["note"]
-    assert "5 sub-envs per seed" in budget["note"]
+    assert budget["note"].endswith("min wall, 2.5 / 2.5 / 2.5 env steps/s; 5 sub-envs per seed; 3 seeds side by side")
