@@ -47,7 +47,7 @@ _CLICK_POINT = '''bid => {
 
 def click(bid: str, button: Literal["left", "middle", "right"] = "left", modifiers: list = []):
     point = None
-    if not modifiers and demo_mode == "off" and bid.isdigit():
+    if not modifiers and demo_mode == "off" and isinstance(bid, str) and bid.isdigit():
         point = page.evaluate(_CLICK_POINT, bid)
     if point is None:
         return _element_click(bid, button, modifiers)
