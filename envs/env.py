@@ -124,7 +124,7 @@ def _activation_script(events: tuple[str, ...], more: str = "") -> str:
 
 
 _ACTIVATION_SCRIPT = _activation_script(_ACTIVATION_EVENTS)
-_CLEAR_LEAVING = f"() => {{ window.{LEAVING_FLAG} = false; }}"
+_CLEAR_LEAVING = f"() => {{ window.{LEAVING_FLAG} = null; }}"
 _TAB_ACTIVATION_SCRIPT = _activation_script(_TAB_ACTIVATION_EVENTS, _WINDOW_FOCUS)
 
 

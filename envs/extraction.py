@@ -50,7 +50,7 @@ from browsergym.core.observation import (
 from browsergym.core.spaces import AnyBox, AnyDict, Float, Unicode
 
 from webarena_gym.envs.bgym import remove_aria_marks
-from webarena_gym.envs.navigation import LEAVING_FLAG
+from webarena_gym.envs.navigation import LEAVING_READ
 
 logger = logging.getLogger(__name__)
 
@@ -97,10 +97,9 @@ _PAGE_READ_SCRIPT = """async ([markArgs, attr]) => {
   const markFrame = %s
   const warnings = await markFrame(markArgs);
   const focused = (%s)(attr);
-  const leaving = window.LEAVING === true;
-  window.LEAVING = false;
+  const leaving = LEAVING_READ;
   return {warnings, focused, title: document.title, state: (%s)(), leaving};
-}""".replace("LEAVING", LEAVING_FLAG)
+}""".replace("LEAVING_READ", LEAVING_READ)
 
 # One evaluate: a page function, then the page's marks in the same task of the page (before its next frame).
 _THEN_MARK_SCRIPT = """async ([args, markArgs]) => {
@@ -379,10 +378,10 @@ class PageExtractor:
 
     def read(self, page: playwright.sync_api.Page, state_script: str) -> tuple[dict, str, Any, bool] | None:
         """:meth:`extract`, the page's title, the result of ``state_script`` (a page function) and whether the
-        page asked for a navigation since the last read (:data:`LEAVING_FLAG`), with the marks, the focused
-        element, the title, the state and the flag read in one evaluation; None (nothing read) for a page
-        with frames, whose marks and trees :meth:`extract` merges. A page that changes under the read
-        raises (:func:`page_changed` says so): the caller reads it the default way."""
+        page asked for a navigation since the last read (:data:`envs.navigation.LEAVING_READ`), with the
+        marks, the focused element, the title, the state and that note read in one evaluation; None
+        (nothing read) for a page with frames, whose marks and trees :meth:`extract` merges. A page that
+        changes under the read raises (:func:`page_changed` says so): the caller reads it the default way."""
         if len(page.frames) > 1:
             return None
         script, sticky = page_read_script(self.mode != "axtree", state_script)

@@ -16,20 +16,29 @@ import playwright.sync_api
 
 logger = logging.getLogger(__name__)
 
-# A page sets this flag (:data:`LEAVING_SCRIPT`) when it asks for a cross-document navigation: the Navigation
-# API's ``navigate`` event fires as a link is followed or a location assigned, before the browser sends the
-# request this watch waits for. A click that does not wait for the navigations it starts (the env's forced
-# point click) may return, and the page be read, before that request is seen; the env's fast read reads the
-# flag (and clears it) with the page. A download is no navigation; a page restored from the back-forward
-# cache starts with the flag cleared.
+# A page keeps here (:data:`LEAVING_SCRIPT`) the Navigation API's ``navigate`` event of a cross-document
+# navigation it asks for: the event fires as a link is followed or a location assigned, before the browser
+# sends the request this watch waits for. A click that does not wait for the navigations it starts (the
+# env's forced point click) may return, and the page be read, before that request is seen; the env's fast
+# read takes the note (and clears it) with the page. A note counts only for a navigation that will send a
+# request: not a download, not one the page's own handlers cancelled (the kept event says so after its
+# dispatch) or intercepted (a transition runs until its success or error event clears the note); a page
+# restored from the back-forward cache starts without one. ``LEAVING_READ`` is the read's expression.
 LEAVING_FLAG = "__webarenaGymLeaving"
 LEAVING_SCRIPT = (
     "(() => { if (!window.navigation) return;"
+    " const clear = () => { window.LEAVING = null; };"
     " navigation.addEventListener('navigate', (event) => {"
-    f" if (!event.destination.sameDocument && !event.downloadRequest) window.{LEAVING_FLAG} = true; }});"
-    f" window.addEventListener('pageshow', (event) => {{ if (event.persisted) window.{LEAVING_FLAG} = false; }});"
+    " if (!event.destination.sameDocument && !event.downloadRequest) window.LEAVING = event; });"
+    " navigation.addEventListener('navigatesuccess', clear);"
+    " navigation.addEventListener('navigateerror', clear);"
+    " window.addEventListener('pageshow', (event) => { if (event.persisted) clear(); });"
     " })();"
-)
+).replace("LEAVING", LEAVING_FLAG)
+LEAVING_READ = (
+    "((note) => { window.LEAVING = null;"
+    " return !!note && !note.defaultPrevented && !(window.navigation && navigation.transition); })(window.LEAVING)"
+).replace("LEAVING", LEAVING_FLAG)
 # A navigation request answered with these commits no new document: the tab stays where it was.
 _NO_DOCUMENT_STATUSES = (204, 205)
 

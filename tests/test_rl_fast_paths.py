@@ -261,8 +261,29 @@ def test_a_page_that_asked_to_leave_is_waited_for_and_read_the_default_way(
     fast_reads.clear()
     obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '3')")
     assert fast_reads == [True] and waits == []
-    env.unwrapped.page.evaluate(f"() => {{ window.{LEAVING_FLAG} = true; }}")  # as a link's click sets it
+    page = env.unwrapped.page  # a navigate event kept, as a link's click keeps it
+    page.evaluate(f"() => {{ window.{LEAVING_FLAG} = new Event('navigate'); }}")
     obs, *_ = env.step(f"click('{bid_of(obs, 'button', 'Add')}')")
     assert len(waits) == 1 and "added 3" in texts(obs)
     obs, *_ = env.step(f"fill('{bid_of(obs, 'textbox', 'Quantity')}', '4')")
     assert fast_reads[-1] is True and len(waits) == 1
+
+
+def test_a_navigation_the_page_cancels_leaves_no_note_and_one_it_makes_is_seen(make_env, fast_reads, monkeypatch):
+    """The note is for navigations that will send a request: a link the page's own handler cancels leaves
+    the step on the fast path (no wait), and the same link followed is the next page's observation."""
+    waits = []
+    await_start = NavigationWatch.await_start
+    spy = lambda self, *args: waits.append(args) or await_start(self, *args)  # noqa: E731
+    monkeypatch.setattr(NavigationWatch, "await_start", spy)
+    env = make_env(fast_steps=True, force_actions=True, action_timeout_ms=500)
+    obs, _ = env.reset(seed=0)
+    page = env.unwrapped.page
+    page.evaluate("() => { window.cancel = (e) => e.preventDefault();"
+                  " navigation.addEventListener('navigate', cancel); }")
+    fast_reads.clear()
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    assert obs["url"].endswith("/index.html") and fast_reads == [True] and waits == []
+    page.evaluate("() => navigation.removeEventListener('navigate', cancel)")
+    obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
+    assert obs["url"].endswith("/page2.html") and bid_of(obs, "link", "Back home")
