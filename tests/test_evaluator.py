@@ -20,7 +20,7 @@ from webarena_gym.envs.evaluation.evaluator import (
     url_match,
 )
 from webarena_gym.envs.evaluation.funcs import EvalContext, EvalFuncError, Placeholder, parse_func, register_eval_func
-from webarena_gym.envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR, fuzzy_verdict
+from webarena_gym.envs.evaluation.judge import DEFAULT_JUDGE_MODEL, JUDGE_MODEL_ENV_VAR, PASSING_JUDGE, fuzzy_verdict
 
 TASKS = json.loads((Path(__file__).resolve().parents[1] / "envs" / "data" / "test.raw.json").read_text())
 PLACEHOLDERS = (
@@ -466,3 +466,13 @@ def test_check_eval_block_reports_problems():
     assert any("unknown eval func 'nope'" in p for p in problems)
     assert any("unknown locator" in p for p in problems)
     assert any("required_contents" in p for p in problems)
+
+
+def test_the_passing_judge_passes_each_check_in_its_own_verdict_word():
+    """``judge_mock="pass"`` (the conformance matrix's judge): a fuzzy answer and an unachievable task's
+    reason both pass; a fixed "correct" is no verdict of the unachievable check, which asks for 'same'."""
+    na = string_task({"fuzzy_match": "N/A"}, intent="Buy a flight", string_note="The shop sells no flights")
+    fuzzy = string_task({"fuzzy_match": ["twenty dollars"]})
+    assert score(na, "No flights are sold here", judge=judge(PASSING_JUDGE)) == 1.0
+    assert score(fuzzy, "$20", judge=judge(PASSING_JUDGE)) == 1.0
+    assert score(na, "No flights are sold here", judge=judge("correct")) == 0.0

@@ -9,7 +9,8 @@ an evaluation always finishes.
 The verdict is read strictly: the reply's last ``Verdict: <word>`` line, or a reply that is nothing
 but the verdict. WebArena's grader looked for the verdict words anywhere in the reply, which read a
 reply that merely echoed the instructions ("correct, incorrect or partially correct") as a verdict.
-``mock_response`` (a string, or a callable of the messages) plays through litellm's mock path.
+``mock_response`` (a string, or a callable of the messages) plays through litellm's mock path;
+:data:`PASSING_JUDGE` is a mock that passes every answer in the verdict word of the check that asks.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ DEFAULT_JUDGE_MAX_TOKENS = 384  # a short reason and the verdict line; bounded s
 FuzzyPrompt = Literal["webarena", "agentoccam"]
 JudgeKind = Literal["fuzzy_match", "unachievable"]
 MockResponse = str | Callable[[list[dict[str, str]]], str]
+# ``judge_mock="pass"``: every check passes, whichever verdict words its prompt asks for. For runs that
+# measure what an agent does rather than how an answer is judged (the conformance matrix); a fixed reply
+# such as "correct" is no verdict of an unachievable-task check, which asks for "same" or "different".
+PASSING_JUDGE = "pass"
 
 _SYSTEM = "You are a careful, impartial grader."
 
@@ -122,6 +127,12 @@ def unachievable_verdict(reply: str) -> tuple[str | None, float]:
     return read_verdict(reply, {"same": 1.0, "different": 0.0})
 
 
+def passing_reply(messages: list[dict[str, str]]) -> str:
+    """The reply of :data:`PASSING_JUDGE`: the passing verdict of the check whose prompt this is."""
+    prompt = str(messages[-1].get("content", "")) if messages else ""
+    return "Verdict: same" if "'Verdict: same'" in prompt else "Verdict: correct"
+
+
 class Judge:
     """LLM grader for fuzzy answers and unachievable-task reasons.
 
@@ -142,6 +153,8 @@ class Judge:
         api_base: str | None = None,
     ) -> None:
         self.model = model or os.environ.get(JUDGE_MODEL_ENV_VAR) or DEFAULT_JUDGE_MODEL
+        if mock_response == PASSING_JUDGE:
+            mock_response = passing_reply
         self.mock_response = mock_response
         script = Script({"judge": Script.forever(mock_response)}) if mock_response is not None else None
         self.llm = LLM(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from webarena_gym.envs.evaluation.judge import PASSING_JUDGE
 from webarena_gym.experiments.ablations import LADDERS, Rung
 from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
 from webarena_gym.experiments.conformance.formats import FAMILIES, VARIANT_FAMILIES
@@ -113,7 +114,7 @@ def run_matrix(
         n_workers=n_workers,
         resume=resume,
         progress=False,
-        env_kwargs={"judge_mock": "correct"},
+        env_kwargs={"judge_mock": PASSING_JUDGE},  # the matrix measures the method, not the judge
         runner=functools.partial(run_conformance, faults=faults) if faults else run_conformance,
     )
 
