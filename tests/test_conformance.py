@@ -190,6 +190,11 @@ def test_a_failed_dropdown_choice_is_tried_again_with_the_label_its_error_lists(
     chosen = "type [125] [Byte Blaze (@byteblaze)] [1] where [125] is combobox 'Reviewer'"
     assert react_command(model, react_messages(page, chosen)) == "click [169]"
     assert model.finding is None
+    # a long list cut where the prompt cuts an error: the label the error says contains the value is typed
+    cut = "Invalid action: no option of the dropdown [125] starts with 'byteblaze'; 'Byte Blaze (@byteblaze)' contains"
+    cut += " it; its options are 'Unassigned', 'Abishek S (abisubramanya27)', 'Alex Dills (V13Axel)', 'Alex Hutnik"
+    named = f"type [125] [byteblaze] [1] where [125] is combobox 'Reviewer' (it failed: {cut})"
+    assert react_command(model, react_messages(page, named)) == "type [125] [Byte Blaze (@byteblaze)] [1]"
     unlisted = f"type [125] [byteblaze] [1] where [125] is combobox 'Reviewer' (it failed: {error.split(', ')[0]})"
     assert react_command(model, react_messages(page, unlisted)).startswith("stop [cannot continue")
     assert model.finding is not None and model.finding.cause == LACKS_ELEMENT

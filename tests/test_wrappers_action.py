@@ -320,6 +320,16 @@ def test_type_ahead_moves_key_by_key_from_the_chosen_option_as_chromium_does():
         _type_ahead((sizes, 0), "9", "xq")
     with pytest.raises(InvalidActionError, match="starts with 'Q'"):
         _type_ahead((sizes, 0), "9", "Q")
+    # a text that starts no option but is part of some: those come first, before the whole list
+    users = ["Select a user", "Abishek S (abisubramanya27)", "Yi-Jie Lou (yjlou)"]
+    with pytest.raises(InvalidActionError) as caught:
+        _type_ahead((users, 0), "103", "yjlou")
+    assert str(caught.value) == (
+        "no option of the dropdown [103] starts with 'yjlou'; 'Yi-Jie Lou (yjlou)' contains it; its options are "
+        "'Select a user', 'Abishek S (abisubramanya27)', 'Yi-Jie Lou (yjlou)'"
+    )
+    with pytest.raises(InvalidActionError, match=r"'i'; 'Abishek S \(.*\)', 'Yi-Jie Lou \(.*\)' contain it;"):
+        _type_ahead((users, 0), "103", "i")
 
 
 def test_go_home_and_goto_follow_the_task_sites(probe):

@@ -319,15 +319,19 @@ def select_command(
     return _offered(f"click [{option.bid}]", offered)
 
 
-# The action error a typed text no option starts with gives (the action wrapper's): the options, quoted.
-_LISTED = re.compile(r"no option of the dropdown \[(\d+)\] starts with .*?; its options are (.*)")
+# The action error a typed text no option starts with gives (the action wrapper's): the options that
+# contain the text, then every option, quoted.
+_LISTED = re.compile(
+    r"no option of the dropdown \[(\d+)\] starts with .*?; (?:(.*?) contains? it; )?its options are (.*)"
+)
 
 
 def listed_options(errors: str, bid: str) -> list[str]:
-    """The options an action error in ``errors`` listed for the dropdown ``bid`` (none when no error did)."""
+    """The options an action error in ``errors`` listed for the dropdown ``bid`` (none when no error did):
+    those it says contain the typed text first."""
     for m in _LISTED.finditer(errors):
         if m.group(1) == bid:
-            return [_unescape(a or b) for a, b in re.findall(_QUOTED, m.group(2))]
+            return [_unescape(a or b) for a, b in re.findall(_QUOTED, f"{m.group(2) or ''} {m.group(3)}")]
     return []
 
 

@@ -227,9 +227,19 @@ def _type_ahead(options: tuple[list[str], int], bid: str, text: str) -> str:
                 chosen = index
                 break
     if not labels or not labels[chosen].strip().casefold().startswith(prefix.strip()):
-        listed = ", ".join(repr(label) for label in labels)
-        raise InvalidActionError(f"no option of the dropdown [{bid}] starts with {text!r}; its options are {listed}")
+        raise InvalidActionError(_no_option(labels, bid, text))
     return labels[chosen]
+
+
+def _no_option(labels: list[str], bid: str, text: str) -> str:
+    """The error of a text no option starts with: the options that contain it first (a value such as
+    'yjlou' for 'Yi-Jie Lou (yjlou)', which a long list would show only far down, past where a prompt
+    cuts an error), then every option in page order."""
+    wanted = text.strip().casefold()
+    containing = [repr(label) for label in labels if wanted and wanted in label.casefold()]
+    found = f"{', '.join(containing)} {'contains' if len(containing) == 1 else 'contain'} it; " if containing else ""
+    listed = ", ".join(repr(label) for label in labels)
+    return f"no option of the dropdown [{bid}] starts with {text!r}; {found}its options are {listed}"
 
 
 def _role(node: dict[str, Any]) -> str:
