@@ -120,3 +120,13 @@ def test_a_typed_text_over_several_lines_is_one_step_of_the_subplan():
     answer = ask(m, "operator", P.operator_messages(CTX, subplan, [], [], steps, edit))
     assert P.parse_operator(answer, COMMANDS)[0] == P.DONE
     assert P.parse_micro(ask(m, "micro", P.micro_messages(CTX, subplan, steps, edit, edit)))[0]
+
+
+def test_a_typed_file_that_ends_in_a_line_break_counts_as_its_step():
+    """Task 708 types a whole file, its last line break inside the brackets: the history's action is
+    the reference's step (it once counted as not done, so the Operator typed the file until its budget)."""
+    m = ConformanceModel(708, "plan_mcts", ("gitlab",))
+    content = str(m.units[2].steps[0]["value"])
+    assert content.endswith("\n")
+    assert m.responder.carried_out(2, f"1. type [105] [{content}] [0]\n2. click [131]") == 2
+    assert m.responder.carried_out(2, f"1. type [105] [{content.strip()} more] [0]") == 0

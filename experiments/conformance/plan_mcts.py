@@ -159,9 +159,9 @@ class PlanMCTSResponder(Responder):
         if unit.kind in ("send_msg_to_user", "report_infeasible"):
             answer = command(unit, "", "", {"stop"}, self.model.sites)
             return " ".join(f"{verb}{arguments}".split()) == " ".join(answer.split())
-        value = " ".join(str(unit.steps[0].get("value", "")).split())
+        value = _squeezed(str(unit.steps[0].get("value", "")))
         if unit.kind == "fill":
-            return verb == "type" and f"[{value}] [{1 if len(unit.steps) == 2 else 0}]" in " ".join(arguments.split())
+            return verb == "type" and f"[{value}] [{1 if len(unit.steps) == 2 else 0}]" in _squeezed(arguments)
         if unit.kind == "select_option":  # the option clicked, or its label typed into the dropdown
             return verb == "click" or (verb == "type" and f"[{value}]" in arguments)
         return verb == unit.kind
@@ -298,6 +298,12 @@ _ACTION_PLANNER = texts()["planner_actions_system"].partition("{")[0]  # the act
 def is_command(subplan: str) -> bool:
     """Whether a subplan is one command (the action-level ablations): this model's subplans are phrases."""
     return subplan.split(" ", 1)[0] in PLAN_MCTS_COMMANDS
+
+
+def _squeezed(text: str) -> str:
+    """``text`` with each run of whitespace one space, and none just inside a bracket: a typed text that
+    ends in a line break (a file's content) reads as the reference's value."""
+    return re.sub(r"\[ | \]", lambda m: m.group(0).strip(), " ".join(text.split()))
 
 
 def _ran(actions: str) -> bool:
