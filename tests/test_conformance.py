@@ -153,6 +153,16 @@ def test_react_scrolls_to_an_element_below_the_viewport_and_reads_the_next_step_
     )
     no_scroll = ConformanceModel(17, "react", ("shopping",))
     assert react_command(no_scroll, react_messages(top, opened)).startswith("stop [cannot continue")
+    # task 360: the branches were chosen, but a collapsed dropdown shows no choice; the filled title after
+    # them says they were done, and the reviewer's choice is next
+    merge = ConformanceModel(360, "react", ("gitlab",))
+    request = (
+        "[92] combobox 'Source branch' hasPopup: menu expanded: False\n"
+        "[102] combobox 'Target branch' hasPopup: menu expanded: False\n"
+        "[111] textbox 'Title (required)' value: Merge dialog-component into dialog required: False\n"
+        "[125] combobox 'Reviewer' hasPopup: menu expanded: False\n[167] button 'Create merge request'"
+    )
+    assert react_command(merge, react_messages(request, "scroll [down]", scrolling)) == "type [125] [carol_dev] [1]"
 
 
 def test_after_a_scroll_two_links_the_page_can_click_are_a_history_finding():

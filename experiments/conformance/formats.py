@@ -97,13 +97,18 @@ class ReActResponder(Responder):
 
     def _after_scroll(self, view: _ReActView) -> str:
         """The element step the scrolled page can carry out; a further scroll when it shows none. Of
-        several, form fields show their state: the ones showing the reference's value are done, and
-        the first field still empty is next (a form is filled in order)."""
+        several, form fields show their state: the ones showing the reference's value are done, and so
+        is every step before the last of them (a form is filled in order: a collapsed dropdown before a
+        filled title shows no choice, yet was chosen); the first field still empty after it is next."""
         viable: dict[str, int] = {}
+        shown = 0  # the last step whose field shows the reference's value
         for i, unit in enumerate(self.model.units):
             possible = self._probe(i, view) if unit.kind in ELEMENT_UNITS else None
-            if possible and not shows_done(unit, possible, view.page):
+            if possible and shows_done(unit, possible, view.page):
+                shown = i + 1
+            elif possible:
                 viable.setdefault(possible, i + 1)
+        viable = {command: step for command, step in viable.items() if step > shown}
         first = min(viable.values(), default=0)
         if len(viable) > 1 and is_field(self.model.units[first - 1]):
             viable = {c: i for c, i in viable.items() if i == first}
