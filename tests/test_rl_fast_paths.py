@@ -279,8 +279,9 @@ def test_a_navigation_the_page_cancels_leaves_no_note_and_one_it_makes_is_seen(m
     env = make_env(fast_steps=True, force_actions=True, action_timeout_ms=500)
     obs, _ = env.reset(seed=0)
     page = env.unwrapped.page
-    page.evaluate("() => { window.cancel = (e) => e.preventDefault();"
-                  " navigation.addEventListener('navigate', cancel); }")
+    page.evaluate(
+        "() => { window.cancel = (e) => e.preventDefault(); navigation.addEventListener('navigate', cancel); }"
+    )
     fast_reads.clear()
     obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
     assert obs["url"].endswith("/index.html") and fast_reads == [True] and waits == []
