@@ -242,18 +242,23 @@ def test_tabs_under_fast_steps_still_take_turns(make_env, fast_reads):
     assert fast_reads == []
 
 
+@pytest.fixture
+def waits(monkeypatch):
+    """The env's waits for a navigation request its page asked for (``NavigationWatch.await_start``)."""
+    calls = []
+    await_start = NavigationWatch.await_start
+    monkeypatch.setattr(
+        NavigationWatch, "await_start", lambda self, *args: calls.append(args) or await_start(self, *args)
+    )
+    return calls
+
+
 @pytest.mark.parametrize("force_actions", [False, True], ids=["locator-clicks", "point-clicks"])
-def test_a_page_that_asked_to_leave_is_waited_for_and_read_the_default_way(
-    make_env, fast_reads, monkeypatch, force_actions
-):
+def test_a_page_that_asked_to_leave_is_waited_for_and_read_the_default_way(make_env, fast_reads, waits, force_actions):
     """A point click returns before the navigation it started is seen; the page's own note that it asked
     to leave, read with the page, sends the step the default way (once: the read clears it), and a blocked
     navigation, which leaves the page where it was, leaves no note behind (whether the step saw the
     navigation at once, as after a locator click, or only when it read the page)."""
-    waits = []
-    await_start = NavigationWatch.await_start
-    spy = lambda self, *args: waits.append(args) or await_start(self, *args)  # noqa: E731
-    monkeypatch.setattr(NavigationWatch, "await_start", spy)
     env = make_env(fast_steps=True, force_actions=force_actions, action_timeout_ms=500)
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Outside link')}')")
@@ -269,13 +274,9 @@ def test_a_page_that_asked_to_leave_is_waited_for_and_read_the_default_way(
     assert fast_reads[-1] is True and len(waits) == 1
 
 
-def test_a_navigation_the_page_cancels_leaves_no_note_and_one_it_makes_is_seen(make_env, fast_reads, monkeypatch):
+def test_a_navigation_the_page_cancels_leaves_no_note_and_one_it_makes_is_seen(make_env, fast_reads, waits):
     """The note is for navigations that will send a request: a link the page's own handler cancels leaves
     the step on the fast path (no wait), and the same link followed is the next page's observation."""
-    waits = []
-    await_start = NavigationWatch.await_start
-    spy = lambda self, *args: waits.append(args) or await_start(self, *args)  # noqa: E731
-    monkeypatch.setattr(NavigationWatch, "await_start", spy)
     env = make_env(fast_steps=True, force_actions=True, action_timeout_ms=500)
     obs, _ = env.reset(seed=0)
     page = env.unwrapped.page
