@@ -130,3 +130,17 @@ def test_a_typed_file_that_ends_in_a_line_break_counts_as_its_step():
     assert content.endswith("\n")
     assert m.responder.carried_out(2, f"1. type [105] [{content}] [0]\n2. click [131]") == 2
     assert m.responder.carried_out(2, f"1. type [105] [{content.strip()} more] [0]") == 0
+
+
+def test_a_typed_address_counts_as_its_step_whatever_the_site_s_origin():
+    """Task 286 types the image's address, the reference's ``__REDDIT__`` standing for the site the page
+    shows: the history's action, with the real origin, is the step (it once counted as not done, so the
+    Operator typed the address until the search ended with no answer)."""
+    m = ConformanceModel(286, "plan_mcts", ("reddit",))
+    value = str(m.units[2].steps[0]["value"])
+    typed_here = value.replace("__REDDIT__", "http://127.0.0.1:41234")
+    assert value.startswith("__REDDIT__/") and m.units[2].kind == "fill"
+    history = f"1. type [38] [{typed_here}] [0]\n2. type [41] [from /f/pics] [0]"
+    assert m.responder.carried_out(2, history) == 2
+    assert m.responder.carried_out(2, f"1. type [38] [{typed_here}] [1]") == 0  # Enter pressed: another command
+    assert m.responder.carried_out(2, "1. type [38] [http://127.0.0.1:41234/other.jpg] [0]") == 0

@@ -200,17 +200,17 @@ def describes(action: str, unit: Unit) -> bool:
             verb == "type" and same and value in m.group(3).lower()
         )
     if unit.kind == "fill":
-        return verb == "type" and same and _typed(str(unit.steps[0].get("value", "")), m.group(3))
+        return verb == "type" and same and typed(str(unit.steps[0].get("value", "")), m.group(3))
     return verb == unit.kind and same
 
 
-def _typed(value: str, arguments: str) -> bool:
-    """Whether a type command's ``arguments`` carry the reference's ``value``, a site placeholder in it
-    standing for any address (the one the prompt showed)."""
+def typed(value: str, arguments: str, after: str = "") -> bool:
+    """Whether a type command's ``arguments`` carry the reference's ``value`` in brackets (followed by
+    ``after``), a site placeholder in it standing for any address (the one the prompt showed)."""
     pattern = re.escape(value)
     for placeholder in PLACEHOLDERS:
         pattern = pattern.replace(re.escape(placeholder), r"https?://[^/\s\]]+")
-    return re.search(rf"\[{pattern}\]", arguments) is not None
+    return re.search(rf"\[{pattern}\]{re.escape(after)}", arguments) is not None
 
 
 def command(

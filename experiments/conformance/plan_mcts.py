@@ -38,6 +38,7 @@ from webarena_gym.experiments.conformance.model import (
     page_elements,
     section,
     system_text,
+    typed,
 )
 from webarena_gym.llm.messages import Message
 from webarena_gym.policies.plan_mcts.prompts import DONE, action_specs, texts
@@ -161,7 +162,7 @@ class PlanMCTSResponder(Responder):
             return " ".join(f"{verb}{arguments}".split()) == " ".join(answer.split())
         value = _squeezed(str(unit.steps[0].get("value", "")))
         if unit.kind == "fill":
-            return verb == "type" and f"[{value}] [{1 if len(unit.steps) == 2 else 0}]" in _squeezed(arguments)
+            return verb == "type" and typed(value, _squeezed(arguments), f" [{1 if len(unit.steps) == 2 else 0}]")
         if unit.kind == "select_option":  # the option clicked, or its label typed into the dropdown
             return verb == "click" or (verb == "type" and f"[{value}]" in arguments)
         return verb == unit.kind
