@@ -4,6 +4,7 @@ when the prompt lacks what the next step needs) and the CI sample of the conform
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -383,6 +384,29 @@ def test_a_failed_episode_the_method_ended_itself_is_filed_with_its_limit():
     assert early is not None and "early stop" in early.detail  # the early stop said why first
     assert method_limit(result(reward=1.0, budget_exhausted="decisions")) is None  # solved on its last step
     assert method_limit(result(policy_counters={"early_stops": 0.0})) is None  # the model's own stop: its finding
+
+
+def test_a_solved_episode_whose_answer_is_the_models_own_give_up_does_not_conform(tmp_path):
+    """Task 609 is unachievable: with the matrix's passing judge mock, the model's "cannot continue: ..."
+    once scored 1 as the task's reason and counted as conforming."""
+    from webarena_gym.experiments.conformance.matrix import FINDING_KEY, GAVE_UP_KEY, cause, gave_up
+    from webarena_gym.experiments.conformance.model import GIVE_UP
+    from webarena_gym.experiments.store import EpisodeResult
+
+    def stored(answer: str) -> Path:
+        folder = tmp_path / f"episode{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        (folder / "trajectory.json").write_text(json.dumps({"evaluation": {"score": 1.0, "answer": answer}}))
+        return folder
+
+    assert gave_up(stored(f"{GIVE_UP}: {LACKS_ELEMENT}"))
+    assert not gave_up(stored("N/A: Crestham is not on the map"))
+    assert not gave_up(tmp_path / "missing")
+    finding = {"cause": LACKS_ELEMENT, "detail": "the prompt shows no address of the wikipedia site"}
+    solved = EpisodeResult("plan_mcts", "webarena/local.609", 609, "multisite", 0, 0, status="done", reward=1.0)
+    assert cause(solved) is None
+    solved.extra = {FINDING_KEY: finding, GAVE_UP_KEY: True}
+    assert cause(solved) == LACKS_ELEMENT
 
 
 def test_variants_run_on_request_and_ladder_rows_are_agentoccam_with_their_options():

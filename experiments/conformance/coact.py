@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from webarena_gym.experiments.conformance.model import (
+    GIVE_UP,
     METHOD_LOGIC,
     Finding,
     Responder,
@@ -157,7 +158,7 @@ class CoActResponder(Responder):
                 first = last + 1 - len(_PLAN_LINE.findall(previous)) + len(_DONE.findall(results))
             commands = self._commands(first, last, page, url, offered, section(user, "EXECUTION EXCEPTIONS"))
         except Stuck as stuck:
-            commands = [f"stop [cannot continue: {stuck.finding.cause}]"]
+            commands = [f"stop [{GIVE_UP}: {stuck.finding.cause}]"]
         return "\n".join(f"**Action {i}:** {c}" for i, c in enumerate(commands, 1))
 
     def _commands(self, first: int, last: int, page: str, url: str, offered: set[str], errors: str) -> list[str]:

@@ -12,6 +12,7 @@ from webarena_gym.experiments.conformance.coact import CoActResponder
 from webarena_gym.experiments.conformance.devils_advocate import DevilsAdvocateResponder
 from webarena_gym.experiments.conformance.model import (
     ELEMENT_UNITS,
+    GIVE_UP,
     LACKS_HISTORY,
     METHOD_LOGIC,
     Finding,
@@ -80,7 +81,7 @@ class ReActResponder(Responder):
             command = self._after_scroll(view) if _SCROLLED.match(view.previous) else self._command(view)
         except Stuck as stuck:
             self.model.record(stuck.finding)
-            return f"I cannot go on: {stuck}. {ANSWER_PHRASE} ```stop [cannot continue: {stuck.finding.cause}]```"
+            return f"I cannot go on: {stuck}. {ANSWER_PHRASE} ```stop [{GIVE_UP}: {stuck.finding.cause}]```"
         return f"The next step of the solution is on this page. {ANSWER_PHRASE} ```{command}```"
 
     def _probe(self, i: int, view: _ReActView) -> str | None:
@@ -178,7 +179,7 @@ class AgentOccamResponder(Responder):
                 raise Stuck(self.model.record(Finding(LACKS_HISTORY, detail)))
             reason = "This is the next step of the solution."
         except Stuck as stuck:
-            command, reason = f"stop [cannot continue: {stuck.finding.cause}]", f"I cannot go on: {stuck}."
+            command, reason = f"stop [{GIVE_UP}: {stuck.finding.cause}]", f"I cannot go on: {stuck}."
         if "ACTION CANDIDATES:" in system_text(messages):
             return (
                 "INTERACTION HISTORY SUMMARY:\nOn track.\nOBSERVATION DESCRIPTION:\nThe page.\n"

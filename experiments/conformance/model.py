@@ -26,6 +26,7 @@ METHOD_LOGIC = "method logic"
 LACKS_HISTORY = "prompt lacks the history"  # what was done cannot be told from what the prompt shows
 HARNESS_BUG = "harness bug"
 NEEDS_URL = "needs a URL no page shows"  # the task is marked so (registry.needs_typed_url): counted apart
+GIVE_UP = "cannot continue"  # how the model's answer to the user opens when it cannot go on
 
 ELEMENT_UNITS = ("click", "fill", "select_option")  # the units that act on an element of the page
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from webarena_gym.experiments.conformance.model import (
+    GIVE_UP,
     Element,
     Responder,
     Stuck,
@@ -218,7 +219,7 @@ class PlanAndActResponder(Responder):
         try:
             action, reason = self._action(done, message_text(messages[current]), prompt), "The next step of the plan."
         except Stuck as stuck:
-            action = WebRLAction("exit", message=f"cannot continue: {stuck.finding.cause}").text()
+            action = WebRLAction("exit", message=f"{GIVE_UP}: {stuck.finding.cause}").text()
             reason = f"I cannot go on: {stuck}."
         if ACTION_TAGS[0] not in prompt:
             return action

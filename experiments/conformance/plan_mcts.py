@@ -23,6 +23,7 @@ import re
 
 from webarena_gym.envs.local.reference import PLACEHOLDERS
 from webarena_gym.experiments.conformance.model import (
+    GIVE_UP,
     LACKS_ELEMENT,
     METHOD_LOGIC,
     Element,
@@ -187,7 +188,7 @@ class PlanMCTSResponder(Responder):
             self._record(stuck)
             thought = f"I cannot go on: {stuck}."
             subplan = (
-                f"stop [cannot continue: {stuck.finding.cause}]"
+                f"stop [{GIVE_UP}: {stuck.finding.cause}]"
                 if actions
                 else f"Stop: the task cannot continue ({stuck.finding.cause})."
             )
@@ -212,7 +213,7 @@ class PlanMCTSResponder(Responder):
                 action, reason = self._command(at, page, url, offered), "This is the next step of the subplan."
         except Stuck as stuck:
             self._record(stuck)
-            action, reason = f"stop [cannot continue: {stuck.finding.cause}]", f"I cannot go on: {stuck}."
+            action, reason = f"stop [{GIVE_UP}: {stuck.finding.cause}]", f"I cannot go on: {stuck}."
         ids = ", ".join(re.findall(r"^(?:click|type) \[(\d+)\]", action))
         return (
             "### Interaction History Summary ###\nThe steps before this one are done.\n"
