@@ -386,26 +386,34 @@ def test_a_failed_episode_the_method_ended_itself_is_filed_with_its_limit():
     assert method_limit(result(policy_counters={"early_stops": 0.0})) is None  # the model's own stop: its finding
 
 
-def test_a_solved_episode_whose_answer_is_the_models_own_give_up_does_not_conform(tmp_path):
-    """Task 609 is unachievable: with the matrix's passing judge mock, the model's "cannot continue: ..."
-    once scored 1 as the task's reason and counted as conforming."""
-    from webarena_gym.experiments.conformance.matrix import FINDING_KEY, GAVE_UP_KEY, cause, gave_up
+def test_a_success_that_rests_on_the_models_own_answer_does_not_conform(tmp_path):
+    """The matrix's judge mock passes whatever answer it is asked about: task 609 (unachievable) once
+    scored 1 with the model's "cannot continue: ...", and under noise a premature answer passes a judged
+    task. Neither is the reference's answer, so neither conforms; a premature answer that no judge read
+    (the page state passed) does."""
+    from webarena_gym.experiments.conformance.faults import PREMATURE_ANSWER
+    from webarena_gym.experiments.conformance.matrix import FINDING_KEY, UNEARNED_KEY, cause, unearned
     from webarena_gym.experiments.conformance.model import GIVE_UP
     from webarena_gym.experiments.store import EpisodeResult
 
-    def stored(answer: str) -> Path:
+    def stored(answer: str, judged: bool = True) -> Path:
         folder = tmp_path / f"episode{len(list(tmp_path.iterdir()))}"
         folder.mkdir()
-        (folder / "trajectory.json").write_text(json.dumps({"evaluation": {"score": 1.0, "answer": answer}}))
+        checks = [{"rule": "fuzzy_match", "score": 1.0, **({"judge": {"verdict": "correct"}} if judged else {})}]
+        evaluation = {"score": 1.0, "answer": answer, "details": {"string_match": {"checks": checks}}}
+        (folder / "trajectory.json").write_text(json.dumps({"evaluation": evaluation}))
         return folder
 
-    assert gave_up(stored(f"{GIVE_UP}: {LACKS_ELEMENT}"))
-    assert not gave_up(stored("N/A: Crestham is not on the map"))
-    assert not gave_up(tmp_path / "missing")
+    assert unearned(stored(f"{GIVE_UP}: {LACKS_ELEMENT}"))
+    assert unearned(stored(f"{GIVE_UP}: {LACKS_ELEMENT}", judged=False))
+    assert unearned(stored(PREMATURE_ANSWER))
+    assert not unearned(stored(PREMATURE_ANSWER, judged=False))
+    assert not unearned(stored("N/A: Crestham is not on the map"))
+    assert not unearned(tmp_path / "missing")
     finding = {"cause": LACKS_ELEMENT, "detail": "the prompt shows no address of the wikipedia site"}
     solved = EpisodeResult("plan_mcts", "webarena/local.609", 609, "multisite", 0, 0, status="done", reward=1.0)
     assert cause(solved) is None
-    solved.extra = {FINDING_KEY: finding, GAVE_UP_KEY: True}
+    solved.extra = {FINDING_KEY: finding, UNEARNED_KEY: True}
     assert cause(solved) == LACKS_ELEMENT
 
 

@@ -25,7 +25,8 @@ from webarena_gym.llm.messages import Message, text_of
 
 KINDS = ("wrong_id", "premature", "malformed")
 MALFORMED = "Let me look at the page more carefully before I decide what to do."
-PREMATURE = "stop [I believe the task is already done.]"
+PREMATURE_ANSWER = "I believe the task is already done."
+PREMATURE = f"stop [{PREMATURE_ANSWER}]"
 # A command as every method writes it: a lower-case name, then its bracketed argument(s).
 _COMMAND = re.compile(r"\b([a-z_]+) \[([^\]\n]*)\](?: \[[^\]\n]*\])*")
 _ID_COMMANDS = ("click", "type", "hover", "select", "focus", "clear", "press", "scroll_to")

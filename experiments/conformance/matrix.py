@@ -1,11 +1,12 @@
 """The conformance matrix: every covered method over local tasks with the conformance model, run as a
 study (:func:`experiments.compare.compare`, its executors and store), summed up as a method x site table.
 
-A task conforms when the method reaches the reference solution's own result (the task solved) with an
-answer of the reference's, not the model's own "cannot continue" (which a passing judge mock would grade
-as an unachievable task's reason). Every other task is filed under a cause: the model's finding (the
-prompt lacked the element, the grammar lacked the command), ``harness bug`` for an episode the harness
-errored on, and ``method logic`` when the model answered every call yet the task was not solved.
+A task conforms when the method reaches the reference solution's own result (the task solved) by the
+reference's answer, not by one of the model's own that the matrix's passing judge mock graded: its "cannot
+continue" (read as an unachievable task's reason) or, under noise, its premature answer. Every other task
+is filed under a cause: the model's finding (the prompt lacked the element, the grammar lacked the
+command), ``harness bug`` for an episode the harness errored on, and ``method logic`` when the model
+answered every call yet the task was not solved.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from webarena_gym.envs.evaluation.judge import PASSING_JUDGE
 from webarena_gym.experiments.ablations import LADDERS, Rung
 from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
+from webarena_gym.experiments.conformance.faults import PREMATURE_ANSWER
 from webarena_gym.experiments.conformance.formats import FAMILIES, VARIANT_FAMILIES
 from webarena_gym.experiments.conformance.model import GIVE_UP, HARNESS_BUG, METHOD_LOGIC, ConformanceModel, Finding
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
@@ -39,7 +41,7 @@ LADDER_ROWS: dict[str, Rung] = {
 VARIANTS = (*VARIANT_FAMILIES, *LADDER_ROWS)  # the ablation presets, run on request
 FINDING_KEY = "conformance"  # where an episode's finding is kept in its result's ``extra``
 FAULTS_KEY = "faults"  # the wrong answers injected into an episode, by kind
-GAVE_UP_KEY = "gave_up"  # True when the episode's answer was the model's own "cannot continue"
+UNEARNED_KEY = "unearned"  # True when a success rested on the model's own answer (:func:`unearned`)
 
 
 def method_of(name: str) -> str:
@@ -77,20 +79,23 @@ def run_conformance(job: EpisodeJob, faults: float = 0.0) -> EpisodeResult:
         model.record(limit)
     finding = model.finding
     result.extra[FINDING_KEY] = {"cause": finding.cause, "detail": finding.detail} if finding else None
-    if result.success and gave_up(Path(job.out_dir)):
-        result.extra[GAVE_UP_KEY] = True
+    if result.success and unearned(Path(job.out_dir)):
+        result.extra[UNEARNED_KEY] = True
     if faults:
         result.extra[FAULTS_KEY] = dict(model.faults.injected)
     return result
 
 
-def gave_up(episode_dir: Path) -> bool:
-    """Whether the episode stored in ``episode_dir`` ended with the model's own "cannot continue" answer."""
+def unearned(episode_dir: Path) -> bool:
+    """Whether the episode stored in ``episode_dir`` ended with the model's "cannot continue", or with its
+    premature answer (a fault) passed by the judge mock."""
     try:
         evaluation = json.loads((episode_dir / "trajectory.json").read_text(encoding="utf-8")).get("evaluation")
     except (OSError, ValueError):
         return False
-    return str((evaluation or {}).get("answer") or "").startswith(GIVE_UP)
+    answer = str((evaluation or {}).get("answer") or "")
+    checks = (((evaluation or {}).get("details") or {}).get("string_match") or {}).get("checks") or []
+    return answer.startswith(GIVE_UP) or (answer == PREMATURE_ANSWER and any(c.get("judge") for c in checks))
 
 
 def method_limit(result: EpisodeResult) -> Finding | None:
@@ -137,7 +142,7 @@ def cause(result: EpisodeResult) -> str | None:
     """Why an episode did not conform (None when it did)."""
     if result.status == "error":
         return HARNESS_BUG
-    if result.success and not result.extra.get(GAVE_UP_KEY):
+    if result.success and not result.extra.get(UNEARNED_KEY):
         return None
     finding = result.extra.get(FINDING_KEY)
     return str(finding["cause"]) if finding else METHOD_LOGIC
