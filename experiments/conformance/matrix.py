@@ -175,7 +175,12 @@ def summarize(study: str | Path) -> dict[str, Any]:
             cell.conforming += 1
         else:
             finding = result.extra.get(FINDING_KEY) or {}
-            detail = finding.get("detail") or result.err_msg or f"reward {result.reward}"
+            unearned_note = "scored on the model's own answer, which the judge mock passed"
+            detail = (
+                finding.get("detail")
+                or result.err_msg
+                or (unearned_note if result.extra.get(UNEARNED_KEY) else f"reward {result.reward}")
+            )
             failures.append({"method": result.policy, "task_id": result.task_id, "cause": why, "detail": detail})
     return {"cells": cells, "failures": sorted(failures, key=lambda f: (f["method"], f["task_id"]))}
 
