@@ -395,13 +395,14 @@ def test_a_success_that_rests_on_the_models_own_answer_does_not_conform(tmp_path
     from webarena_gym.experiments.conformance.matrix import FINDING_KEY, UNEARNED_KEY, cause, unearned
     from webarena_gym.experiments.conformance.model import GIVE_UP
     from webarena_gym.experiments.store import EpisodeResult
+    from webarena_gym.experiments.trajectory import Trajectory
 
     def stored(answer: str, judged: bool = True) -> Path:
-        folder = tmp_path / f"episode{len(list(tmp_path.iterdir()))}"
-        folder.mkdir()
         checks = [{"rule": "fuzzy_match", "score": 1.0, **({"judge": {"verdict": "correct"}} if judged else {})}]
         evaluation = {"score": 1.0, "answer": answer, "details": {"string_match": {"checks": checks}}}
-        (folder / "trajectory.json").write_text(json.dumps({"evaluation": evaluation}))
+        folder = tmp_path / f"episode{len(list(tmp_path.iterdir()))}"
+        policy = {"name": "plan_mcts", "preset": None, "config": {}}
+        Trajectory("webarena/local.609", policy, 0, 30, reward=1.0, evaluation=evaluation).save(folder)
         return folder
 
     assert unearned(stored(f"{GIVE_UP}: {LACKS_ELEMENT}"))

@@ -12,7 +12,6 @@ answered every call yet the task was not solved.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,12 +88,14 @@ def run_conformance(job: EpisodeJob, faults: float = 0.0) -> EpisodeResult:
 def unearned(episode_dir: Path) -> bool:
     """Whether the episode stored in ``episode_dir`` ended with the model's "cannot continue", or with its
     premature answer (a fault) passed by the judge mock."""
+    from webarena_gym.experiments.trajectory import Trajectory
+
     try:
-        evaluation = json.loads((episode_dir / "trajectory.json").read_text(encoding="utf-8")).get("evaluation")
-    except (OSError, ValueError):
+        evaluation = Trajectory.load(episode_dir).evaluation or {}
+    except (OSError, ValueError, TypeError):  # no trajectory written, or not one
         return False
-    answer = str((evaluation or {}).get("answer") or "")
-    checks = (((evaluation or {}).get("details") or {}).get("string_match") or {}).get("checks") or []
+    answer = str(evaluation.get("answer") or "")
+    checks = ((evaluation.get("details") or {}).get("string_match") or {}).get("checks") or []
     return answer.startswith(GIVE_UP) or (answer == PREMATURE_ANSWER and any(c.get("judge") for c in checks))
 
 
@@ -175,12 +176,9 @@ def summarize(study: str | Path) -> dict[str, Any]:
             cell.conforming += 1
         else:
             finding = result.extra.get(FINDING_KEY) or {}
-            unearned_note = "scored on the model's own answer, which the judge mock passed"
-            detail = (
-                finding.get("detail")
-                or result.err_msg
-                or (unearned_note if result.extra.get(UNEARNED_KEY) else f"reward {result.reward}")
-            )
+            own = "scored on the model's own answer, which the judge mock passed"
+            detail = finding.get("detail") or result.err_msg or (own if result.extra.get(UNEARNED_KEY) else None)
+            detail = detail or f"reward {result.reward}"
             failures.append({"method": result.policy, "task_id": result.task_id, "cause": why, "detail": detail})
     return {"cells": cells, "failures": sorted(failures, key=lambda f: (f["method"], f["task_id"]))}
 
