@@ -17,11 +17,18 @@ events under ``tb/`` when TensorBoard is installed, ``model.zip`` (the trained p
 ``eval.json``: success per task of the trained policy (deterministic), of the rule (:func:`rule_policy`)
 and of the random policy (uniform over the unmasked actions) on the same held-out seeds (from
 :data:`wrappers.seeds.EVAL_SEED_BASE` on; training seeds stay below). The last line printed is a JSON summary.
+
+With ``--validate-every N`` the policy kept is not the last one but the best of validation rounds run every
+``N`` env steps and once at the end (mean deterministic success over the tasks on validation seeds, from
+:data:`wrappers.seeds.VALIDATION_SEED_BASE` on, apart from training's and the held-out ones): a PPO update
+now and then flips a learned choice for an update or two, and a run should not be reported by where its
+clock happened to stop. The rounds' scores and the step count of the policy kept are in ``eval.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import json
 import os
@@ -60,6 +67,8 @@ class TrainConfig:
     allow_stop: bool | None = None  # default: only on tasks that end with an answer (not MiniWoB++)
     eval_episodes: int = 20
     time_limit_s: float | None = None  # training also ends at the first env step after this much wall time
+    validate_every: int | None = None  # env steps between validation rounds; None: keep the last policy
+    validation_episodes: int = 10  # validation seeds per task and round
     env_kwargs: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -72,7 +81,8 @@ class TrainConfig:
 
 
 def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
-    """Train, evaluate against random on held-out seeds, save; returns the summary written to ``eval.json``."""
+    """Train (keeping the best validated policy when ``validate_every`` is set), evaluate against the rule and
+    random on held-out seeds, save; returns the summary written to ``eval.json``."""
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
@@ -88,14 +98,22 @@ def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
     vec: VecEnv = SubprocVecEnv(fns, start_method="forkserver") if config.vec == "subproc" else DummyVecEnv(fns)
     vec = VecMonitor(vec)
     started, cpu_started = time.monotonic(), time.process_time()
+    best = BestPolicy()
     try:
         model = _make_model(config, vec, out)
         curve = CurveRecorder(out / "curve.csv", [env_ids[i % len(env_ids)] for i in range(vec.num_envs)])
         callbacks = [curve.callback()] + ([_time_limit(config.time_limit_s)] if config.time_limit_s else [])
+        if config.validate_every:
+            callbacks.append(_every(config.validate_every, lambda: _validate(model, config, best)))
         model.learn(total_timesteps=config.steps, callback=callbacks)
         curve.close()
     finally:
         vec.close()
+    trained_steps = int(model.num_timesteps)
+    if config.validate_every:
+        if not best.rounds or best.rounds[-1]["env_steps"] != trained_steps:
+            _validate(model, config, best)
+        best.restore(model.policy)
     train_s = time.monotonic() - started
     model.save(out / "model.zip")
     plot_curves({f"seed {config.seed}": out / "curve.csv"}, out / "curve.png")
@@ -109,12 +127,13 @@ def train(config: TrainConfig, out: str | os.PathLike) -> dict[str, Any]:
     }
     summary = {
         "config": asdict(config),
-        "train_env_steps": int(model.num_timesteps),
+        "train_env_steps": trained_steps,
         "train_wall_s": round(train_s, 1),
         "train_main_process_cpu_s": round(time.process_time() - cpu_started, 1),
         "train_env_steps_per_s": round(model.num_timesteps / train_s, 2) if train_s else None,
         "eval_seeds": f"{_eval_seeds(config)[0]}..{_eval_seeds(config)[-1]}",
         "evaluation": evaluation,
+        "selection": best.summary(_validation_seeds(config)) if config.validate_every else None,
         "files": ["curve.csv", "curve.png", "model.zip", "eval.json"] + (["tb/"] if _has_tensorboard() else []),
     }
     (out / "eval.json").write_text(json.dumps(summary, indent=2))
@@ -174,6 +193,64 @@ def _time_limit(seconds: float) -> Any:
             return time.monotonic() < self.deadline
 
     return _TimeLimit()
+
+
+def _every(steps: int, run: Callable[[], None]) -> Any:
+    """A callback that calls ``run`` before a rollout once ``steps`` env steps have passed since its last call,
+    so between two policy updates, never in the middle of one."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class _Every(BaseCallback):
+        last = 0
+
+        def _on_rollout_start(self) -> None:
+            if self.num_timesteps - self.last >= steps:
+                self.last = self.num_timesteps
+                run()
+
+        def _on_step(self) -> bool:
+            return True
+
+    return _Every()
+
+
+class BestPolicy:
+    """The validation rounds of one run and the policy parameters of the best: the highest mean success over
+    the tasks, a tie going to the later round (it has trained longer)."""
+
+    def __init__(self) -> None:
+        self.rounds: list[dict[str, Any]] = []
+        self.state: dict[str, Any] | None = None
+        self.kept: dict[str, Any] | None = None
+
+    def offer(self, env_steps: int, success: dict[str, float], state: Mapping[str, Any]) -> bool:
+        """Record a round; keep a copy of ``state`` if it is the best so far. True when it was kept."""
+        entry = {"env_steps": env_steps, "mean": float(np.mean(list(success.values()))), "success": dict(success)}
+        self.rounds.append(entry)
+        if self.kept is not None and entry["mean"] < self.kept["mean"]:
+            return False
+        self.kept, self.state = entry, copy.deepcopy(dict(state))
+        return True
+
+    def restore(self, module: Any) -> None:
+        """Load the kept parameters into ``module`` (a torch module: the model's policy)."""
+        if self.state is None:
+            raise RuntimeError("no validation round was offered")
+        module.load_state_dict(self.state)
+
+    def summary(self, seeds: Sequence[int]) -> dict[str, Any]:
+        return {
+            "kept_env_steps": self.kept["env_steps"] if self.kept else None,
+            "validation_seeds": f"{seeds[0]}..{seeds[-1]}",
+            "rounds": self.rounds,
+        }
+
+
+def _validate(model: Any, config: TrainConfig, best: BestPolicy) -> None:
+    """One validation round of the model as it stands, offered to ``best``."""
+    policy, seeds = model_policy(model, config.algo), _validation_seeds(config)
+    success = {env_id: evaluate(policy, env_id, config, seeds)["success_rate"] for env_id in config.env_ids}
+    best.offer(int(model.num_timesteps), success, model.policy.state_dict())
 
 
 def _has_tensorboard() -> bool:
@@ -277,6 +354,12 @@ def _eval_seeds(config: TrainConfig) -> list[int]:
     return [EVAL_SEED_BASE + j for j in range(config.eval_episodes)]
 
 
+def _validation_seeds(config: TrainConfig) -> list[int]:
+    from webarena_gym.wrappers.seeds import VALIDATION_SEED_BASE
+
+    return [VALIDATION_SEED_BASE + j for j in range(config.validation_episodes)]
+
+
 def model_policy(model: Any, algo: str = "maskable_ppo") -> Policy:
     """A trained (or loaded) SB3 model as a deterministic policy for :func:`evaluate`."""
 
@@ -336,14 +419,14 @@ class Episode:
         return self.reward >= 1.0
 
 
-def episodes(policy: Policy, env_id: str, config: TrainConfig) -> list[Episode]:
-    """``policy``'s episodes on ``env_id``, one per held-out seed."""
+def episodes(policy: Policy, env_id: str, config: TrainConfig, seeds: Sequence[int] | None = None) -> list[Episode]:
+    """``policy``'s episodes on ``env_id``, one per seed (default: the held-out seeds)."""
     from webarena_gym.wrappers.numeric import make_numeric_env
 
     env = make_numeric_env(env_id, **config.numeric_options(env_id), **config.env_kwargs)
     done_episodes = []
     try:
-        for seed in _eval_seeds(config):
+        for seed in _eval_seeds(config) if seeds is None else seeds:
             vector, info = env.reset(seed=seed)
             goal, k = str(info.get("intent") or ""), (len(info["action_mask"]) - 1) // 2
             total, length, could_type, done = 0.0, 0, False, False
@@ -357,9 +440,9 @@ def episodes(policy: Policy, env_id: str, config: TrainConfig) -> list[Episode]:
     return done_episodes
 
 
-def evaluate(policy: Policy, env_id: str, config: TrainConfig) -> dict[str, Any]:
-    """Success rate and mean length of ``policy`` on ``env_id`` over the held-out seeds."""
-    runs = episodes(policy, env_id, config)
+def evaluate(policy: Policy, env_id: str, config: TrainConfig, seeds: Sequence[int] | None = None) -> dict[str, Any]:
+    """Success rate and mean length of ``policy`` on ``env_id`` over ``seeds`` (default: the held-out ones)."""
+    runs = episodes(policy, env_id, config, seeds)
     return {
         "episodes": len(runs),
         "success_rate": sum(e.success for e in runs) / len(runs),
@@ -383,6 +466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--time-limit", type=float, default=None, help="seconds of training wall time at most")
     parser.add_argument("--max-episode-steps", type=int, default=None, help="default: the task's own budget")
     parser.add_argument("--eval-episodes", type=int, default=TrainConfig.eval_episodes, help="held-out seeds per task")
+    parser.add_argument(
+        "--validate-every", type=int, default=None, help="env steps between validation rounds; keep the best policy"
+    )
+    parser.add_argument(
+        "--validation-episodes", type=int, default=TrainConfig.validation_episodes, help="validation seeds per task"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env-kwargs", type=json.loads, default={}, help="JSON, e.g. '{\"headless\": true}'")
     args = parser.parse_args(argv)
@@ -400,6 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         time_limit_s=args.time_limit,
         max_episode_steps=args.max_episode_steps,
         eval_episodes=args.eval_episodes,
+        validate_every=args.validate_every,
+        validation_episodes=args.validation_episodes,
         seed=args.seed,
         env_kwargs=args.env_kwargs,
     )

@@ -10,7 +10,16 @@ import json
 import numpy as np
 import pytest
 
-from webarena_gym.experiments.rl import TrainConfig, _time_limit, main, plot_curves, random_policy, rule_policy
+from webarena_gym.experiments.rl import (
+    BestPolicy,
+    TrainConfig,
+    _every,
+    _time_limit,
+    main,
+    plot_curves,
+    random_policy,
+    rule_policy,
+)
 from webarena_gym.wrappers.numeric import SLOT_DIM, SLOT_FLAGS
 
 
@@ -18,10 +27,11 @@ from webarena_gym.wrappers.numeric import SLOT_DIM, SLOT_FLAGS
 @pytest.mark.slow
 def test_train_evaluate_and_save(tmp_path, capsys):
     out = tmp_path / "run"
-    argv = ["--tasks", "click-test,miniwob/focus-text", "--steps", "8", "--n-steps", "4", "--batch-size", "4"]
+    argv = ["--tasks", "click-test,miniwob/focus-text", "--steps", "16", "--n-steps", "4", "--batch-size", "4"]
+    argv += ["--validate-every", "8", "--validation-episodes", "1"]
     main([*argv, "--eval-episodes", "2", "--out", str(out)])
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert printed["train_env_steps"] == 8
+    assert printed["train_env_steps"] == 16
     for name in ("curve.csv", "curve.png", "model.zip", "eval.json"):
         assert (out / name).stat().st_size > 0, name
     assert any((out / "tb").rglob("events.out.tfevents.*"))
@@ -30,6 +40,13 @@ def test_train_evaluate_and_save(tmp_path, capsys):
     assert all(r["success"] in ("0", "1") and int(r["length"]) >= 1 for r in rows)
     summary = json.loads((out / "eval.json").read_text())
     assert summary["eval_seeds"] == "1000000..1000001"
+    # a round between the two updates (8 steps each) and one at the end, on seeds of their own
+    selection = summary["selection"]
+    assert [r["env_steps"] for r in selection["rounds"]] == [8, 16]
+    assert selection["validation_seeds"] == "500000..500000"
+    assert set(selection["rounds"][0]["success"]) == {"miniwob/click-test", "miniwob/focus-text"}
+    best_mean = max(r["mean"] for r in selection["rounds"])
+    assert selection["kept_env_steps"] == max(r["env_steps"] for r in selection["rounds"] if r["mean"] == best_mean)
     for task in ("miniwob/click-test", "miniwob/focus-text"):
         for policy in ("ppo", "rule", "random"):
             result = summary["evaluation"][task][policy]
@@ -91,6 +108,40 @@ def test_training_ends_at_the_time_limit():
     assert model.num_timesteps == 32
 
 
+def test_validation_runs_between_updates_once_enough_steps_have_passed():
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, device="cpu", seed=0)
+    calls: list[int] = []
+    model.learn(total_timesteps=112, callback=_every(40, lambda: calls.append(model.num_timesteps)))
+    assert calls == [48, 96]  # rollouts start at 0, 16, ..., 96: the first 40 steps after the last call
+
+
+def test_best_policy_keeps_the_highest_mean_and_the_later_of_a_tie():
+    import torch
+
+    net = torch.nn.Linear(2, 1)
+    best = BestPolicy()
+    with pytest.raises(RuntimeError):
+        best.restore(net)
+
+    def offer(steps, a, b, weight):
+        torch.nn.init.constant_(net.weight, weight)
+        return best.offer(steps, {"a": a, "b": b}, net.state_dict())
+
+    assert offer(100, 0.5, 0.5, 1.0)
+    assert offer(200, 0.9, 0.3, 2.0)  # mean 0.6 beats 0.5
+    assert not offer(300, 1.0, 0.1, 3.0)  # mean 0.55: a better task alone does not win
+    assert offer(400, 0.3, 0.9, 4.0)  # a tie with 0.6 goes to the later round
+    assert not offer(500, 0.0, 0.0, 5.0)
+    best.restore(net)  # the kept weights were copied, not referenced: the later offers did not change them
+    assert torch.equal(net.weight, torch.full((1, 2), 4.0))
+    summary = best.summary([500_000, 500_001, 500_002])
+    assert summary["kept_env_steps"] == 400 and summary["validation_seeds"] == "500000..500002"
+    assert [r["env_steps"] for r in summary["rounds"]] == [100, 200, 300, 400, 500]
+    assert summary["rounds"][2] == {"env_steps": 300, "mean": 0.55, "success": {"a": 1.0, "b": 0.1}}
+
+
 def test_curves_of_several_runs_with_baselines(tmp_path):
     runs = {}
     for seed in (0, 1):
@@ -132,3 +183,9 @@ def test_learning_rows_set_each_task_s_bar_at_the_better_baseline_plus_30():
     budget = by_name["training budget per seed"]
     assert budget["value"] == 9001 and "9000 / 9001 / 9002 env steps in 60 / 60 / 60 min" in budget["note"]
     assert budget["note"].endswith("min wall, 2.5 / 2.5 / 2.5 env steps/s; 5 sub-envs per seed; 3 seeds side by side")
+    selected = [summary(seed, 0.5) for seed in range(3)]
+    for seed, kept in enumerate((3000, 41000, 39000)):
+        rounds = [{"env_steps": 3000 * (n + 1)} for n in range(seed + 13)]
+        selected[seed]["selection"] = {"kept_env_steps": kept, "rounds": rounds}
+    note = bench.learning_rows(selected)[-1]["note"]
+    assert note.endswith("policy kept: the best of 13 / 14 / 15 validation rounds, from env step 3000 / 41000 / 39000")

@@ -4,7 +4,8 @@ Vector envs (Gymnasium's and stable-baselines3's) reset finished sub-envs with `
 draws the next task seed from its own generator, which reproduces a run but may repeat seeds used for
 evaluation. :class:`EpisodeSeeds` gives every reset that names no seed the next one of an arithmetic
 sequence instead: sub-env ``i`` of ``n`` trains on seeds ``i, i + n, i + 2n, ...`` and evaluation uses
-seeds from :data:`EVAL_SEED_BASE` on, which training never reaches.
+seeds from :data:`EVAL_SEED_BASE` on, which training never reaches; choosing among a run's checkpoints uses
+seeds from :data:`VALIDATION_SEED_BASE` on, apart from both.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 
 EVAL_SEED_BASE = 1_000_000  # evaluation seeds start here; training schedules stay below
+VALIDATION_SEED_BASE = 500_000  # checkpoint selection's seeds: below the held-out ones, above any training run's
 
 
 class EpisodeSeeds(gym.Wrapper):
