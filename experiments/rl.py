@@ -301,11 +301,15 @@ class CurveRecorder:
 
 
 def plot_curves(
-    runs: Mapping[str, Path], png_path: Path, baselines: Mapping[str, Mapping[str, float]] | None = None
+    runs: Mapping[str, Path],
+    png_path: Path,
+    baselines: Mapping[str, Mapping[str, float]] | None = None,
+    kept: Mapping[str, int] | None = None,
 ) -> None:
     """One panel per task: each run's training success (moving average over its last episodes of the task)
     against env steps, one line per run (e.g. per training seed); ``baselines`` (task -> name -> success
-    rate, e.g. the rule's and random's on the held-out seeds) are drawn as dashed levels."""
+    rate, e.g. the rule's and random's on the held-out seeds) are drawn as dashed levels, and ``kept`` (run
+    -> env step of the policy it reports, see :class:`BestPolicy`) as a dotted line in the run's colour."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -325,7 +329,9 @@ def plot_curves(
             wins = np.array([float(r["success"]) for r in mine])
             window = min(CURVE_WINDOW, max(1, len(wins) // 5))
             smooth = np.convolve(wins, np.ones(window) / window, mode="valid")
-            ax.plot(steps[window - 1 :], smooth, label=label, linewidth=1.2)
+            (line,) = ax.plot(steps[window - 1 :], smooth, label=label, linewidth=1.2)
+            if kept and label in kept:
+                ax.axvline(kept[label], color=line.get_color(), linestyle=":", linewidth=1)
         for (name, rate), style in zip(
             sorted((baselines or {}).get(task, {}).items()), ("--", ":", "-."), strict=False
         ):
@@ -336,7 +342,8 @@ def plot_curves(
         ax.legend(fontsize=6)
     for ax in axes.flat[len(tasks) :]:
         ax.set_visible(False)
-    fig.supxlabel("env steps (all sub-envs)", fontsize=9)
+    xlabel = "env steps (all sub-envs)" + ("; dotted: the policy each run kept" if kept else "")
+    fig.supxlabel(xlabel, fontsize=9)
     fig.supylabel("training success (moving average)", fontsize=9)
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)

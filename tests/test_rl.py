@@ -153,6 +153,9 @@ def test_curves_of_several_runs_with_baselines(tmp_path):
     png = tmp_path / "curves.png"
     plot_curves(runs, png, {"miniwob/a": {"rule": 0.1, "random": 0.3}})
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    marked = tmp_path / "marked.png"  # the kept policies' steps are drawn
+    plot_curves(runs, marked, {"miniwob/a": {"rule": 0.1, "random": 0.3}}, {"seed 0": 20, "seed 1": 30})
+    assert marked.read_bytes()[:8] == png.read_bytes()[:8] and marked.read_bytes() != png.read_bytes()
 
 
 def test_learning_rows_set_each_task_s_bar_at_the_better_baseline_plus_30():
@@ -182,7 +185,9 @@ def test_learning_rows_set_each_task_s_bar_at_the_better_baseline_plus_30():
     assert by_name[f"{other}: PPO success"]["target"].startswith(">= 42 ")  # random's mean, 12, + 30
     budget = by_name["training budget per seed"]
     assert budget["value"] == 9001 and "9000 / 9001 / 9002 env steps in 60 / 60 / 60 min" in budget["note"]
-    assert budget["note"].endswith("min wall, 2.5 / 2.5 / 2.5 env steps/s; 5 sub-envs per seed; 3 seeds side by side")
+    assert budget["note"].endswith(
+        f"min wall, 2.5 / 2.5 / 2.5 env steps/s; {len(bench.TASKS)} sub-envs per seed; 3 seeds side by side"
+    )
     selected = [summary(seed, 0.5) for seed in range(3)]
     for seed, kept in enumerate((3000, 41000, 39000)):
         rounds = [{"env_steps": 3000 * (n + 1)} for n in range(seed + 13)]
