@@ -72,7 +72,7 @@ FULL = {
     "validation_episodes": 10,
     "eval_episodes": 50,
     "parallel_seeds": 3,
-    "throughput_steps": 60,
+    "throughput_steps": 600,  # per row: 60 were under a second of the floor, too short for a 2x ratio
 }
 QUICK = {
     "steps": 40,
