@@ -113,8 +113,12 @@ def test_validation_runs_between_updates_once_enough_steps_have_passed():
 
     model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, device="cpu", seed=0)
     calls: list[int] = []
+    model.learn(total_timesteps=112, callback=_every(32, lambda: calls.append(model.num_timesteps)))
+    assert calls == [32, 64, 96]  # rollouts start at 0, 16, ..., 96: each call once 32 steps have passed
+    calls.clear()
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, device="cpu", seed=0)
     model.learn(total_timesteps=112, callback=_every(40, lambda: calls.append(model.num_timesteps)))
-    assert calls == [48, 96]  # rollouts start at 0, 16, ..., 96: the first 40 steps after the last call
+    assert calls == [48, 96]  # between updates only: the first rollout start 40 steps after the last call
 
 
 def test_best_policy_keeps_the_highest_mean_and_the_later_of_a_tie():
