@@ -358,13 +358,13 @@ Policy = Callable[[np.ndarray, np.ndarray], int]
 def _eval_seeds(config: TrainConfig) -> list[int]:
     from webarena_gym.wrappers.seeds import EVAL_SEED_BASE
 
-    return [EVAL_SEED_BASE + j for j in range(config.eval_episodes)]
+    return list(range(EVAL_SEED_BASE, EVAL_SEED_BASE + config.eval_episodes))
 
 
 def _validation_seeds(config: TrainConfig) -> list[int]:
     from webarena_gym.wrappers.seeds import VALIDATION_SEED_BASE
 
-    return [VALIDATION_SEED_BASE + j for j in range(config.validation_episodes)]
+    return list(range(VALIDATION_SEED_BASE, VALIDATION_SEED_BASE + config.validation_episodes))
 
 
 def model_policy(model: Any, algo: str = "maskable_ppo") -> Policy:

@@ -129,6 +129,23 @@ def test_stop_can_be_masked_out_and_seed_schedules():
         env.close()
 
 
+def test_a_long_seed_schedule_wraps_round_below_the_validation_and_held_out_seeds():
+    import gymnasium as gym
+
+    from webarena_gym.wrappers.seeds import EVAL_SEED_BASE, VALIDATION_SEED_BASE
+
+    class Seeds(gym.Env):
+        observation_space = action_space = gym.spaces.Discrete(1)
+
+        def reset(self, *, seed=None, options=None):
+            return 0, {"seed": seed}
+
+    env = EpisodeSeeds(Seeds(), start=3, stride=7)
+    env.resets = (VALIDATION_SEED_BASE - 3) // 7  # the schedule's last seed below 500,000 comes next
+    seeds = [env.reset()[1]["seed"] for _ in range(3)]
+    assert seeds == [VALIDATION_SEED_BASE - 1, 6, 13] and VALIDATION_SEED_BASE < EVAL_SEED_BASE
+
+
 def test_fast_is_an_rl_option_that_forces_element_actions():
     checked, forced = default_action_set().python_includes, default_action_set(force=True).python_includes
     assert "call_fun(do, retry_with_force)" in checked  # the default keeps Playwright's actionability waits

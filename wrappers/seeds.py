@@ -5,7 +5,9 @@ draws the next task seed from its own generator, which reproduces a run but may 
 evaluation. :class:`EpisodeSeeds` gives every reset that names no seed the next one of an arithmetic
 sequence instead: sub-env ``i`` of ``n`` trains on seeds ``i, i + n, i + 2n, ...`` and evaluation uses
 seeds from :data:`EVAL_SEED_BASE` on, which training never reaches; choosing among a run's checkpoints uses
-seeds from :data:`VALIDATION_SEED_BASE` on, apart from both.
+seeds from :data:`VALIDATION_SEED_BASE` on, apart from both. A schedule that would reach the validation seeds
+wraps round to repeat training seeds instead: a long run trains on a seed twice rather than on a seed it is
+judged on.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ VALIDATION_SEED_BASE = 500_000  # checkpoint selection's seeds: below the held-o
 
 
 class EpisodeSeeds(gym.Wrapper):
-    """Reset number ``j`` without an explicit seed uses ``start + j * stride`` (an explicit seed wins).
+    """Reset number ``j`` without an explicit seed uses ``start + j * stride`` modulo
+    :data:`VALIDATION_SEED_BASE` (an explicit seed wins).
 
     Example::
 
@@ -35,6 +38,6 @@ class EpisodeSeeds(gym.Wrapper):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         if seed is None:
-            seed = self.start + self.resets * self.stride
+            seed = (self.start + self.resets * self.stride) % VALIDATION_SEED_BASE
             self.resets += 1
         return self.env.reset(seed=seed, options=options)
