@@ -29,10 +29,14 @@ _BGYM_CHECKED_CALL = "call_fun(do, retry_with_force)"
 # ``force``: a click on an element of the main document is a mouse click at the centre of its visible part,
 # found and scrolled into view in one page evaluation, where a forced locator click takes several round
 # trips (lookup, scroll, content quads) and waits for any navigation it starts (the env's navigation watch
-# sees those). Anything else (a frame's element, modifiers, the demo mode's effects, an element the query
-# cannot reach or with nothing visible) is BrowserGym's forced click, renamed.
-_BGYM_CLICK = "def click("
-_POINT_CLICK = """
+# sees those). A fill of a text field (a text-like <input>, a <textarea>, a contenteditable element) selects
+# its content and focuses it in one evaluation and inserts the text, as Playwright's fill does after its own
+# lookup and checks (no scrolling, the same events). Anything else (a frame's element, modifiers, the demo
+# mode's effects, the autocomplete menu's typing, an element the query cannot reach or with nothing visible,
+# an input Playwright fills by setting its value or checks as a number, a label) is BrowserGym's forced
+# action, renamed.
+_BGYM_POINT_ACTIONS = ("click", "fill")
+_POINT_ACTIONS = """
 
 _CLICK_POINT = '''bid => {
   const element = document.querySelector(`[__ATTR__="${CSS.escape(bid)}"]`);
@@ -52,6 +56,41 @@ def click(bid: str, button: Literal["left", "middle", "right"] = "left", modifie
     if point is None:
         return _element_click(bid, button, modifiers)
     page.mouse.click(point[0], point[1], button=button)
+
+
+_SELECT_FOR_TYPING = '''bid => {
+  const element = document.querySelector(`[__ATTR__="${CSS.escape(bid)}"]`);
+  if (element instanceof HTMLInputElement) {
+    if (!['email', 'password', 'search', 'tel', 'text', 'url'].includes(element.type.toLowerCase())) return false;
+    element.select();
+  } else if (element instanceof HTMLTextAreaElement) {
+    element.selectionStart = 0;
+    element.selectionEnd = element.value.length;
+  } else if (element && element.isContentEditable) {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  } else {
+    return false;
+  }
+  element.focus();
+  return true;
+}'''
+
+
+def fill(bid: str, value: str, enable_autocomplete_menu: bool = False):
+    selected = False
+    plain = not enable_autocomplete_menu and demo_mode == "off" and isinstance(value, str)
+    if plain and isinstance(bid, str) and bid.isdigit():
+        selected = page.evaluate(_SELECT_FOR_TYPING, bid)
+    if not selected:
+        return _element_fill(bid, value, enable_autocomplete_menu)
+    if value:
+        page.keyboard.insert_text(value)
+    else:
+        page.keyboard.press("Delete")
 """.replace("__ATTR__", BROWSERGYM_ID_ATTRIBUTE)
 # Safe, non-terminating actions for ``action_space.sample()`` (random exploration, env checkers).
 _SAMPLE_ACTIONS = ("noop(0)", "scroll(0, 200)", "scroll(0, -200)", "go_back()", "go_forward()")
@@ -84,8 +123,9 @@ def default_action_set(
     here; the agent's action text never passes through this.
 
     ``force``: element actions skip Playwright's actionability waits (visible, stable, enabled, not
-    covered) and act at once, as BrowserGym's retry does after a timeout, and a click is a mouse click at
-    the element's visible centre (:data:`_POINT_CLICK`), which does not wait for a navigation it starts.
+    covered) and act at once, as BrowserGym's retry does after a timeout; a click is a mouse click at the
+    element's visible centre, which does not wait for a navigation it starts, and a fill of a text field
+    selects and types in two round trips (:data:`_POINT_ACTIONS`).
     An RL speed option: an LLM agent relies on those checks, so it is never the default.
     """
     if action_timeout_ms < 1:
@@ -98,9 +138,11 @@ def default_action_set(
         if _BGYM_CHECKED_CALL not in actions.python_includes:
             raise RuntimeError("this BrowserGym version's element actions cannot be forced (no checked call found)")
         forced = actions.python_includes.replace(_BGYM_CHECKED_CALL, "do(force=True)")
-        if forced.count(_BGYM_CLICK) != 1:
-            raise RuntimeError("this BrowserGym version's click cannot be replaced (no single definition found)")
-        actions.python_includes = forced.replace(_BGYM_CLICK, "def _element_click(") + _POINT_CLICK
+        for name in _BGYM_POINT_ACTIONS:
+            if forced.count(f"def {name}(") != 1:
+                raise RuntimeError(f"this BrowserGym version's {name} cannot be replaced (no single definition found)")
+            forced = forced.replace(f"def {name}(", f"def _element_{name}(")
+        actions.python_includes = forced + _POINT_ACTIONS
     return actions
 
 

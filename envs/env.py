@@ -25,7 +25,8 @@ What differs from plain BrowserGym, and why:
   is refused before any parser sees it;
 - element actions wait ``action_timeout_ms`` (3 s), not BrowserGym's 500 ms, which a click's own
   navigation outlasts on a busy machine; ``force_actions=True`` (an RL speed option, never a default)
-  skips Playwright's actionability waits and clicks at the element's point, ``fast_reset=True``
+  skips Playwright's actionability waits, clicks at the element's point and types into a text field it
+  selected in one evaluation, ``fast_reset=True``
   (likewise) starts the next episode on the last one's tab when its task can (MiniWoB++: an in-page
   reset) instead of in a fresh context, and
   ``fast_steps=True`` (likewise) settles and reads a step that left one tab and navigated nothing in two
@@ -45,7 +46,6 @@ What differs from plain BrowserGym, and why:
 from __future__ import annotations
 
 import copy
-import functools
 import logging
 import os
 import time
@@ -501,8 +501,15 @@ class WebArenaEnv(BrowserEnv):
             return None
         task = self._new_task(seed)
         mark = self._navigations.mark()
+        reads: list[dict] = []  # the page as each of the task's evaluations left it: the last one is now
+
+        def evaluate(script: str, arg: Any) -> Any:
+            result, read = self._extractor.evaluate_read(self.page, script, arg, task.state_script)
+            reads.append(read)
+            return result
+
         try:
-            restarted = task.restart(self.page, functools.partial(self._extractor.evaluate_marked, self.page))
+            restarted = task.restart(self.page, evaluate)
         except playwright.sync_api.Error as exc:
             logger.debug("in-page reset failed, opening a fresh page: %s", exc)
             restarted = None
@@ -516,7 +523,7 @@ class WebArenaEnv(BrowserEnv):
         self._start_chat([{"type": "text", "text": goal}])
         self._episode = _Episode(seed=seed)
         quick = None
-        if self._quiet(mark) and (quick := self._observe_quiet()) is None:
+        if self._quiet(mark) and (quick := self._observe_quiet(reads[-1] if reads else None)) is None:
             self._settle()
         return quick[0] if quick is not None else self._observe(), self._reset_info(task_info, seed)
 
@@ -596,6 +603,7 @@ class WebArenaEnv(BrowserEnv):
         quick = self._observe_quiet() if quiet else None
         if quiet and quick is None:  # the fast read found the action's navigation after all
             self._after_action()
+        state = quick[1] if quick is not None else None
         if self._guard.blocked:  # what the URL guard refused during this action (also in last_action_error)
             info["blocked_navigation"] = list(self._guard.blocked)
         if self._guard.blocked_requests:  # sub-resources of other origins the pages asked for
@@ -604,7 +612,7 @@ class WebArenaEnv(BrowserEnv):
         answer = answer_from_chat(self.chat.messages) if len(self.chat.messages) > messages_before else None
         outcome = None
         if answer is None:
-            outcome = quick[1] if quick is not None else self._task.check(self.page)
+            outcome = self._task.check_state(self.page, state) if quick is not None else self._task.check(self.page)
         obs = quick[0] if quick is not None else self._observe()
         timed_out = bool(outcome and outcome.get("timed_out"))
         limit = self.max_episode_steps
@@ -613,7 +621,7 @@ class WebArenaEnv(BrowserEnv):
         info["step"] = episode.step_count
         evaluation = outcome
         if answer is not None or out_of_steps:
-            evaluation = self._evaluate_answer(answer or "")
+            evaluation = self._evaluate_answer(answer or "", state)
         if evaluation is not None:
             episode.over = True
             reward = float(evaluation["score"])
@@ -739,13 +747,14 @@ class WebArenaEnv(BrowserEnv):
             and not (self._guard.blocked or self._guard.blocked_popups or self._guard.failed)
         )
 
-    def _observe_quiet(self) -> tuple[dict, dict | None] | None:
-        """``fast_steps``: the observation of a quiet page (:meth:`_quiet`) and the task's :meth:`EnvTask.check`,
-        read together (:meth:`PageExtractor.read`). None when the page has frames, asked for a navigation or
-        one began while it was read: the caller then settles the page, and the default path reads it."""
+    def _observe_quiet(self, done: dict | None = None) -> tuple[dict, Any] | None:
+        """``fast_steps``: the observation of a quiet page (:meth:`_quiet`) and what the task's
+        :attr:`EnvTask.state_script` returned, read together (:meth:`PageExtractor.read`; ``done``: the read
+        an in-page reset made already). None when the page has frames, asked for a navigation or one began
+        while it was read: the caller then settles the page, and the default path reads it."""
         mark = self._navigations.mark()
         try:
-            read = self._extractor.read(self.page, self._task.state_script)
+            read = self._extractor.read(self.page, self._task.state_script, done)
         except playwright.sync_api.Error as exc:
             if not page_changed(exc) or not self._lease.alive():
                 raise
@@ -759,10 +768,15 @@ class WebArenaEnv(BrowserEnv):
         page_obs, title, state, _ = read
         obs = self._observation(page_obs, (title,))
         self._episode.last_obs = obs
-        return obs, self._task.check_state(self.page, state)
+        return obs, state
 
-    def _evaluate_answer(self, answer: str) -> dict:
-        """Run the evaluator on ``answer`` and the current pages; the active page/tab history stay."""
+    def _evaluate_answer(self, answer: str, state: Any = None) -> dict:
+        """Run the evaluator on ``answer`` and the current pages; the active page/tab history stay.
+        ``state``: what the task's :attr:`EnvTask.state_script` returned just now (a fast step's read),
+        which scores the episode without reading the pages when the task can (:meth:`EnvTask.evaluate_state`)."""
+        evaluation = self._task.evaluate_state(self.page, answer, state)
+        if evaluation is not None:
+            return evaluation
         page, history = self.page, self.page_history.copy()
         for open_page in self.context.pages:  # the evaluator reads HTML: no bid marks in it
             unmark(open_page)

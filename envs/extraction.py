@@ -22,7 +22,8 @@ unmarked after every observation, as BrowserGym does).
 
 For the env's ``fast_steps`` (an RL option), :meth:`PageExtractor.read` reads a page without frames with one
 evaluation where the default path makes four: the marks, the focused element, the title and the task's
-state (:attr:`envs.task.EnvTask.state_script`) come back together, then the AX tree is read.
+state (:attr:`envs.task.EnvTask.state_script`) come back together, then the AX tree is read. An in-page
+reset's episode start brings that evaluation with it (:meth:`PageExtractor.evaluate_read`).
 """
 
 from __future__ import annotations
@@ -101,11 +102,11 @@ _PAGE_READ_SCRIPT = """async ([markArgs, attr]) => {
   return {warnings, focused, title: document.title, state: (%s)(), leaving};
 }""".replace("LEAVING_READ", LEAVING_READ)
 
-# One evaluate: a page function, then the page's marks in the same task of the page (before its next frame).
-_THEN_MARK_SCRIPT = """async ([args, markArgs]) => {
+# One evaluate: a page function, then the page read above in the same task of the page (before its next frame).
+_THEN_READ_SCRIPT = """async ([args, readArgs]) => {
   const result = await (%s)(args);
-  const markFrame = %s
-  return [result, await markFrame(markArgs)];
+  const read = %s;
+  return [result, await read(readArgs)];
 }"""
 
 
@@ -134,9 +135,9 @@ def page_read_script(with_visibility: bool, state_script: str) -> tuple[str, boo
 
 
 @functools.lru_cache(maxsize=8)
-def then_mark_script(with_visibility: bool, script: str) -> str:
-    """:data:`_THEN_MARK_SCRIPT` with ``script`` and this mode's marking script."""
-    return _THEN_MARK_SCRIPT % (script, marking_script(with_visibility)[0])
+def then_read_script(with_visibility: bool, state_script: str, script: str) -> str:
+    """:data:`_THEN_READ_SCRIPT` with ``script`` and this mode's :func:`page_read_script`."""
+    return _THEN_READ_SCRIPT % (script, page_read_script(with_visibility, state_script)[0])
 
 
 def mark_elements(
@@ -376,16 +377,19 @@ class PageExtractor:
                 wait_until_settled()
         return self._finish(page, extracted, sticky)
 
-    def read(self, page: playwright.sync_api.Page, state_script: str) -> tuple[dict, str, Any, bool] | None:
+    def read(
+        self, page: playwright.sync_api.Page, state_script: str, done: dict | None = None
+    ) -> tuple[dict, str, Any, bool] | None:
         """:meth:`extract`, the page's title, the result of ``state_script`` (a page function) and whether the
         page asked for a navigation since the last read (:data:`envs.navigation.LEAVING_READ`), with the
-        marks, the focused element, the title, the state and that note read in one evaluation; None
-        (nothing read) for a page with frames, whose marks and trees :meth:`extract` merges. A page that
-        changes under the read raises (:func:`page_changed` says so): the caller reads it the default way."""
+        marks, the focused element, the title, the state and that note read in one evaluation (or taken from
+        ``done``, what :meth:`evaluate_read` read just now); None (nothing read) for a page with frames,
+        whose marks and trees :meth:`extract` merges. A page that changes under the read raises
+        (:func:`page_changed` says so): the caller reads it the default way."""
         if len(page.frames) > 1:
             return None
         script, sticky = page_read_script(self.mode != "axtree", state_script)
-        read = page.evaluate(script, [["", BROWSERGYM_ID_ATTRIBUTE, self.tags_to_mark], BROWSERGYM_ID_ATTRIBUTE])
+        read = done or page.evaluate(script, self._read_args())
         for message in read["warnings"]:
             logger.warning(message)
         if len(page.frames) > 1:  # a frame appeared while the page was read: it has no marks
@@ -415,18 +419,22 @@ class PageExtractor:
         extracted["screenshot"] = self._screenshots.take(page) if self.mode == "full" else np.zeros((1, 1, 3), np.uint8)
         return extracted
 
-    def evaluate_marked(self, page: playwright.sync_api.Page, script: str, arg: Any) -> Any:
-        """``page.evaluate(script, arg)``, with the page (its own frame) marked in the same
-        evaluation. Chromium builds the accessibility objects of the elements a script added at its next
-        frame, and a text keeps the role it was built with: a label's text built before its label was
-        marked stays out of the tree (ignored as presentational), where a fresh page, whose tree is built
-        at the first read, after the marks, shows it. Marked in the script's own task, the new elements
-        are built as a fresh page's are."""
-        script = then_mark_script(self.mode != "axtree", script)
-        result, warnings = page.evaluate(script, [arg, ["", BROWSERGYM_ID_ATTRIBUTE, self.tags_to_mark]])
-        for message in warnings:
-            logger.warning(message)
-        return result
+    def evaluate_read(
+        self, page: playwright.sync_api.Page, script: str, arg: Any, state_script: str
+    ) -> tuple[Any, dict]:
+        """``page.evaluate(script, arg)`` and the page's read (for :meth:`read`'s ``done``), its marks
+        among it, in the same evaluation. Chromium builds the accessibility objects of the elements a
+        script added at its next frame, and a text keeps the role it was built with: a label's text built
+        before its label was marked stays out of the tree (ignored as presentational), where a fresh page,
+        whose tree is built at the first read, after the marks, shows it. Marked in the script's own task,
+        the new elements are built as a fresh page's are; the read comes with it for one round trip."""
+        script = then_read_script(self.mode != "axtree", state_script, script)
+        return page.evaluate(script, [arg, self._read_args()])
+
+    def _read_args(self) -> list:
+        """The page read's argument: the marking script's (the main frame, the bid attribute, which tags) and
+        the attribute the focused element's bid is read from."""
+        return [["", BROWSERGYM_ID_ATTRIBUTE, self.tags_to_mark], BROWSERGYM_ID_ATTRIBUTE]
 
     def mark(self, page: playwright.sync_api.Page) -> None:
         """Give the page's elements their bids without a full observation (replays need them)."""

@@ -72,8 +72,9 @@ class EnvTask(AbstractBrowserTask):
         """:meth:`setup` on the page a previous episode of the same task left, for the env's
         ``fast_reset``: the same goal and problem as a fresh page would get for this seed, without a new
         context and page. None when the task cannot start there (the env then opens a fresh page).
-        ``evaluate(script, arg)`` runs a page function on ``page`` as the env reads a page it started
-        (:meth:`envs.extraction.PageExtractor.evaluate_marked`): the episode start goes through it."""
+        ``evaluate(script, arg)`` runs a page function on ``page`` and reads the page with it
+        (:meth:`envs.extraction.PageExtractor.evaluate_read`): the episode start goes through it, and the
+        read of the last call is the episode's first observation, so nothing touches the page after it."""
         return None
 
     def check(self, page: playwright.sync_api.Page) -> dict[str, Any] | None:
@@ -89,6 +90,11 @@ class EnvTask(AbstractBrowserTask):
     def check_state(self, page: playwright.sync_api.Page, state: Any) -> dict[str, Any] | None:
         """:meth:`check`, given what :attr:`state_script` returned on ``page`` just now."""
         return self.check(page)
+
+    def evaluate_state(self, page: playwright.sync_api.Page, answer: str, state: Any) -> dict[str, Any] | None:
+        """:meth:`evaluate` from what :attr:`state_script` returned on ``page`` just now, for a task whose
+        verdict is all in that state; None (the default) when the evaluation must read the pages."""
+        return None
 
     def evaluate(
         self,

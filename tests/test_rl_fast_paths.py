@@ -3,13 +3,15 @@ an in-page reset gives the problem a fresh page gets for the same seed (also aft
 and typed, and on a task that keeps state its episode start does not regenerate, which is loaded again), a
 tab that left the task's page gets a fresh page, and the LLM-facing defaults still open a fresh context per
 episode. A fast step observes what a default step observes (every field the numeric wrapper reads, the
-reward at the end of an episode), and a navigation, a blocked one or a tab switch is still seen."""
+reward at the end of an episode, the verdict of an episode the step ends), and a navigation, a blocked one or
+a tab switch is still seen. A forced fill types with the events and values of Playwright's fill."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
 import numpy as np
+import playwright.sync_api
 import pytest
 from env_support import bid_of, task_config
 
@@ -115,13 +117,14 @@ def test_a_fast_reset_off_the_task_page_opens_a_fresh_one():
 
 @pytest.fixture
 def fast_reads(monkeypatch):
-    """How many observations were read by the fast path (``PageExtractor.read`` returned one)."""
+    """Which observations were read by the fast path (``PageExtractor.read`` returned one): True, or
+    "restart" for one an in-page reset's episode start read (its own evaluation, no second one)."""
     reads = []
     read = PageExtractor.read
 
-    def counted(self, page, state_script):
-        result = read(self, page, state_script)
-        reads.append(result is not None)
+    def counted(self, page, state_script, done=None):
+        result = read(self, page, state_script, done)
+        reads.append("restart" if result is not None and done is not None else result is not None)
         return result
 
     monkeypatch.setattr(PageExtractor, "read", counted)
@@ -176,8 +179,9 @@ def test_a_fast_step_observes_what_a_default_step_does(task, fast_reads):
     finally:
         fast.close()
         default.close()
-    # episodes ended, and every step and in-page reset of the fast env was read the fast way
-    assert ends and fast_reads == [True] * (10 + len(ends))
+    # episodes ended, and every step and in-page reset of the fast env was read the fast way, each reset with
+    # the evaluation that restarted the episode
+    assert ends and sorted(fast_reads, key=str) == [True] * 10 + ["restart"] * len(ends)
 
 
 def test_a_fast_step_reads_the_reward_when_the_page_ends_the_episode(fast_reads):
@@ -290,3 +294,78 @@ def test_a_navigation_the_page_cancels_leaves_no_note_and_one_it_makes_is_seen(m
     page.evaluate("() => navigation.removeEventListener('navigate', cancel)")
     obs, *_ = env.step(f"click('{bid_of(obs, 'link', 'Second page')}')")
     assert obs["url"].endswith("/page2.html") and bid_of(obs, "link", "Back home")
+
+
+# Every input event a field gets, with whether the browser made it and the field's value then; ``select``
+# is left out: Chromium queues it, so where it lands among the key events is the scheduler's.
+_RECORD_EVENTS = """() => {
+  window.events = [];
+  for (const type of ['focus', 'focusin', 'keydown', 'beforeinput', 'input', 'keyup', 'change', 'blur'])
+    document.addEventListener(type, e => window.events.push(
+      [type, e.target.id, e.isTrusted, e.target.value ?? e.target.textContent]), true);
+  const count = '<input id="count" type="number" aria-label="Count">';
+  document.getElementById('q').parentElement.insertAdjacentHTML('afterend', count);
+}"""
+
+
+def test_a_forced_fill_types_as_playwright_does(make_env, monkeypatch):
+    """``force_actions``' fill of a text input, a textarea and a contenteditable element selects and types
+    without Playwright's locator fill, with the same trusted events and values as the default fill (also
+    replacing and clearing text); a number input, which Playwright checks, still goes to BrowserGym's fill."""
+    locator_fills = []
+    fill = playwright.sync_api.Locator.fill
+    monkeypatch.setattr(
+        playwright.sync_api.Locator, "fill", lambda self, *a, **k: locator_fills.append(a) or fill(self, *a, **k)
+    )
+    seen_by = {}
+    for force in (False, True):
+        env = make_env(config=task_config(start_url="__SHOPPING__/form.html"), force_actions=force)
+        obs, _ = env.reset(seed=0)
+        env.page.evaluate(_RECORD_EVENTS)
+        obs, *_ = env.step("noop(0)")
+        locator_fills.clear()
+        fields = ("Search", "Note", "Message")  # an input, a textarea, a contenteditable element
+        for name in fields:
+            for value in ("abc", "two\nlines", ""):
+                obs, *_ = env.step(f"fill({bid_of(obs, 'textbox', name)!r}, {value!r})")
+                assert obs["last_action_error"] == ""
+        obs, *_ = env.step(f"fill({bid_of(obs, 'spinbutton', 'Count')!r}, ' 42 ')")
+        assert obs["last_action_error"] == ""
+        seen_by[force] = env.page.evaluate("() => [window.events, document.getElementById('count').value]")
+        typed = [(value,) for _ in fields for value in ("abc", "two\nlines", "")]
+        assert locator_fills == ([] if force else typed) + [(" 42 ",)]
+    assert seen_by[True] == seen_by[False]
+    events, count = seen_by[True]
+    assert count == "42" and ["input", "q", True, "abc"] in events and ["input", "editor", True, "abc"] in events
+
+
+def test_a_fast_step_scores_an_ending_it_caused_from_its_own_read(monkeypatch):
+    """An episode that runs out of steps, or that the agent answers, on a fast step is scored from the
+    reward state read with the page (no second read, no unmarking for an evaluator that reads no HTML), with
+    the verdict the default path's evaluation gives."""
+    from webarena_gym.envs.miniwob.task import MiniWoBTask
+
+    evaluated = []
+    evaluate = MiniWoBTask.evaluate
+    monkeypatch.setattr(
+        MiniWoBTask, "evaluate", lambda self, *a, **k: evaluated.append(a[1]) or evaluate(self, *a, **k)
+    )
+    endings = {}
+    for fast_steps in (False, True):
+        env = envs.make("miniwob/click-checkboxes", obs_mode="axtree", fast_steps=fast_steps, max_episode_steps=2)
+        try:
+            ends = []
+            for seed, last in ((4, "noop(0)"), (5, "send_msg_to_user('done')")):
+                obs, _ = env.reset(seed=seed)
+                (box, *_) = [bid for bid, role, _ in interactive_elements(obs, 16) if role == "checkbox"]
+                env.step(f"click('{box}')")
+                _, reward, terminated, truncated, info = env.step(last)
+                ends.append((reward, terminated, truncated, info["evaluation"]))
+        finally:
+            env.close()
+        endings[fast_steps] = ends
+        assert evaluated == ([] if fast_steps else ["", "done"])
+        evaluated.clear()
+    assert endings[True] == endings[False]
+    assert [end[:3] for end in endings[True]] == [(0.0, False, True), (0.0, True, False)]
+    assert endings[True][1][3]["answer"] == "done"

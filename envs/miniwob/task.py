@@ -119,9 +119,9 @@ class MiniWoBTask(EnvTask):
         self.inner.page = page
         seed = self.inner.random.randint(0, 1000000)
         ready, utterance = evaluate(_RESTART, [seed, self.inner.episode_max_time])
-        if not ready:
+        if not ready:  # read again once ready: the last evaluation's read is the first observation
             page.wait_for_function("() => WOB_TASK_READY")
-            utterance = page.evaluate("() => core.getUtterance()")
+            utterance = evaluate("() => core.getUtterance()", None)
         self.goal = str(utterance["utterance"] if isinstance(utterance, dict) else utterance)
         self.config["intent"] = self.goal
         return self.goal, self.task_info()
@@ -138,12 +138,26 @@ class MiniWoBTask(EnvTask):
     def check_state(self, page: playwright.sync_api.Page, state: Any) -> dict[str, Any] | None:
         """:meth:`check` with the page's reward state read already: BrowserGym's validate rules (its
         verdict on a page that is not the task's, no reward before done, reward = raw reward > 0)."""
-        if state is None or page != self.inner.page or page.url != self.inner.url:
+        details = self._details(page, state)
+        if details is None:
             return self.check(page)  # not the task's page: BrowserGym's own verdict
-        details = dict(zip(_STATE_KEYS, state, strict=True))
         if not details["DONE_GLOBAL"]:
             return None
         return self._verdict(float(details["RAW_REWARD_GLOBAL"] > 0), details)
+
+    def evaluate_state(self, page: playwright.sync_api.Page, answer: str, state: Any) -> dict[str, Any] | None:
+        """:meth:`evaluate` with the page's reward state read already (None off the task's page)."""
+        details = self._details(page, state)
+        if details is None:
+            return None
+        reward = float(details["RAW_REWARD_GLOBAL"] > 0) if details["DONE_GLOBAL"] else 0.0
+        return self._verdict(reward, details, answer)
+
+    def _details(self, page: playwright.sync_api.Page, state: Any) -> dict[str, Any] | None:
+        """The reward state read on the task's page, by name; None for a state from anywhere else."""
+        if state is None or page != self.inner.page or page.url != self.inner.url:
+            return None
+        return dict(zip(_STATE_KEYS, state, strict=True))
 
     def evaluate(
         self,
