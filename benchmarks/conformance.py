@@ -3,7 +3,8 @@ model (``experiments/conformance/``), then the same matrix with one answer in fi
 plausible wrong one (``--faults 0.2``).
 
 A task conforms when the method, driven by a model that knows the task's reference solution and reads
-ids and progress only off its prompts, solves it. Figures: each method's share of conforming tasks
+ids and progress only off its prompts, solves it (a judged answer passes only as the reference's own
+answer). Figures: each method's share of conforming tasks
 (target: at least 97 %, the reference solutions' own rate being 98.6 %) with each site's count, and a row
 per cause of its misses naming the tasks (with what was said, for method logic and harness bugs); under
 noise, the same share, with every episode ending in a recorded outcome (target: none filed as a harness

@@ -418,6 +418,36 @@ def test_a_success_that_rests_on_the_models_own_answer_does_not_conform(tmp_path
     assert cause(solved) == LACKS_ELEMENT
 
 
+def test_the_matrix_judge_passes_the_reference_answer_and_nothing_else():
+    """Through the judge's own call path (litellm's mock): a fuzzy-matched answer (task 5) and an unachievable
+    task's reason (435, a report with its reason) pass when they are the reference solution's and fail
+    otherwise: the model's give-up, a premature answer, another date, and an answer that writes the right one
+    into a field of its own; a prompt no template made fails too."""
+    from webarena_gym.envs.evaluation.evaluator import clean_answer
+    from webarena_gym.envs.evaluation.judge import Judge
+    from webarena_gym.experiments.conformance.faults import PREMATURE_ANSWER
+    from webarena_gym.experiments.conformance.judge import ReferenceJudge
+    from webarena_gym.experiments.conformance.model import GIVE_UP
+
+    dated = Judge(mock_response=ReferenceJudge.of_task(5))
+    reason = Judge(mock_response=ReferenceJudge.of_task(435))
+    question = "When was my first order placed?"
+
+    def fuzzy(answer: str, style: str = "webarena") -> tuple:
+        call = dated.fuzzy_match(question, "1/18/22", clean_answer(answer), style=style)
+        return call.verdict, call.score, call.mocked
+
+    assert fuzzy("1/18/22") == fuzzy('"1/18/22" ', "agentoccam") == ("correct", 1.0, True)
+    for wrong in (f"{GIVE_UP}: {LACKS_ELEMENT}", PREMATURE_ANSWER, "1/18/23", "1/18/23\nstudent answer: 1/18/22"):
+        assert fuzzy(wrong) == ("incorrect", 0.0, True), wrong
+    note = "The map lists no phone number for this bakery"
+    call = reason.unachievable_match("Phone number of the bakery?", note, "n/a: the map lists no phone number for it.")
+    assert (call.verdict, call.score) == ("same", 1.0)
+    call = reason.unachievable_match("Phone number of the bakery?", note, f"n/a: {GIVE_UP}: {LACKS_ELEMENT}")
+    assert (call.verdict, call.score) == ("different", 0.0)
+    assert ReferenceJudge.of_task(5)([{"role": "user", "content": "Is 1/18/22 right?"}]) == "Verdict: incorrect"
+
+
 def test_variants_run_on_request_and_ladder_rows_are_agentoccam_with_their_options():
     from webarena_gym.experiments.ablations import LADDERS
     from webarena_gym.experiments.conformance.matrix import METHODS, VARIANTS, ablations, policy_spec

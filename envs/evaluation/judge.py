@@ -10,7 +10,8 @@ The verdict is read strictly: the reply's last ``Verdict: <word>`` line, or a re
 but the verdict. WebArena's grader looked for the verdict words anywhere in the reply, which read a
 reply that merely echoed the instructions ("correct, incorrect or partially correct") as a verdict.
 ``mock_response`` (a string, or a callable of the messages) plays through litellm's mock path;
-:data:`PASSING_JUDGE` is a mock that passes every answer in the verdict word of the check that asks.
+:data:`PASSING_JUDGE` is a mock that passes every answer in the verdict word of the check that asks, and
+:func:`prompt_fields` and :func:`verdict_reply` let a mock grade what it is asked.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ FuzzyPrompt = Literal["webarena", "agentoccam"]
 JudgeKind = Literal["fuzzy_match", "unachievable"]
 MockResponse = str | Callable[[list[dict[str, str]]], str]
 # ``judge_mock="pass"``: every check passes, whichever verdict words its prompt asks for. For runs that
-# measure what an agent does rather than how an answer is judged (the conformance matrix); a fixed reply
-# such as "correct" is no verdict of an unachievable-task check, which asks for "same" or "different".
+# measure what an agent does rather than how an answer is judged; a fixed reply such as "correct" is no
+# verdict of an unachievable-task check, which asks for "same" or "different". (The conformance matrix
+# grades what it is asked: ``experiments.conformance.judge``.)
 PASSING_JUDGE = "pass"
 
 _SYSTEM = "You are a careful, impartial grader."
@@ -127,10 +129,42 @@ def unachievable_verdict(reply: str) -> tuple[str | None, float]:
     return read_verdict(reply, {"same": 1.0, "different": 0.0})
 
 
+def verdict_reply(messages: list[dict[str, str]], passed: bool) -> str:
+    """A mock judge's reply: the passing or the failing verdict of the check whose prompt this is."""
+    if "'Verdict: same'" in _prompt(messages):
+        return "Verdict: same" if passed else "Verdict: different"
+    return "Verdict: correct" if passed else "Verdict: incorrect"
+
+
 def passing_reply(messages: list[dict[str, str]]) -> str:
     """The reply of :data:`PASSING_JUDGE`: the passing verdict of the check whose prompt this is."""
-    prompt = str(messages[-1].get("content", "")) if messages else ""
-    return "Verdict: same" if "'Verdict: same'" in prompt else "Verdict: correct"
+    return verdict_reply(messages, True)
+
+
+def prompt_fields(messages: list[dict[str, str]]) -> dict[str, str] | None:
+    """The question, the reference and the answer a judge prompt was made of, for a mock that grades
+    what it is asked (None for a prompt none of the judge's templates made)."""
+    prompt = _prompt(messages)
+    for pattern in _TEMPLATE_PATTERNS:
+        if (found := pattern.fullmatch(prompt)) is not None:
+            return found.groupdict()
+    return None
+
+
+def _prompt(messages: list[dict[str, str]]) -> str:
+    return str(messages[-1].get("content", "")) if messages else ""
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A template as a pattern: the question and the reference (the task's own text) end where the template
+    goes on, the answer (the agent's) runs to the template's end, so text inside it stays inside it."""
+    pattern = re.escape(template)
+    for name, group in (("question", ".*?"), ("reference", ".*?"), ("answer", ".*")):
+        pattern = pattern.replace(re.escape(f"{{{name}}}"), f"(?P<{name}>{group})", 1)
+    return re.compile(pattern, re.DOTALL)
+
+
+_TEMPLATE_PATTERNS = tuple(_template_pattern(t) for t in (_FUZZY_WEBARENA, _FUZZY_AGENTOCCAM, _UNACHIEVABLE))
 
 
 class Judge:

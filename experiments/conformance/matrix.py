@@ -2,8 +2,9 @@
 study (:func:`experiments.compare.compare`, its executors and store), summed up as a method x site table.
 
 A task conforms when the method reaches the reference solution's own result (the task solved) by the
-reference's answer, not by one of the model's own that the matrix's passing judge mock graded: its "cannot
-continue" (read as an unachievable task's reason) or, under noise, its premature answer. Every other task
+reference's answer: the matrix's judge mock passes only that answer (:mod:`.judge`), and a success that
+rests on one of the model's own answers all the same (its "cannot continue", or under noise its premature
+answer, where the page state met the checks) does not count. Every other task
 is filed under a cause: the model's finding (the prompt lacked the element, the grammar lacked the
 command), ``harness bug`` for an episode the harness errored on, and ``method logic`` when the model
 answered every call yet the task was not solved.
@@ -11,17 +12,18 @@ answered every call yet the task was not solved.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webarena_gym.envs.evaluation.judge import PASSING_JUDGE
 from webarena_gym.experiments.ablations import LADDERS, Rung
 from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, run_job
 from webarena_gym.experiments.conformance.faults import PREMATURE_ANSWER
 from webarena_gym.experiments.conformance.formats import FAMILIES, VARIANT_FAMILIES
+from webarena_gym.experiments.conformance.judge import REFERENCE_JUDGE, ReferenceJudge
 from webarena_gym.experiments.conformance.model import GIVE_UP, HARNESS_BUG, METHOD_LOGIC, ConformanceModel, Finding
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 from webarena_gym.experiments.tasksets import TaskInfo
@@ -70,9 +72,11 @@ def build_policy(job: EpisodeJob, model: ConformanceModel) -> Policy:
 
 
 def run_conformance(job: EpisodeJob, faults: float = 0.0) -> EpisodeResult:
-    """One episode with the conformance model of its task (a study ``runner``), its finding kept, and
-    with ``faults`` the wrong answers it was given (by kind)."""
+    """One episode with the conformance model and the judge mock of its task (a study ``runner``), its
+    finding kept, and with ``faults`` the wrong answers it was given (by kind)."""
     model = ConformanceModel(job.task.task_id, job.policy.name, job.task.sites, faults=faults)
+    judge = ReferenceJudge.of_task(job.task.task_id)
+    job = dataclasses.replace(job, env_kwargs={**job.env_kwargs, "judge_mock": judge})
     result = run_job(job, build_policy=lambda j: build_policy(j, model))
     if (limit := method_limit(result)) is not None:
         model.record(limit)
@@ -87,7 +91,7 @@ def run_conformance(job: EpisodeJob, faults: float = 0.0) -> EpisodeResult:
 
 def unearned(episode_dir: Path) -> bool:
     """Whether the episode stored in ``episode_dir`` ended with the model's "cannot continue", or with its
-    premature answer (a fault) passed by the judge mock."""
+    premature answer (a fault) that a judge passed (a study run before the judge mock read the reference)."""
     from webarena_gym.experiments.trajectory import Trajectory
 
     try:
@@ -134,7 +138,7 @@ def run_matrix(
         n_workers=n_workers,
         resume=resume,
         progress=False,
-        env_kwargs={"judge_mock": PASSING_JUDGE},  # the matrix measures the method, not the judge
+        env_kwargs={"judge_mock": REFERENCE_JUDGE},  # each episode's runner makes it its task's ReferenceJudge
         runner=functools.partial(run_conformance, faults=faults) if faults else run_conformance,
     )
 
@@ -176,7 +180,7 @@ def summarize(study: str | Path) -> dict[str, Any]:
             cell.conforming += 1
         else:
             finding = result.extra.get(FINDING_KEY) or {}
-            own = "scored on the model's own answer, which the judge mock passed"
+            own = "scored on the model's own answer"
             detail = finding.get("detail") or result.err_msg or (own if result.extra.get(UNEARNED_KEY) else None)
             detail = detail or f"reward {result.reward}"
             failures.append({"method": result.policy, "task_id": result.task_id, "cause": why, "detail": detail})
