@@ -27,16 +27,14 @@ class ReferenceJudge:
 
     @classmethod
     def of_task(cls, task_id: int) -> ReferenceJudge:
-        """The answers of a local task's reference solutions (the answer they end with, as the env records
-        it: a message's text, or an infeasibility report's ``N/A: reason``)."""
-        solutions = [registry.load_solution(task_id), registry.goto_free_solution(task_id) or []]
+        """The answer a local task's reference solution ends with, as the env records it: a message's text,
+        or an infeasibility report's ``N/A: reason`` (its goto-free path, where it has one, ends the same)."""
         answers = set()
-        for steps in solutions:
-            for step in steps:
-                if step.get("action") == "send_msg_to_user":
-                    answers.add(str(step.get("text", "")))
-                elif step.get("action") == "report_infeasible":
-                    answers.add(infeasible_answer(str(step.get("text", ""))))
+        for step in registry.load_solution(task_id):
+            if step["action"] == "send_msg_to_user":
+                answers.add(str(step["text"]))
+            elif step["action"] == "report_infeasible":
+                answers.add(infeasible_answer(str(step["text"])))
         return cls(frozenset(clean_answer(clean_answer(answer)) for answer in answers))
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
