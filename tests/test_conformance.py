@@ -152,6 +152,10 @@ def test_react_scrolls_to_an_element_below_the_viewport_and_reads_the_next_step_
     assert react_command(review, react_messages(rated.replace("true", "false"), "scroll [down]", scrolling)) == (
         "click [300]"
     )
+    # the site prefills the nickname with the customer's own name: that field shows its value, yet the
+    # unchecked radio before it is still to be clicked (the full run at fc718f1 skipped it)
+    prefilled = rated.replace("true", "false").replace("required", "value: Emma Lopez required")
+    assert react_command(review, react_messages(prefilled, "scroll [down]", scrolling)) == "click [300]"
     no_scroll = ConformanceModel(17, "react", ("shopping",))
     assert react_command(no_scroll, react_messages(top, opened)).startswith("stop [cannot continue")
     # task 360: the branches were chosen, but a collapsed dropdown shows no choice; the filled title after
@@ -384,6 +388,11 @@ def test_a_failed_episode_the_method_ended_itself_is_filed_with_its_limit():
     assert early is not None and "early stop" in early.detail  # the early stop said why first
     assert method_limit(result(reward=1.0, budget_exhausted="decisions")) is None  # solved on its last step
     assert method_limit(result(policy_counters={"early_stops": 0.0})) is None  # the model's own stop: its finding
+    searched = method_limit(result(search_iterations=10, search_budget=10))  # Plan-MCTS on task 182's 29 steps
+    assert searched is not None and searched.detail == (
+        "the method's search spent its 10 iterations before a path reached the reference's end"
+    )
+    assert method_limit(result(search_iterations=9, search_budget=10)) is None  # stopped before its budget
 
 
 def test_a_success_that_rests_on_the_models_own_answer_does_not_conform(tmp_path):

@@ -25,6 +25,7 @@ from webarena_gym.experiments.conformance.model import (
     offered_commands,
     section,
     shows_done,
+    shows_undone,
     system_text,
 )
 from webarena_gym.experiments.conformance.plan_and_act import PlanAndActResponder
@@ -100,8 +101,10 @@ class ReActResponder(Responder):
         """The element step the scrolled page can carry out; a further scroll when it shows none. Of
         several, form fields show their state: the ones showing the reference's value are done, and so
         is every step before the last of them (a form is filled in order: a collapsed dropdown before a
-        filled title shows no choice, yet was chosen); the first field still empty after it is next."""
+        filled title shows no choice, yet was chosen) unless the page shows it undone (a radio still
+        unchecked before a prefilled nickname); the first field still empty after it is next."""
         viable: dict[str, int] = {}
+        undone: set[int] = set()  # steps the page shows not carried out, wherever they are
         shown = 0  # the last step whose field shows the reference's value
         for i, unit in enumerate(self.model.units):
             possible = self._probe(i, view) if unit.kind in ELEMENT_UNITS else None
@@ -109,7 +112,9 @@ class ReActResponder(Responder):
                 shown = i + 1
             elif possible:
                 viable.setdefault(possible, i + 1)
-        viable = {command: step for command, step in viable.items() if step > shown}
+                if shows_undone(unit, possible, view.page):
+                    undone.add(i + 1)
+        viable = {command: step for command, step in viable.items() if step > shown or step in undone}
         first = min(viable.values(), default=0)
         if len(viable) > 1 and is_field(self.model.units[first - 1]):
             viable = {c: i for c, i in viable.items() if i == first}

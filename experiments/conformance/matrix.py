@@ -105,7 +105,8 @@ def unearned(episode_dir: Path) -> bool:
 
 def method_limit(result: EpisodeResult) -> Finding | None:
     """What the method itself ended a failed episode by, the model having answered every call: its early
-    stop (an action repeated as often as it allows) or its budget, spent before the reference's end."""
+    stop (an action repeated as often as it allows), its budget, or a search's iterations, spent before
+    the reference's end."""
     if result.success:
         return None
     if result.policy_counters.get("early_stops"):
@@ -113,6 +114,9 @@ def method_limit(result: EpisodeResult) -> Finding | None:
     if result.budget_exhausted:
         spent = f"{result.budget_exhausted} budget after {result.n_steps} steps"
         return Finding(METHOD_LOGIC, f"the method's {spent} ran out before the reference's end")
+    if result.search_budget and (result.search_iterations or 0) >= result.search_budget:
+        spent = f"search spent its {result.search_budget} iterations"
+        return Finding(METHOD_LOGIC, f"the method's {spent} before a path reached the reference's end")
     return None
 
 

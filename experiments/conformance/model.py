@@ -297,6 +297,12 @@ def shows_done(unit: Unit, command: str, page: str) -> bool:
     return is_field(unit) and "checked: true" in line.lower()
 
 
+def shows_undone(unit: Unit, command: str, page: str) -> bool:
+    """Whether the page shows that ``unit`` was not carried out: its radio unchecked (a click always
+    checks a radio; a checkbox's click may uncheck it, and a prefilled or reset field proves nothing)."""
+    return str(unit.target.get("role")) == "radio" and "checked: false" in _field_line(command, page).lower()
+
+
 def select_command(
     elements: Sequence[Element], owner: Element, choice: str, offered: set[str], listed: Sequence[str] = ()
 ) -> str:
