@@ -5,34 +5,42 @@ plausible wrong one (``--faults 0.2``).
 A task conforms when the method, driven by a model that knows the task's reference solution and reads
 ids and progress only off its prompts, solves it (a judged answer passes only as the reference's own
 answer). Figures: each method's share of conforming tasks
-(target: at least 97 %, the reference solutions' own rate being 98.6 %) with each site's count, and a row
-per cause of its misses naming the tasks (with what was said, for method logic and harness bugs); under
-noise, the same share, with every episode ending in a recorded outcome (target: none filed as a harness
-bug). The method x site table and every miss are written beside the studies, in ``conformance.md``.
+(target: at least 97 %, the reference solutions' own rate being 98.6 %) with each site's count; its share
+of the tasks within its reach (every task but the misses that are the method's own limits as its paper
+has it, ``experiments.conformance.limits``, and those that need a URL no page shows); and a row per cause
+of its misses naming the tasks (with what was said, for method logic and harness bugs not among its
+limits); under noise, the same shares, with every episode ending in a recorded outcome (target: none
+filed as a harness bug). The method x site table and every miss are written beside the studies, in
+``conformance.md``.
 
 The studies live in ``studies/conformance-bench-<revision>`` (``-faults`` for the noisy one) and
 resume: the full run takes hours on a 2-core machine (about 5,300 episodes each), so a run stopped
 part-way continues where it stopped when started again on the same revision. ``--quick``: the first
-task of every site per method, no noisy run.
+task of every site per method, no noisy run. ``CONFORMANCE_REVISION=<revision>`` reads that revision's
+studies instead of the checkout's, e.g. to report a finished run with a newer report (a study not
+finished is finished with the checkout's code).
 Run: ``python -m webarena_gym.benchmarks --only conformance``.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from webarena_gym.experiments.conformance.limits import own_limit
 from webarena_gym.experiments.conformance.matrix import (
     FINDING_KEY,
     METHODS,
     cause,
     markdown,
+    method_of,
     run_matrix,
     sample,
     summarize,
 )
-from webarena_gym.experiments.conformance.model import HARNESS_BUG, METHOD_LOGIC
+from webarena_gym.experiments.conformance.model import HARNESS_BUG, METHOD_LOGIC, NEEDS_URL
 from webarena_gym.experiments.reproducibility import machine_record
 from webarena_gym.experiments.store import StudyStore
 from webarena_gym.experiments.tasksets import resolve
@@ -47,7 +55,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     tasks = resolve("local")
     if quick:
         tasks = sample(tasks, 1)
-    revision = machine_record()["code_revision"] or "unversioned"
+    revision = os.environ.get("CONFORMANCE_REVISION") or machine_record()["code_revision"] or "unversioned"
     label = f"conformance-bench-{revision}{'-quick' if quick else ''}"
     rows = _rows(_matrix(STUDIES / label, tasks, 0.0), "")
     if not quick:
@@ -63,23 +71,28 @@ def _matrix(out: Path, tasks: list, faults: float) -> Path:
 
 
 def _rows(study: Path, suffix: str) -> list[dict[str, Any]]:
-    """Per method: the conforming share against the target with each site's count, then one row per cause
-    of its misses naming the tasks (each one's detail is in the study's ``conformance.md``)."""
+    """Per method: the conforming share against the target with each site's count; the share of the tasks
+    within the method's reach (all but its own limits' and those needing a URL no page shows); then one row
+    per cause of its misses, and per own limit, naming the tasks (each one's detail is in the study's
+    ``conformance.md``)."""
     results = list(StudyStore(study).latest().values())
     rows = []
     for method in METHODS:
         mine = [r for r in results if r.policy == method]
         if not mine:
             continue
-        by_cause: dict[str | None, list[int]] = {}
+        by_cause: dict[tuple[str | None, str | None], list[int]] = {}
         details: dict[int, str] = {}  # what the model or the method said, for the causes a reader must check
         for result in mine:
             why = cause(result)
-            by_cause.setdefault(why, []).append(result.task_id)
-            if why in (METHOD_LOGIC, HARNESS_BUG):
-                finding = result.extra.get(FINDING_KEY) or {}
-                details[result.task_id] = str(finding.get("detail") or result.err_msg or f"reward {result.reward}")
-        conforming = len(by_cause.pop(None, []))
+            finding = result.extra.get(FINDING_KEY) or {}
+            detail = str(finding.get("detail") or result.err_msg or f"reward {result.reward}")
+            limit = own_limit(method_of(method), why, detail) if why else None
+            by_cause.setdefault((why, limit), []).append(result.task_id)
+            if why in (METHOD_LOGIC, HARNESS_BUG) and limit is None:
+                details[result.task_id] = detail
+        conforming = len(by_cause.pop((None, None), []))
+        beyond = sum(len(ids) for (why, limit), ids in by_cause.items() if limit or why == NEEDS_URL)
         sites = Counter(r.site_group for r in mine)
         solved = Counter(r.site_group for r in mine if cause(r) is None)
         per_site = ", ".join(f"{site} {solved[site]}/{n}" for site, n in sorted(sites.items()))
@@ -92,9 +105,19 @@ def _rows(study: Path, suffix: str) -> list[dict[str, Any]]:
                 "note": f"{conforming}/{len(mine)}: {per_site}",
             }
         )
-        for why, ids in sorted(by_cause.items(), key=lambda item: (-len(item[1]), str(item[0]))):
+        reach = len(mine) - beyond
+        rows.append(
+            {
+                "name": f"  {method}: conforming within its reach{suffix}",
+                "value": round(100 * conforming / reach, 1) if reach else 0.0,
+                "unit": "%",
+                "note": f"{conforming}/{reach}: {beyond} tasks out, by its own limits or a URL no page shows",
+            }
+        )
+        for (why, limit), ids in sorted(by_cause.items(), key=lambda item: (-len(item[1]), str(item[0]))):
             note = "; ".join(f"{i}: {details[i][:90]}" for i in sorted(ids)) if ids[0] in details else _ids(ids)
-            rows.append({"name": f"  {method}: {why}", "value": len(ids), "unit": "tasks", "note": note})
+            name = f"  {method}: {why}" + (f" ({limit})" if limit else "")
+            rows.append({"name": name, "value": len(ids), "unit": "tasks", "note": note})
     return rows
 
 

@@ -12,6 +12,7 @@ from webarena_gym.experiments.conformance.model import (
     LACKS_ELEMENT,
     LACKS_HISTORY,
     METHOD_LOGIC,
+    NEEDS_URL,
     NO_GRAMMAR,
     ConformanceModel,
     Stuck,
@@ -528,3 +529,61 @@ def variant_causes(tmp_path_factory) -> dict[str, dict[int, str | None]]:
 @pytest.mark.parametrize("variant", sorted(VARIANT_SAMPLE))
 def test_conformance_variant_sample(variant, variant_causes):
     assert variant_causes[variant] == VARIANT_SAMPLE[variant]
+
+
+def test_a_miss_is_named_the_methods_own_limit_only_for_its_family_cause_and_finding():
+    from webarena_gym.experiments.conformance.limits import own_limit
+    from webarena_gym.experiments.conformance.matrix import method_limit
+    from webarena_gym.experiments.store import EpisodeResult
+
+    history = "PREVIOUS ACTION 'click [5]' is the reference's step before steps 2 and 4, both possible on this page"
+    assert own_limit("react", LACKS_HISTORY, history) == "WebArena's prompt shows one previous action"
+    assert own_limit("agentoccam", LACKS_HISTORY, history) is None  # AgentOccam's prompt shows its history
+    assert own_limit("react", METHOD_LOGIC, "reward 0.0") is None  # a plain failure stays this project's
+    budget = "the method's decisions budget after {} steps ran out before the reference's end"
+    assert own_limit("agentoccam", METHOD_LOGIC, budget.format(20)) == "AgentOccam's 20-step budget"
+    assert own_limit("agentoccam", METHOD_LOGIC, budget.format(30)) is None  # not the paper's budget
+    no_site = "the prompt shows no address of the gitlab site"
+    assert own_limit("coact", LACKS_ELEMENT, no_site) is not None
+    assert own_limit("coact", NO_GRAMMAR, no_site) is None  # the cause must match too
+    assert own_limit("devils_advocate", LACKS_ELEMENT, no_site) is None  # its prompt lists the sites
+    # the matrix's own finding for a search that spent its budget is the Plan-MCTS limit
+    spent = method_limit(
+        EpisodeResult(
+            "plan_mcts",
+            "webarena/local.182",
+            182,
+            "shopping_admin",
+            0,
+            0,
+            "done",
+            search_iterations=10,
+            search_budget=10,
+        )  # fmt: skip
+    )
+    assert spent is not None and own_limit("plan_mcts", spent.cause, spent.detail) is not None
+
+
+def test_the_benchmark_counts_a_methods_own_limits_and_urls_outside_its_reach(tmp_path):
+    from webarena_gym.benchmarks.conformance import _rows
+    from webarena_gym.experiments.conformance.matrix import FINDING_KEY
+    from webarena_gym.experiments.store import EpisodeResult, StudyStore
+
+    store = StudyStore(tmp_path)
+
+    def add(task: int, reward: float, finding: tuple[str, str] | None = None) -> None:
+        extra = {FINDING_KEY: {"cause": finding[0], "detail": finding[1]} if finding else None}
+        env_id = f"webarena/local.{task}"
+        store.append(EpisodeResult("react", env_id, task, "shopping", 0, 0, "done", reward, extra=extra))
+
+    for task in range(6):
+        add(task, 1.0)
+    add(6, 0.0, (LACKS_HISTORY, "PREVIOUS ACTION 'x' is the reference's step before steps 2 and 4"))
+    add(7, 0.0, (NEEDS_URL, "needs the URL of the price filter 0-30"))
+    add(8, 0.0)  # a failure the model did not explain: method logic, this project's to explain
+    rows = {row["name"].strip(): row for row in _rows(tmp_path, "")}
+    assert rows["react: conforming tasks"]["value"] == round(100 * 6 / 9, 1)
+    assert rows["react: conforming within its reach"]["value"] == round(100 * 6 / 7, 1)
+    assert rows["react: conforming within its reach"]["note"].startswith("6/7:")
+    assert rows[f"react: {LACKS_HISTORY} (WebArena's prompt shows one previous action)"]["note"] == "6"
+    assert rows[f"react: {METHOD_LOGIC}"]["note"] == "8: reward 0.0"

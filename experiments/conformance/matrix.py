@@ -7,13 +7,15 @@ rests on one of the model's own answers all the same (its "cannot continue", or 
 answer, where the page state met the checks) does not count. Every other task
 is filed under a cause: the model's finding (the prompt lacked the element, the grammar lacked the
 command), ``harness bug`` for an episode the harness errored on, and ``method logic`` when the model
-answered every call yet the task was not solved.
+answered every call yet the task was not solved. A miss that is one of the method's own limits, as its
+paper has the method (:mod:`.limits`), is named so beside its cause.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,7 @@ from webarena_gym.experiments.compare import EpisodeJob, PolicySpec, compare, ru
 from webarena_gym.experiments.conformance.faults import PREMATURE_ANSWER
 from webarena_gym.experiments.conformance.formats import FAMILIES, VARIANT_FAMILIES
 from webarena_gym.experiments.conformance.judge import REFERENCE_JUDGE, ReferenceJudge
+from webarena_gym.experiments.conformance.limits import own_limit
 from webarena_gym.experiments.conformance.model import GIVE_UP, HARNESS_BUG, METHOD_LOGIC, ConformanceModel, Finding
 from webarena_gym.experiments.store import EpisodeResult, StudyStore
 from webarena_gym.experiments.tasksets import TaskInfo
@@ -187,7 +190,10 @@ def summarize(study: str | Path) -> dict[str, Any]:
             own = "scored on the model's own answer"
             detail = finding.get("detail") or result.err_msg or (own if result.extra.get(UNEARNED_KEY) else None)
             detail = detail or f"reward {result.reward}"
-            failures.append({"method": result.policy, "task_id": result.task_id, "cause": why, "detail": detail})
+            limit = own_limit(method_of(result.policy), why, str(detail))
+            failures.append(
+                {"method": result.policy, "task_id": result.task_id, "cause": why, "detail": detail, "limit": limit}
+            )
     return {"cells": cells, "failures": sorted(failures, key=lambda f: (f["method"], f["task_id"]))}
 
 
@@ -203,15 +209,13 @@ def markdown(summary: dict[str, Any]) -> str:
             row += " " + (", ".join(f"{kind} {n}" for kind, n in sorted(cell.faults.items())) or "none") + " |"
         lines.append(row)
     if summary["failures"]:
-        counts: dict[tuple[str, str], int] = {}
-        for f in summary["failures"]:
-            counts[(f["method"], f["cause"])] = counts.get((f["method"], f["cause"]), 0) + 1
-        lines += ["", "| method | cause | tasks |", "|---|---|---|"]
-        lines += [f"| {method} | {why} | {n} |" for (method, why), n in sorted(counts.items())]
-        lines += ["", "| method | task | cause | detail |", "|---|---|---|---|"]
+        counts = Counter((f["method"], f["cause"], f["limit"] or "-") for f in summary["failures"])
+        lines += ["", "| method | cause | the method's own limit | tasks |", "|---|---|---|---|"]
+        lines += [f"| {method} | {why} | {limit} | {n} |" for (method, why, limit), n in sorted(counts.items())]
+        lines += ["", "| method | task | cause | the method's own limit | detail |", "|---|---|---|---|---|"]
         for f in summary["failures"]:
             detail = str(f["detail"]).replace("|", "\\|").replace("\n", " ")[:160]
-            lines.append(f"| {f['method']} | {f['task_id']} | {f['cause']} | {detail} |")
+            lines.append(f"| {f['method']} | {f['task_id']} | {f['cause']} | {f['limit'] or '-'} | {detail} |")
     return "\n".join(lines)
 
 
