@@ -16,9 +16,8 @@ filed as a harness bug). The method x site table and every miss are written besi
 The studies live in ``studies/conformance-bench-<revision>`` (``-faults`` for the noisy one) and
 resume: the full run takes hours on a 2-core machine (about 5,300 episodes each), so a run stopped
 part-way continues where it stopped when started again on the same revision. ``--quick``: the first
-task of every site per method, no noisy run. ``CONFORMANCE_REVISION=<revision>`` reads that revision's
-studies instead of the checkout's, e.g. to report a finished run with a newer report (a study not
-finished is finished with the checkout's code).
+task of every site per method, no noisy run. ``CONFORMANCE_REVISION=<revision>`` reports that
+revision's studies as they stand and runs nothing, e.g. to read a finished run with a newer report.
 Run: ``python -m webarena_gym.benchmarks --only conformance``.
 """
 
@@ -55,19 +54,22 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     tasks = resolve("local")
     if quick:
         tasks = sample(tasks, 1)
-    revision = os.environ.get("CONFORMANCE_REVISION") or machine_record()["code_revision"] or "unversioned"
+    earlier = os.environ.get("CONFORMANCE_REVISION")  # report that revision's studies, run nothing
+    revision = earlier or machine_record()["code_revision"] or "unversioned"
     label = f"conformance-bench-{revision}{'-quick' if quick else ''}"
-    rows = _rows(_matrix(STUDIES / label, tasks, 0.0), "")
+    rows = _rows(_matrix(STUDIES / label, tasks, 0.0, run=not earlier), "")
     if not quick:
-        rows += _rows(_matrix(STUDIES / f"{label}-faults", tasks, FAULT_RATE), f", {FAULT_RATE:.0%} wrong answers")
+        noisy = _matrix(STUDIES / f"{label}-faults", tasks, FAULT_RATE, run=not earlier)
+        rows += _rows(noisy, f", {FAULT_RATE:.0%} wrong answers")
     return rows
 
 
-def _matrix(out: Path, tasks: list, faults: float) -> Path:
-    """Run (or finish) one matrix study and write its table beside it."""
-    study = run_matrix(list(METHODS), tasks, out, n_workers=WORKERS, resume=out.exists(), faults=faults)
-    (study / "conformance.md").write_text(markdown(summarize(study)) + "\n")
-    return study
+def _matrix(out: Path, tasks: list, faults: float, run: bool) -> Path:
+    """Run (or finish) one matrix study unless ``run`` is off, and write its table beside it."""
+    if run:
+        out = run_matrix(list(METHODS), tasks, out, n_workers=WORKERS, resume=out.exists(), faults=faults)
+    (out / "conformance.md").write_text(markdown(summarize(out)) + "\n")
+    return out
 
 
 def _rows(study: Path, suffix: str) -> list[dict[str, Any]]:

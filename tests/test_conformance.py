@@ -587,3 +587,17 @@ def test_the_benchmark_counts_a_methods_own_limits_and_urls_outside_its_reach(tm
     assert rows["react: conforming within its reach"]["note"].startswith("6/7:")
     assert rows[f"react: {LACKS_HISTORY} (WebArena's prompt shows one previous action)"]["note"] == "6"
     assert rows[f"react: {METHOD_LOGIC}"]["note"] == "8: reward 0.0"
+
+
+def test_the_benchmark_reports_an_earlier_revisions_studies_without_running_them(tmp_path, monkeypatch):
+    from webarena_gym.benchmarks import conformance as bench
+    from webarena_gym.experiments.store import EpisodeResult, StudyStore
+
+    study = tmp_path / "conformance-bench-abc1234-quick"
+    StudyStore(study).append(EpisodeResult("react", "webarena/local.0", 0, "shopping", 0, 0, "done", 1.0))
+    monkeypatch.setattr(bench, "STUDIES", tmp_path)
+    monkeypatch.setattr(bench, "run_matrix", lambda *a, **k: pytest.fail("a report of an earlier run ran episodes"))
+    monkeypatch.setenv("CONFORMANCE_REVISION", "abc1234")
+    rows = {row["name"].strip(): row for row in bench.run(quick=True)}
+    assert rows["react: conforming tasks"]["note"].startswith("1/1:")
+    assert "| react | shopping | 1/1 |" in (study / "conformance.md").read_text()
