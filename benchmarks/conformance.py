@@ -9,9 +9,9 @@ answer). Figures: each method's share of conforming tasks
 of the tasks within its reach (every task but the misses that are the method's own limits as its paper
 has it, ``experiments.conformance.limits``, and those that need a URL no page shows); and a row per cause
 of its misses naming the tasks (with what was said, for method logic and harness bugs not among its
-limits); under noise, the same shares, with every episode ending in a recorded outcome (target: none
-filed as a harness bug). The method x site table and every miss are written beside the studies, in
-``conformance.md``.
+limits); under noise, the conforming share (no reach: a limit may be what a wrong answer ran into), with
+every episode ending in a recorded outcome (target: none filed as a harness bug). The method x site
+table and every miss are written beside the studies, in ``conformance.md``.
 
 The studies live in ``studies/conformance-bench-<revision>`` (``-faults`` for the noisy one) and
 resume: the full run takes hours on a 2-core machine (about 5,300 episodes each), so a run stopped
@@ -108,14 +108,15 @@ def _rows(study: Path, suffix: str) -> list[dict[str, Any]]:
             }
         )
         reach = len(mine) - beyond
-        rows.append(
-            {
-                "name": f"  {method}: conforming within its reach{suffix}",
-                "value": round(100 * conforming / reach, 1) if reach else 0.0,
-                "unit": "%",
-                "note": f"{conforming}/{reach}: {beyond} tasks out, by its own limits or a URL no page shows",
-            }
-        )
+        if not suffix:  # under noise a limit may be what a wrong answer ran into: no reach to speak of
+            rows.append(
+                {
+                    "name": f"  {method}: conforming within its reach",
+                    "value": round(100 * conforming / reach, 1) if reach else 0.0,
+                    "unit": "%",
+                    "note": f"{conforming}/{reach}: {beyond} tasks out, by its own limits or a URL no page shows",
+                }
+            )
         for (why, limit), ids in sorted(by_cause.items(), key=lambda item: (-len(item[1]), str(item[0]))):
             note = "; ".join(f"{i}: {details[i][:90]}" for i in sorted(ids)) if ids[0] in details else _ids(ids)
             name = f"  {method}: {why}" + (f" ({limit})" if limit else "")

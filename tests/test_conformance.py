@@ -587,6 +587,8 @@ def test_the_benchmark_counts_a_methods_own_limits_and_urls_outside_its_reach(tm
     assert rows["react: conforming within its reach"]["note"].startswith("6/7:")
     assert rows[f"react: {LACKS_HISTORY} (WebArena's prompt shows one previous action)"]["note"] == "6"
     assert rows[f"react: {METHOD_LOGIC}"]["note"] == "8: reward 0.0"
+    noisy = [row["name"].strip() for row in _rows(tmp_path, ", 20% wrong answers")]
+    assert "react: conforming tasks, 20% wrong answers" in noisy and not any("reach" in name for name in noisy)
 
 
 def test_the_benchmark_reports_an_earlier_revisions_studies_without_running_them(tmp_path, monkeypatch):
