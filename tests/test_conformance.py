@@ -15,6 +15,7 @@ from webarena_gym.experiments.conformance.model import (
     NEEDS_URL,
     NO_GRAMMAR,
     ConformanceModel,
+    Finding,
     Stuck,
     describes,
     find_element,
@@ -381,17 +382,17 @@ def test_a_failed_episode_the_method_ended_itself_is_filed_with_its_limit():
         return EpisodeResult("agentoccam", "webarena/local.621", 621, "multisite", 0, 0, status="done", **fields)
 
     budget = method_limit(result(n_steps=20, budget_exhausted="decisions"))
-    assert (
-        budget is not None
-        and budget.detail == "the method's decisions budget after 20 steps ran out before the reference's end"
+    assert budget == Finding(
+        METHOD_LOGIC, "the method's decisions budget after 20 steps ran out before the reference's end"
     )
     early = method_limit(result(policy_counters={"early_stops": 1.0}, budget_exhausted="decisions"))
-    assert early is not None and "early stop" in early.detail  # the early stop said why first
+    # the early stop said why first
+    assert early == Finding(METHOD_LOGIC, "the method's early stop: an action repeated as often as it allows")
     assert method_limit(result(reward=1.0, budget_exhausted="decisions")) is None  # solved on its last step
     assert method_limit(result(policy_counters={"early_stops": 0.0})) is None  # the model's own stop: its finding
     searched = method_limit(result(search_iterations=10, search_budget=10))  # Plan-MCTS on task 182's 29 steps
-    assert searched is not None and searched.detail == (
-        "the method's search spent its 10 iterations before a path reached the reference's end"
+    assert searched == Finding(
+        METHOD_LOGIC, "the method's search spent its 10 iterations before a path reached the reference's end"
     )
     assert method_limit(result(search_iterations=9, search_budget=10)) is None  # stopped before its budget
 
@@ -603,3 +604,53 @@ def test_the_benchmark_reports_an_earlier_revisions_studies_without_running_them
     rows = {row["name"].strip(): row for row in bench.run(quick=True)}
     assert rows["react: conforming tasks"]["note"].startswith("1/1:")
     assert "| react | shopping | 1/1 |" in (study / "conformance.md").read_text()
+
+
+def test_the_matrix_table_sums_each_cell_and_files_every_miss_with_its_cause_and_limit(tmp_path):
+    from webarena_gym.experiments.conformance.matrix import (
+        FAULTS_KEY,
+        FINDING_KEY,
+        UNEARNED_KEY,
+        markdown,
+        method_limit,
+        summarize,
+    )
+    from webarena_gym.experiments.conformance.model import HARNESS_BUG
+    from webarena_gym.experiments.store import EpisodeResult, StudyStore
+
+    store = StudyStore(tmp_path)
+
+    def add(policy: str, task: int, reward: float, status: str = "done", **fields) -> None:
+        env_id = f"webarena/local.{task}"
+        store.append(EpisodeResult(policy, env_id, task, "reddit", 0, 0, status, reward, **fields))
+
+    calls = {"planner": {"calls": 2.0, "prompt_tokens": 10.0}, "operator": {"calls": 3.0}}
+    add("plan_mcts", 27, 1.0, n_steps=4, role_calls=calls, extra={FAULTS_KEY: {"malformed": 1}})
+    add("plan_mcts", 28, 1.0, n_steps=2, role_calls={"planner": {"calls": 1.0}}, extra={FAULTS_KEY: {"wrong_id": 2}})
+    spent = method_limit(
+        EpisodeResult("plan_mcts", "x", 29, "reddit", 0, 0, "done", search_iterations=10, search_budget=10)
+    )
+    assert spent is not None and spent.cause == METHOD_LOGIC
+    add("plan_mcts", 29, 0.0, n_steps=5, extra={FINDING_KEY: {"cause": spent.cause, "detail": spent.detail}})
+    add("react", 30, 0.0, status="error", err_msg="browser died")
+    add("react", 27, 1.0, extra={UNEARNED_KEY: True})  # solved on the model's own answer: no conformance
+    add("react", 26, 0.0)
+    summary = summarize(tmp_path)
+    cell = summary["cells"][("plan_mcts", "reddit")]
+    assert (cell.tasks, cell.conforming, cell.steps) == (3, 2, 11)
+    assert cell.role_calls == {"planner": 3, "operator": 3} and cell.faults == {"malformed": 1, "wrong_id": 2}
+    assert summary["cells"][("react", "reddit")].conforming == 0
+    assert [(f["method"], f["task_id"], f["cause"]) for f in summary["failures"]] == [
+        ("plan_mcts", 29, METHOD_LOGIC),
+        ("react", 26, METHOD_LOGIC),
+        ("react", 27, METHOD_LOGIC),
+        ("react", 30, HARNESS_BUG),
+    ]
+    details = {f["task_id"]: (f["detail"], f["limit"]) for f in summary["failures"]}
+    assert details[29] == (spent.detail, "Plan-MCTS's search budget (N = 10, depth 5)")
+    assert details[26] == ("reward 0.0", None) and details[30] == ("browser died", None)
+    assert details[27] == ("scored on the model's own answer", None)
+    table = markdown(summary)
+    assert "| plan_mcts | reddit | 2/3 | 11 | operator 3, planner 3 | malformed 1, wrong_id 2 |" in table
+    assert "| react | method logic | - | 2 |" in table and f"| react | {HARNESS_BUG} | - | 1 |" in table
+    assert "| plan_mcts | 29 | method logic | Plan-MCTS's search budget (N = 10, depth 5) |" in table
