@@ -634,12 +634,13 @@ def test_the_matrix_table_sums_each_cell_and_files_every_miss_with_its_cause_and
     add("plan_mcts", 29, 0.0, n_steps=5, extra={FINDING_KEY: {"cause": spent.cause, "detail": spent.detail}})
     add("react", 30, 0.0, status="error", err_msg="browser died")
     add("react", 27, 1.0, extra={UNEARNED_KEY: True})  # solved on the model's own answer: no conformance
-    add("react", 26, 0.0)
+    add("react", 26, 0.0, role_calls={"actor": 2})  # a study from before per-role stats: a bare count
     summary = summarize(tmp_path)
     cell = summary["cells"][("plan_mcts", "reddit")]
     assert (cell.tasks, cell.conforming, cell.steps) == (3, 2, 11)
     assert cell.role_calls == {"planner": 3, "operator": 3} and cell.faults == {"malformed": 1, "wrong_id": 2}
     assert summary["cells"][("react", "reddit")].conforming == 0
+    assert summary["cells"][("react", "reddit")].role_calls == {"actor": 2}
     assert [(f["method"], f["task_id"], f["cause"]) for f in summary["failures"]] == [
         ("plan_mcts", 29, METHOD_LOGIC),
         ("react", 26, METHOD_LOGIC),
@@ -651,6 +652,7 @@ def test_the_matrix_table_sums_each_cell_and_files_every_miss_with_its_cause_and
     assert details[26] == ("reward 0.0", None) and details[30] == ("browser died", None)
     assert details[27] == ("scored on the model's own answer", None)
     table = markdown(summary)
+    assert table.splitlines()[1] == "|---|---|---|---|---|---|"  # six columns: the noisy run's count too
     assert "| plan_mcts | reddit | 2/3 | 11 | operator 3, planner 3 | malformed 1, wrong_id 2 |" in table
     assert "| react | method logic | - | 2 |" in table and f"| react | {HARNESS_BUG} | - | 1 |" in table
     assert "| plan_mcts | 29 | method logic | Plan-MCTS's search budget (N = 10, depth 5) |" in table
