@@ -24,24 +24,12 @@ Run: ``python -m webarena_gym.benchmarks --only conformance``.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from webarena_gym.experiments.conformance.limits import own_limit
-from webarena_gym.experiments.conformance.matrix import (
-    FINDING_KEY,
-    METHODS,
-    cause,
-    markdown,
-    method_of,
-    run_matrix,
-    sample,
-    summarize,
-)
+from webarena_gym.experiments.conformance.matrix import METHODS, markdown, run_matrix, sample, summarize
 from webarena_gym.experiments.conformance.model import HARNESS_BUG, METHOD_LOGIC, NEEDS_URL
 from webarena_gym.experiments.reproducibility import machine_record
-from webarena_gym.experiments.store import StudyStore
 from webarena_gym.experiments.tasksets import resolve
 
 TARGET_SHARE = 0.97
@@ -64,50 +52,44 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def _matrix(out: Path, tasks: list, faults: float, run: bool) -> Path:
-    """Run (or finish) one matrix study unless ``run`` is off, and write its table beside it."""
+def _matrix(out: Path, tasks: list, faults: float, run: bool) -> dict[str, Any]:
+    """Run (or finish) one matrix study unless ``run`` is off, write its table beside it and return its
+    summary."""
     if run:
         out = run_matrix(list(METHODS), tasks, out, n_workers=WORKERS, resume=out.exists(), faults=faults)
-    (out / "conformance.md").write_text(markdown(summarize(out)) + "\n")
-    return out
+    summary = summarize(out)
+    (out / "conformance.md").write_text(markdown(summary) + "\n")
+    return summary
 
 
-def _rows(study: Path, suffix: str) -> list[dict[str, Any]]:
+def _rows(summary: dict[str, Any], suffix: str) -> list[dict[str, Any]]:
     """Per method: the conforming share against the target with each site's count; the share of the tasks
     within the method's reach (all but its own limits' and those needing a URL no page shows); then one row
     per cause of its misses, and per own limit, naming the tasks (each one's detail is in the study's
-    ``conformance.md``)."""
-    results = list(StudyStore(study).latest().values())
+    ``conformance.md``; the row says it for method logic and harness bugs that are no limit)."""
     rows = []
     for method in METHODS:
-        mine = [r for r in results if r.policy == method]
-        if not mine:
+        cells = {site: cell for (name, site), cell in summary["cells"].items() if name == method}
+        if not cells:
             continue
-        by_cause: dict[tuple[str | None, str | None], list[int]] = {}
-        details: dict[int, str] = {}  # what the model or the method said, for the causes a reader must check
-        for result in mine:
-            why = cause(result)
-            finding = result.extra.get(FINDING_KEY) or {}
-            detail = str(finding.get("detail") or result.err_msg or f"reward {result.reward}")
-            limit = own_limit(method_of(method), why, detail) if why else None
-            by_cause.setdefault((why, limit), []).append(result.task_id)
-            if why in (METHOD_LOGIC, HARNESS_BUG) and limit is None:
-                details[result.task_id] = detail
-        conforming = len(by_cause.pop((None, None), []))
-        beyond = sum(len(ids) for (why, limit), ids in by_cause.items() if limit or why == NEEDS_URL)
-        sites = Counter(r.site_group for r in mine)
-        solved = Counter(r.site_group for r in mine if cause(r) is None)
-        per_site = ", ".join(f"{site} {solved[site]}/{n}" for site, n in sorted(sites.items()))
+        tasks = sum(cell.tasks for cell in cells.values())
+        conforming = sum(cell.conforming for cell in cells.values())
+        by_cause: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+        for miss in summary["failures"]:
+            if miss["method"] == method:
+                by_cause.setdefault((miss["cause"], miss["limit"]), []).append(miss)
+        beyond = sum(len(misses) for (why, limit), misses in by_cause.items() if limit or why == NEEDS_URL)
+        per_site = ", ".join(f"{site} {cell.conforming}/{cell.tasks}" for site, cell in sorted(cells.items()))
         rows.append(
             {
                 "name": f"{method}: conforming tasks{suffix}",
-                "value": round(100 * conforming / len(mine), 1),
+                "value": round(100 * conforming / tasks, 1),
                 "unit": "%",
                 "target": f">= {TARGET_SHARE:.0%}" if not suffix else f"no {HARNESS_BUG}",
-                "note": f"{conforming}/{len(mine)}: {per_site}",
+                "note": f"{conforming}/{tasks}: {per_site}",
             }
         )
-        reach = len(mine) - beyond
+        reach = tasks - beyond
         if not suffix:  # under noise a limit may be what a wrong answer ran into: no reach to speak of
             rows.append(
                 {
@@ -117,10 +99,13 @@ def _rows(study: Path, suffix: str) -> list[dict[str, Any]]:
                     "note": f"{conforming}/{reach}: {beyond} tasks out, by its own limits or a URL no page shows",
                 }
             )
-        for (why, limit), ids in sorted(by_cause.items(), key=lambda item: (-len(item[1]), str(item[0]))):
-            note = "; ".join(f"{i}: {details[i][:90]}" for i in sorted(ids)) if ids[0] in details else _ids(ids)
+        for (why, limit), misses in sorted(by_cause.items(), key=lambda item: (-len(item[1]), str(item[0]))):
+            if why in (METHOD_LOGIC, HARNESS_BUG) and limit is None:  # what was said, for a reader to check
+                note = "; ".join(f"{m['task_id']}: {str(m['detail'])[:90]}" for m in misses)
+            else:
+                note = _ids([m["task_id"] for m in misses])
             name = f"  {method}: {why}" + (f" ({limit})" if limit else "")
-            rows.append({"name": name, "value": len(ids), "unit": "tasks", "note": note})
+            rows.append({"name": name, "value": len(misses), "unit": "tasks", "note": note})
     return rows
 
 

@@ -549,25 +549,14 @@ def test_a_miss_is_named_the_methods_own_limit_only_for_its_family_cause_and_fin
     assert own_limit("coact", NO_GRAMMAR, no_site) is None  # the cause must match too
     assert own_limit("devils_advocate", LACKS_ELEMENT, no_site) is None  # its prompt lists the sites
     # the matrix's own finding for a search that spent its budget is the Plan-MCTS limit
-    spent = method_limit(
-        EpisodeResult(
-            "plan_mcts",
-            "webarena/local.182",
-            182,
-            "shopping_admin",
-            0,
-            0,
-            "done",
-            search_iterations=10,
-            search_budget=10,
-        )  # fmt: skip
-    )
+    searched = {"search_iterations": 10, "search_budget": 10}
+    spent = method_limit(EpisodeResult("plan_mcts", "webarena/local.182", 182, "reddit", 0, 0, "done", **searched))
     assert spent is not None and own_limit("plan_mcts", spent.cause, spent.detail) is not None
 
 
 def test_the_benchmark_counts_a_methods_own_limits_and_urls_outside_its_reach(tmp_path):
     from webarena_gym.benchmarks.conformance import _rows
-    from webarena_gym.experiments.conformance.matrix import FINDING_KEY
+    from webarena_gym.experiments.conformance.matrix import FINDING_KEY, summarize
     from webarena_gym.experiments.store import EpisodeResult, StudyStore
 
     store = StudyStore(tmp_path)
@@ -582,13 +571,13 @@ def test_the_benchmark_counts_a_methods_own_limits_and_urls_outside_its_reach(tm
     add(6, 0.0, (LACKS_HISTORY, "PREVIOUS ACTION 'x' is the reference's step before steps 2 and 4"))
     add(7, 0.0, (NEEDS_URL, "needs the URL of the price filter 0-30"))
     add(8, 0.0)  # a failure the model did not explain: method logic, this project's to explain
-    rows = {row["name"].strip(): row for row in _rows(tmp_path, "")}
+    rows = {row["name"].strip(): row for row in _rows(summarize(tmp_path), "")}
     assert rows["react: conforming tasks"]["value"] == round(100 * 6 / 9, 1)
     assert rows["react: conforming within its reach"]["value"] == round(100 * 6 / 7, 1)
     assert rows["react: conforming within its reach"]["note"].startswith("6/7:")
     assert rows[f"react: {LACKS_HISTORY} (WebArena's prompt shows one previous action)"]["note"] == "6"
     assert rows[f"react: {METHOD_LOGIC}"]["note"] == "8: reward 0.0"
-    noisy = [row["name"].strip() for row in _rows(tmp_path, ", 20% wrong answers")]
+    noisy = [row["name"].strip() for row in _rows(summarize(tmp_path), ", 20% wrong answers")]
     assert "react: conforming tasks, 20% wrong answers" in noisy and not any("reach" in name for name in noisy)
 
 
